@@ -1,0 +1,31 @@
+"""lazysparse: lazy sparse and dense arrays compiled to fused native kernels.
+
+>>> import numpy as np, lazysparse as ls
+>>> A = ls.asarray(np.array([[1.0, 0.0], [0.0, 2.0]]), format="csr")
+>>> (A @ np.ones(2)).todense().tolist()
+[1.0, 2.0]
+"""
+__version__ = "0.1.0"
+
+from .formats import Format, dense, csr, csc, coo, dcsr, dcsc, csf
+from .array import Array
+from .creation import asarray, random, zeros, ones, eye
+from .frontend import (
+    einsum, expr, matmul, tensordot, add, subtract, multiply, divide, maximum, minimum, where,
+    transpose, sum, max, min, prod, mean, exp, log, log1p, expm1, sqrt, abs, negative, sin, cos,
+    tanh, sigmoid, relu, astype,
+)
+from .runtime.execute import compute
+from .runtime.cache import cache_info, clear_cache
+from .runtime.threads import set_num_threads, get_num_threads
+from .explain import explain, opcount
+
+__all__ = [
+    "Format", "dense", "csr", "csc", "coo", "dcsr", "dcsc", "csf", "Array",
+    "asarray", "random", "zeros", "ones", "eye",
+    "einsum", "expr", "matmul", "tensordot", "add", "subtract", "multiply", "divide", "maximum",
+    "minimum", "where", "transpose", "sum", "max", "min", "prod", "mean", "exp", "log", "log1p",
+    "expm1", "sqrt", "abs", "negative", "sin", "cos", "tanh", "sigmoid", "relu", "astype",
+    "compute", "cache_info", "clear_cache", "set_num_threads", "get_num_threads", "explain",
+    "opcount",
+]

@@ -1,0 +1,268 @@
+"""The user-facing ``Array``: either concrete storage or a lazy DAG node.
+
+Operators only build nodes (see ``build.py``); ``materialize``/``compute`` run the compiler.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from . import build
+from .formats import Storage
+
+
+class Array:
+    """A lazysparse array. Create one with ``ls.asarray``; operators on it are lazy.
+
+    >>> import numpy as np, lazysparse as ls
+    >>> A = ls.asarray(np.eye(3)) * 2
+    >>> A.is_lazy
+    True
+    >>> A.todense()[1, 1]
+    2.0
+    """
+
+    __slots__ = ("_storage", "_node", "shape", "dtype", "__weakref__")
+    __array_priority__ = 1000
+
+    # -- construction ------------------------------------------------------------------------
+    @classmethod
+    def _from_storage(cls, st: Storage) -> "Array":
+        a = object.__new__(cls)
+        a._storage = st
+        a._node = None
+        a.shape = st.shape
+        a.dtype = st.dtype
+        return a
+
+    @classmethod
+    def _from_node(cls, node) -> "Array":
+        a = object.__new__(cls)
+        a._storage = None
+        a._node = node
+        a.shape = node.shape
+        a.dtype = node.dtype
+        return a
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("use ls.asarray(...) to create a lazysparse Array")
+
+    def _identity(self):
+        """What makes two arrays the same DAG input (used for hash-consing)."""
+        if self._node is not None:
+            return ("n", id(self._node))
+        return ("s", id(self._storage))
+
+    # -- attributes --------------------------------------------------------------------------
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def is_lazy(self) -> bool:
+        return self._storage is None and (self._node is None or self._node.result is None)
+
+    @property
+    def device(self) -> str:
+        return "cpu"
+
+    @property
+    def fill_value(self):
+        return np.zeros((), dtype=self.dtype)[()]
+
+    @property
+    def format(self):
+        if self._storage is not None:
+            return self._storage.format
+        if self._node.result is not None:
+            return self._node.result.format
+        from .planner.format_inference import infer_node_format
+        return infer_node_format(self._node)
+
+    @property
+    def nnz(self) -> int:
+        return self.storage.nnz
+
+    @property
+    def storage(self) -> Storage:
+        """The concrete storage (materializes a lazy array)."""
+        if self._storage is not None:
+            return self._storage
+        if self._node.result is None:
+            from .runtime.execute import compute_nodes
+            compute_nodes([self._node])
+        return self._node.result
+
+    # -- running -----------------------------------------------------------------------------
+    def materialize(self, *, format=None, device=None, fusion="auto", schedule=None) -> "Array":
+        """Compute this array; returns a concrete ``Array`` (this one's value is kept).
+
+        >>> import numpy as np, lazysparse as ls
+        >>> x = (ls.asarray(np.ones(3)) + 1).materialize()
+        >>> x.is_lazy, x.todense().tolist()
+        (False, [2.0, 2.0, 2.0])
+        """
+        from .runtime.execute import check_options, compute_nodes
+        check_options("materialize", fusion=fusion, device=device, schedule=schedule)
+        if self._node is not None and self._node.result is None:
+            compute_nodes([self._node], fusion=fusion, schedule=schedule)
+        out = Array._from_storage(self.storage)
+        if format is not None:
+            out = out.asformat(format)
+        return out
+
+    # -- conversions -------------------------------------------------------------------------
+    def todense(self) -> np.ndarray:
+        from .creation import to_numpy
+        return to_numpy(self)
+
+    def toarray(self) -> np.ndarray:
+        return self.todense()
+
+    def to_scipy(self, format=None):
+        from .creation import to_scipy
+        return to_scipy(self, format)
+
+    def to_pydata(self):
+        from .creation import to_pydata
+        return to_pydata(self)
+
+    def asformat(self, format) -> "Array":
+        from .creation import convert
+        return convert(self, format)
+
+    def tocsr(self):
+        return self.asformat("csr")
+
+    def tocsc(self):
+        return self.asformat("csc")
+
+    def tocoo(self):
+        return self.asformat("coo")
+
+    def __array__(self, dtype=None, copy=None):
+        fmt = self.format
+        if not fmt.is_dense and os.environ.get("LAZYSPARSE_AUTO_DENSIFY", "0") != "1":
+            raise TypeError(f"np.asarray: this lazysparse array has sparse format {fmt!r}; "
+                            "call .todense() to get a dense NumPy array "
+                            "(or set LAZYSPARSE_AUTO_DENSIFY=1)")
+        arr = self.todense()
+        if dtype is not None:
+            arr = arr.astype(dtype, copy=False)
+        return arr
+
+    # -- scalars -----------------------------------------------------------------------------
+    def _scalar(self, kind):
+        if self.size != 1:
+            raise TypeError(f"{kind}(): only arrays with one element can be converted to Python scalars "
+                            f"(shape {self.shape})")
+        return kind(self.todense().reshape(())[()])
+
+    def __float__(self):
+        return self._scalar(float)
+
+    def __int__(self):
+        return self._scalar(int)
+
+    def __bool__(self):
+        return self._scalar(bool)
+
+    def __complex__(self):
+        return self._scalar(complex)
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of a 0-d array")
+        return self.shape[0]
+
+    def __repr__(self):
+        state = "lazy" if self.is_lazy else f"format={self.format!r}, nnz={self.storage.nnz}"
+        return f"<lazysparse.Array shape={self.shape} dtype={self.dtype} {state}>"
+
+    __hash__ = object.__hash__
+
+    # -- lazy operators ----------------------------------------------------------------------
+    def __add__(self, o): return build.elementwise("add", self, o, opname="+")
+    def __radd__(self, o): return build.elementwise("add", o, self, opname="+")
+    def __sub__(self, o): return build.elementwise("subtract", self, o, opname="-")
+    def __rsub__(self, o): return build.elementwise("subtract", o, self, opname="-")
+    def __mul__(self, o): return build.elementwise("multiply", self, o, opname="*")
+    def __rmul__(self, o): return build.elementwise("multiply", o, self, opname="*")
+    def __truediv__(self, o): return build.elementwise("divide", self, o, opname="/")
+    def __rtruediv__(self, o): return build.elementwise("divide", o, self, opname="/")
+    def __pow__(self, o): return build.elementwise("power", self, o, opname="**")
+    def __rpow__(self, o): return build.elementwise("power", o, self, opname="**")
+    def __neg__(self): return build.elementwise("negative", self, opname="unary -")
+    def __pos__(self): return self
+    def __abs__(self): return build.elementwise("absolute", self, opname="abs")
+    def __lt__(self, o): return build.elementwise("less", self, o, opname="<")
+    def __le__(self, o): return build.elementwise("less_equal", self, o, opname="<=")
+    def __gt__(self, o): return build.elementwise("greater", self, o, opname=">")
+    def __ge__(self, o): return build.elementwise("greater_equal", self, o, opname=">=")
+    def __eq__(self, o): return build.elementwise("equal", self, o, opname="==")
+    def __ne__(self, o): return build.elementwise("not_equal", self, o, opname="!=")
+    def __and__(self, o): return build.elementwise("bitwise_and", self, o, opname="&")
+    def __rand__(self, o): return build.elementwise("bitwise_and", o, self, opname="&")
+    def __or__(self, o): return build.elementwise("bitwise_or", self, o, opname="|")
+    def __ror__(self, o): return build.elementwise("bitwise_or", o, self, opname="|")
+    def __xor__(self, o): return build.elementwise("bitwise_xor", self, o, opname="^")
+    def __invert__(self): return build.elementwise("invert", self, opname="~")
+
+    def __matmul__(self, o):
+        from .frontend import matmul
+        return matmul(self, o)
+
+    def __rmatmul__(self, o):
+        from .frontend import matmul
+        return matmul(o, self)
+
+    def multiply(self, o): return self.__mul__(o)
+
+    def dot(self, o):
+        from .frontend import dot
+        return dot(self, o)
+
+    @property
+    def T(self):
+        return self.transpose()
+
+    def transpose(self, *axes):
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+            axes = axes[0]
+        if not axes:
+            axes = tuple(reversed(range(self.ndim)))
+        return build.relabel(self, axes)
+
+    def astype(self, dtype):
+        from .frontend import astype
+        return astype(self, dtype)
+
+    def sum(self, axis=None, keepdims=False, dtype=None):
+        return build.reduction(self, axis, "sum", keepdims, dtype)
+
+    def prod(self, axis=None, keepdims=False, dtype=None):
+        return build.reduction(self, axis, "prod", keepdims, dtype)
+
+    def max(self, axis=None, keepdims=False):
+        return build.reduction(self, axis, "max", keepdims)
+
+    def min(self, axis=None, keepdims=False):
+        return build.reduction(self, axis, "min", keepdims)
+
+    def mean(self, axis=None, keepdims=False, dtype=None):
+        from .frontend import mean
+        return mean(self, axis, keepdims, dtype)
+
+    # -- NumPy protocols (NEP-18, NEP-13) ----------------------------------------------------
+    def __array_function__(self, func, types, args, kwargs):
+        from .frontend import array_function
+        return array_function(func, types, args, kwargs)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        from .frontend import array_ufunc
+        return array_ufunc(ufunc, method, inputs, kwargs)

@@ -1,0 +1,187 @@
+"""Building lazy nodes: the primitives every front-end operation is written with.
+
+* ``elementwise(op, *args)``: NumPy broadcasting, Python scalars weakly typed (NEP 50).
+* ``contraction(out_idx, [(array, idx), ...], reduce, expr_fn)``: a general einsum-like node.
+* ``reduction(x, axes, op, keepdims)``.
+
+Shapes and dtypes are checked here, when the user writes the line.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .ir import ops
+from .ir.nodes import Access, Call, Const, Index, Statement
+
+_IDX = tuple(Index(f"i{k}") for k in range(64))
+
+
+def _array_cls():
+    from .array import Array
+    return Array
+
+
+def as_operand(x, opname):
+    """An ``Array`` for a tensor-like, or ``(None, pytype)`` marker for a Python scalar."""
+    Array = _array_cls()
+    if isinstance(x, Array):
+        return x
+    if isinstance(x, (bool, np.bool_)) and not isinstance(x, np.ndarray):
+        return ("pybool", bool(x))
+    if isinstance(x, numbers.Integral) and not isinstance(x, np.generic):
+        return ("pyint", int(x))
+    if isinstance(x, numbers.Real) and not isinstance(x, np.generic):
+        return ("pyfloat", float(x))
+    if isinstance(x, numbers.Complex) and not isinstance(x, np.generic):
+        return ("pycomplex", complex(x))
+    from .creation import asarray
+    try:
+        return asarray(x)
+    except TypeError:
+        raise TypeError(f"{opname}: unsupported operand type {type(x).__name__}") from None
+
+
+def _scalar_array(value, dtype):
+    from .creation import asarray
+    return asarray(np.asarray(value, dtype=np.dtype(dtype)))
+
+
+def broadcast_shapes(opname, shapes):
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise ValueError(f"{opname}: operands could not be broadcast together with shapes "
+                         f"{' '.join(str(tuple(s)) for s in shapes)}") from None
+
+
+def elementwise(op: str, *args, opname=None):
+    """Lazy elementwise ``op`` over arrays and scalars with NumPy broadcasting."""
+    Array = _array_cls()
+    opname = opname or op
+    operands = [as_operand(a, opname) for a in args]
+    arr_dtypes = tuple(o[0] if isinstance(o, tuple) else str(o.dtype) for o in operands)
+    in_dtypes, out_dtype = ops.resolve(op, arr_dtypes)
+    shapes = [o.shape for o in operands if not isinstance(o, tuple)]
+    shape = broadcast_shapes(opname, shapes) if shapes else ()
+    nd = len(shape)
+    out_idx = _IDX[:nd]
+    children = []
+    accs = []
+    for o, d in zip(operands, in_dtypes):
+        if isinstance(o, tuple):
+            o = _scalar_array(o[1], d)
+        k = len(children)
+        children.append(o)
+        # right-align; broadcast (size-1 or missing) axes read coordinate 0
+        sub = []
+        off = nd - o.ndim
+        for ax, s in enumerate(o.shape):
+            sub.append(Const(0) if (s == 1 and shape[off + ax] != 1) else out_idx[off + ax])
+        accs.append(Access(k, tuple(sub)))
+    expr = Call(op, tuple(accs), in_dtypes, out_dtype)
+    return _node_array(Statement(out_idx, expr, "sum", out_dtype), tuple(children), shape, out_dtype)
+
+
+def _node_array(stmt, children, shape, dtype, format=None):
+    from .node import make_node
+    Array = _array_cls()
+    return Array._from_node(make_node(stmt, children, tuple(shape), np.dtype(dtype), format))
+
+
+def contraction(out_subs, terms, *, reduce="sum", format=None, opname="einsum"):
+    """General lazy contraction: ``out[out_subs] = reduce over other indices of prod(terms)``.
+
+    ``terms`` is a list of ``(Array, subscripts)`` where subscripts are tuples of ints naming
+    index variables (repeats inside one term allowed: a diagonal). Index extents must agree.
+    """
+    Array = _array_cls()
+    extents = {}
+    for arr, subs in terms:
+        if len(subs) != arr.ndim:
+            raise ValueError(f"{opname}: operand of shape {arr.shape} given {len(subs)} subscripts")
+        for s, n in zip(subs, arr.shape):
+            if s in extents and extents[s] != n:
+                if extents[s] == 1 or n == 1:
+                    raise ValueError(f"{opname}: size-1 broadcasting of an index is not supported "
+                                     f"(index of extents {extents[s]} and {n})")
+                raise ValueError(f"{opname}: index has mismatched extents {extents[s]} and {n}")
+            extents[s] = n
+    for s in out_subs:
+        if s not in extents:
+            raise ValueError(f"{opname}: output index {s} does not appear in any operand")
+    if len(set(out_subs)) != len(out_subs):
+        raise ValueError(f"{opname}: output subscripts repeat an index")
+    names = {s: _IDX[k] for k, s in enumerate(list(out_subs) + [s for s in extents if s not in out_subs])}
+    dtypes = [str(a.dtype) for a, _ in terms]
+    accs = [Access(k, tuple(names[s] for s in subs)) for k, (_, subs) in enumerate(terms)]
+    expr = accs[0]
+    cur = dtypes[0]
+    for a, d in zip(accs[1:], dtypes[1:]):
+        ins, cur2 = ops.resolve("multiply", (cur, d))
+        expr = Call("multiply", (expr, a), ins, cur2)
+        cur = cur2
+    # bool sums are logical or, as in NumPy's einsum and matmul
+    shape = tuple(extents[s] for s in out_subs)
+    stmt = Statement(tuple(names[s] for s in out_subs), expr, reduce, cur)
+    return _node_array(stmt, tuple(a for a, _ in terms), shape, cur, format)
+
+
+def reduction(x, axis, op, keepdims=False, dtype=None, opname=None):
+    """Lazy reduction of ``x`` over ``axis`` (None, int or tuple) with ``op`` in sum/max/min/prod."""
+    opname = opname or op
+    nd = x.ndim
+    if axis is None:
+        axes = tuple(range(nd))
+    else:
+        axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+        norm = []
+        for a in axes:
+            if not isinstance(a, (int, np.integer)):
+                raise TypeError(f"{opname}: axis must be an int or tuple of ints, got {a!r}")
+            if not -nd <= a < nd:
+                raise ValueError(f"{opname}: axis {a} is out of bounds for array of dimension {nd}")
+            norm.append(int(a) % nd)
+        if len(set(norm)) != len(norm):
+            raise ValueError(f"{opname}: duplicate value in axis {axis}")
+        axes = tuple(norm)
+    if op in ("max", "min"):
+        for a in axes:
+            if x.shape[a] == 0:
+                raise ValueError(f"{opname}: zero-size array to reduction operation {op} which has no identity")
+        if np.dtype(x.dtype).kind == "c":
+            raise TypeError(f"{opname}: complex values have no ordering")
+    src = str(x.dtype)
+    if op in ("sum", "prod"):
+        # NumPy: bool/small ints accumulate in the default int; floats keep their type
+        res = np.dtype(dtype) if dtype is not None else np.add.reduce(np.zeros(1, src)).dtype
+        if op == "prod" and dtype is None:
+            res = np.multiply.reduce(np.zeros(1, src)).dtype
+    else:
+        res = np.dtype(src)
+    idx = _IDX[:nd]
+    acc = Access(0, idx)
+    expr = acc if str(res) == src else Call("cast", (acc,), (src,), str(res))
+    out_idx = tuple(idx[k] for k in range(nd) if k not in axes)
+    shape = tuple(x.shape[k] for k in range(nd) if k not in axes)
+    out = _node_array(Statement(out_idx, expr, op, str(res)), (x,), shape, res)
+    if keepdims:
+        from .frontend import reshape_keepdims
+        out = reshape_keepdims(out, x.shape, axes)
+    return out
+
+
+def relabel(x, perm, opname="transpose"):
+    """Lazy axis permutation: ``out[...] = x[...]`` with axes permuted."""
+    nd = x.ndim
+    perm = tuple(int(p) % nd if -nd <= int(p) < nd else int(p) for p in perm)
+    if sorted(perm) != list(range(nd)):
+        raise ValueError(f"{opname}: axes {perm} are not a permutation of {nd} axes")
+    idx = _IDX[:nd]
+    # out[k] uses input axis perm[k]
+    sub = [None] * nd
+    for k, p in enumerate(perm):
+        sub[p] = idx[k]
+    stmt = Statement(idx, Access(0, tuple(sub)), "sum", str(x.dtype))
+    return _node_array(stmt, (x,), tuple(x.shape[p] for p in perm), x.dtype)

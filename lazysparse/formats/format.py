@@ -1,0 +1,177 @@
+"""Formats: one level per mode plus a mode order; named formats as families over ndim."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .levels import Level, DENSE, COMPRESSED, SINGLETON
+
+
+@dataclass(frozen=True)
+class Format:
+    """A storage format: ``levels[k]`` stores mode ``order[k]`` (outermost first).
+
+    >>> import lazysparse as ls
+    >>> ls.Format(["dense", "compressed"]) == ls.csr
+    True
+    >>> ls.Format(["dense", "compressed"], order=(1, 0)) == ls.csc
+    True
+    """
+
+    levels: tuple
+    order: tuple = None
+    name: str = field(default=None, compare=False)
+
+    def __init__(self, levels, order=None, name=None):
+        levels = tuple(Level.parse(l) for l in levels)
+        n = len(levels)
+        order = tuple(range(n)) if order is None else tuple(int(o) for o in order)
+        if sorted(order) != list(range(n)):
+            raise ValueError(f"Format: order {order} is not a permutation of the {n} modes")
+        for k, lv in enumerate(levels):
+            if lv.kind == "singleton" and k == 0:
+                raise ValueError("Format: a singleton level cannot be outermost")
+        object.__setattr__(self, "levels", levels)
+        object.__setattr__(self, "order", order)
+        object.__setattr__(self, "name", name or _guess_name(levels, order))
+
+    @property
+    def ndim(self) -> int:
+        return len(self.levels)
+
+    @property
+    def is_dense(self) -> bool:
+        return all(l.is_dense for l in self.levels)
+
+    @property
+    def is_sparse(self) -> bool:
+        return not self.is_dense
+
+    def __eq__(self, other):
+        if isinstance(other, FormatFamily):
+            return other == self
+        if isinstance(other, str):
+            try:
+                other = resolve_format(other, self.ndim)
+            except (ValueError, TypeError):
+                return False
+        if not isinstance(other, Format):
+            return NotImplemented
+        return self.levels == other.levels and self.order == other.order
+
+    def __hash__(self):
+        return hash((self.levels, self.order))
+
+    def __repr__(self):
+        if self.name:
+            return f"ls.{self.name}"
+        return f"ls.Format({list(self.levels)}, order={self.order})"
+
+    def key(self) -> str:
+        """Canonical text used in kernel signatures."""
+        return ",".join(repr(l) for l in self.levels) + "|" + ",".join(map(str, self.order))
+
+
+def _guess_name(levels, order):
+    n = len(levels)
+    kinds = tuple(l.kind for l in levels)
+    canon = all(l.ordered and l.unique for l in levels)
+    ident = order == tuple(range(n))
+    if all(k == "dense" for k in kinds):
+        return "dense" if ident else None
+    if n >= 1 and kinds[0] == "compressed" and not levels[0].unique and all(k == "singleton" for k in kinds[1:]) \
+            and ident and all(l.ordered for l in levels) and all(l.unique for l in levels[-1:]):
+        return "coo"
+    if not canon:
+        return None
+    if n == 2 and kinds == ("dense", "compressed"):
+        return "csr" if ident else ("csc" if order == (1, 0) else None)
+    if n == 2 and kinds == ("compressed", "compressed"):
+        return "dcsr" if ident else ("dcsc" if order == (1, 0) else None)
+    if all(k == "compressed" for k in kinds) and ident:
+        return "csf"
+    return None
+
+
+class FormatFamily:
+    """A named format defined for every ndim it makes sense for (``ls.dense``, ``ls.coo``, ``ls.csf``)
+    or for one ndim (``ls.csr``). Compares equal to the concrete Format it resolves to."""
+
+    def __init__(self, name, builder, ndims=None):
+        self.name = name
+        self._builder = builder
+        self._ndims = ndims
+
+    def resolve(self, ndim: int) -> Format:
+        if self._ndims is not None and ndim not in self._ndims:
+            raise ValueError(f"format {self.name!r} is defined for {sorted(self._ndims)}-d arrays, not {ndim}-d")
+        return self._builder(ndim)
+
+    def __eq__(self, other):
+        if isinstance(other, FormatFamily):
+            return self.name == other.name
+        if isinstance(other, str):
+            return other == self.name
+        if isinstance(other, Format):
+            try:
+                return self.resolve(other.ndim) == other
+            except ValueError:
+                return False
+        return NotImplemented
+
+    def __hash__(self):
+        return hash(self.name)
+
+    def __repr__(self):
+        return f"ls.{self.name}"
+
+
+def _dense(n):
+    return Format([DENSE] * n, name="dense")
+
+
+def _coo(n):
+    if n == 0:
+        return _dense(0)
+    if n == 1:
+        return Format([COMPRESSED], name="coo")
+    lv = [Level("compressed", unique=False)] + [Level("singleton", unique=False)] * (n - 2) + [SINGLETON]
+    return Format(lv, name="coo")
+
+
+def _csf(n):
+    if n == 0:
+        return _dense(0)
+    return Format([COMPRESSED] * n, name="csf")
+
+
+dense = FormatFamily("dense", _dense)
+coo = FormatFamily("coo", _coo)
+csf = FormatFamily("csf", _csf)
+csr = FormatFamily("csr", lambda n: Format([DENSE, COMPRESSED], name="csr"), {2})
+csc = FormatFamily("csc", lambda n: Format([DENSE, COMPRESSED], order=(1, 0), name="csc"), {2})
+dcsr = FormatFamily("dcsr", lambda n: Format([COMPRESSED, COMPRESSED], name="dcsr"), {2})
+dcsc = FormatFamily("dcsc", lambda n: Format([COMPRESSED, COMPRESSED], order=(1, 0), name="dcsc"), {2})
+
+NAMED = {f.name: f for f in (dense, coo, csf, csr, csc, dcsr, dcsc)}
+# Vectors: every 1-d sparse name means one compressed level.
+_SPARSE_1D = {"csr", "csc", "dcsr", "dcsc", "coo", "csf"}
+
+
+def resolve_format(fmt, ndim: int) -> Format:
+    """Turn a Format, FormatFamily or name into the concrete Format for an ``ndim``-d array."""
+    if isinstance(fmt, Format):
+        if fmt.ndim != ndim:
+            raise ValueError(f"format {fmt!r} has {fmt.ndim} levels but the array has {ndim} dimensions")
+        return fmt
+    if isinstance(fmt, str):
+        key = fmt.lower()
+        if key not in NAMED:
+            raise ValueError(f"unknown format {fmt!r}; expected one of {sorted(NAMED)} or an ls.Format")
+        fmt = NAMED[key]
+    if isinstance(fmt, FormatFamily):
+        if ndim == 1 and fmt.name in _SPARSE_1D:
+            return Format([COMPRESSED], name="csf")
+        if ndim == 0:
+            return _dense(0)
+        return fmt.resolve(ndim)
+    raise TypeError(f"expected a format (ls.Format, ls.csr, 'csr', ...), got {type(fmt).__name__}")

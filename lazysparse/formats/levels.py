@@ -1,0 +1,60 @@
+"""Level kinds. A tensor's storage is a stack of levels, one per mode in storage order.
+
+* dense: every coordinate 0..N-1 is stored; position = parent_pos * N + coord.
+* compressed: ``pos[parent] .. pos[parent+1]`` delimits the children of a parent, ``crd`` holds
+  their coordinates.
+* singleton: exactly one child per parent position, coordinate in ``crd`` (COO's inner levels).
+
+``ordered``: coordinates increase within a parent; ``unique``: no coordinate repeats within a
+parent. A non-unique level is iterated by segments of equal coordinates (COO's outer level).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+_KINDS = ("dense", "compressed", "singleton")
+
+
+@dataclass(frozen=True)
+class Level:
+    kind: str
+    ordered: bool = True
+    unique: bool = True
+
+    def __post_init__(self):
+        if self.kind not in _KINDS:
+            raise ValueError(f"Level: unknown level kind {self.kind!r}; expected one of {_KINDS}")
+        if self.kind == "dense" and not (self.ordered and self.unique):
+            raise ValueError("Level: a dense level is always ordered and unique")
+
+    @property
+    def is_dense(self) -> bool:
+        return self.kind == "dense"
+
+    @property
+    def is_sparse(self) -> bool:
+        return self.kind != "dense"
+
+    def __repr__(self):
+        props = []
+        if not self.ordered:
+            props.append("unordered")
+        if not self.unique:
+            props.append("nonunique")
+        return self.kind if not props else f"{self.kind}({','.join(props)})"
+
+    @staticmethod
+    def parse(obj) -> "Level":
+        """Accept a Level, a kind string, or ``(kind, {"ordered":..., "unique":...})``."""
+        if isinstance(obj, Level):
+            return obj
+        if isinstance(obj, str):
+            return Level(obj)
+        if isinstance(obj, tuple) and len(obj) == 2 and isinstance(obj[0], str) and isinstance(obj[1], dict):
+            return Level(obj[0], **obj[1])
+        raise TypeError(f"Format: cannot interpret {obj!r} as a level (use 'dense', 'compressed' or 'singleton')")
+
+
+DENSE = Level("dense")
+COMPRESSED = Level("compressed")
+SINGLETON = Level("singleton")

@@ -1,0 +1,90 @@
+"""Concrete tensor storage: the buffers generated kernels read and write.
+
+Sparse storage keeps, per level ``l`` (storage order, ``format.order[l]`` is the mode):
+``pos[l]`` (compressed levels: ``parent_count + 1`` offsets) and ``crd[l]`` (compressed and
+singleton levels: coordinates), then ``vals`` (one value per leaf position). All index arrays of
+one storage share one dtype, int32 or int64; scipy's int32 arrays are used as they are.
+
+Dense storage keeps ``vals`` as an ndarray of the logical shape with any strides (a NumPy array,
+a transposed view or a Fortran array are used without copies); kernels address it by strides.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .format import Format
+
+INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
+VALUE_DTYPES = tuple(np.dtype(t) for t in (np.bool_, np.int32, np.int64, np.float32, np.float64,
+                                           np.complex64, np.complex128))
+
+
+class Storage:
+    __slots__ = ("shape", "format", "pos", "crd", "vals", "index_dtype", "__weakref__")
+
+    def __init__(self, shape, format: Format, pos, crd, vals, index_dtype=None):
+        self.shape = tuple(int(s) for s in shape)
+        self.format = format
+        self.pos = list(pos)
+        self.crd = list(crd)
+        self.vals = vals
+        if index_dtype is None:
+            arrays = [a for a in self.pos + self.crd if a is not None]
+            index_dtype = arrays[0].dtype if arrays else np.dtype(np.int64)
+        self.index_dtype = np.dtype(index_dtype)
+
+    # -- construction -------------------------------------------------------------------------
+    @classmethod
+    def from_dense(cls, arr: np.ndarray) -> "Storage":
+        from .format import resolve_format
+        fmt = resolve_format("dense", arr.ndim)
+        n = arr.ndim
+        return cls(arr.shape, fmt, [None] * n, [None] * n, arr, np.int64)
+
+    # -- queries ------------------------------------------------------------------------------
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.vals.dtype
+
+    @property
+    def is_dense(self) -> bool:
+        return self.format.is_dense
+
+    def level_size(self, l: int) -> int:
+        """Extent of the mode stored at level ``l``."""
+        return self.shape[self.format.order[l]]
+
+    @property
+    def nnz(self) -> int:
+        """Stored entries (explicit zeros included); every element for dense storage."""
+        if self.is_dense:
+            return int(np.prod(self.shape, dtype=np.int64))
+        return int(self.vals.shape[0])
+
+    def nbytes(self) -> int:
+        tot = self.vals.nbytes
+        for a in self.pos + self.crd:
+            if a is not None:
+                tot += a.nbytes
+        return tot
+
+    def level_counts(self):
+        """Number of positions at each level (parent count of the next level)."""
+        counts = []
+        parent = 1
+        for l, lv in enumerate(self.format.levels):
+            if lv.kind == "dense":
+                parent = parent * self.level_size(l)
+            elif lv.kind == "compressed":
+                parent = int(self.pos[l][-1]) if len(self.pos[l]) else 0
+            # singleton keeps the parent's count
+            counts.append(parent)
+        return counts
+
+    def __repr__(self):
+        return (f"<Storage shape={self.shape} format={self.format!r} dtype={self.dtype} "
+                f"index={self.index_dtype} nnz={self.nnz}>")

@@ -1,0 +1,98 @@
+"""Index-notation IR nodes (frozen, hashable, value-free).
+
+A ``Statement`` is one lazy operation: ``out[out_indices] = reduce_{other indices} expr``.
+``Access(k, (i, j))`` reads operand slot ``k``; operands live beside the statement (in the DAG
+node), so two statements that differ only in their operands are the same IR, which is what the
+kernel signature is built from. Subscripts are index variables or constants (broadcast axes).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Index:
+    name: str
+
+    def __repr__(self):
+        return self.name
+
+
+@dataclass(frozen=True)
+class Const:
+    value: int
+
+    def __repr__(self):
+        return str(self.value)
+
+
+@dataclass(frozen=True)
+class Access:
+    operand: int
+    indices: tuple  # of Index | Const
+
+    def __repr__(self):
+        return f"T{self.operand}[{','.join(map(repr, self.indices))}]"
+
+
+@dataclass(frozen=True)
+class Call:
+    """``op`` applied to ``args``. ``in_dtypes`` are the dtypes arguments are cast to (NumPy's
+    ufunc loop), ``dtype`` the result dtype; both are dtype strings (e.g. ``'float64'``)."""
+    op: str
+    args: tuple
+    in_dtypes: tuple
+    dtype: str
+
+    def __repr__(self):
+        return f"{self.op}({', '.join(map(repr, self.args))})"
+
+
+@dataclass(frozen=True)
+class Statement:
+    out_indices: tuple  # of Index
+    expr: object        # Access | Call
+    reduce: str = "sum"  # "sum" | "max" | "min" | "prod"; used for indices absent from the left
+    dtype: str = "float64"
+
+    @property
+    def reduce_indices(self) -> tuple:
+        outs = set(self.out_indices)
+        seen = []
+        for a in accesses_of(self.expr):
+            for ix in a.indices:
+                if isinstance(ix, Index) and ix not in outs and ix not in seen:
+                    seen.append(ix)
+        return tuple(seen)
+
+    @property
+    def nops(self) -> int:
+        return 1 + max((a.operand for a in accesses_of(self.expr)), default=-1)
+
+    def __repr__(self):
+        red = self.reduce_indices
+        lhs = f"out[{','.join(map(repr, self.out_indices))}]"
+        rhs = repr(self.expr)
+        if red:
+            rhs = f"{self.reduce}_{{{','.join(map(repr, red))}}} {rhs}"
+        return f"{lhs} = {rhs}"
+
+
+def accesses_of(expr):
+    """All Access nodes of an expression, left to right (with repeats)."""
+    if isinstance(expr, Access):
+        return [expr]
+    out = []
+    for a in expr.args:
+        out.extend(accesses_of(a))
+    return out
+
+
+def indices_of(expr):
+    """Index variables used by an expression, first-seen order."""
+    seen = []
+    for a in accesses_of(expr):
+        for ix in a.indices:
+            if isinstance(ix, Index) and ix not in seen:
+                seen.append(ix)
+    return seen
