@@ -1,0 +1,52 @@
+"""``explain``: what the compiler did for each node, and the C it generated."""
+from __future__ import annotations
+
+
+def _nodes(arrays):
+    from .array import Array
+    out, seen = [], set()
+    stack = [a._node for a in arrays if isinstance(a, Array) and a._node is not None]
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        out.append(n)
+        stack.extend(c._node for c in n.children if c._node is not None)
+    return list(reversed(out))
+
+
+def explain(*arrays, fusion="auto") -> str:
+    """Plan (and run) the arrays; describe every kernel: statement, formats, loop order,
+    assembly, and the generated C.
+
+    >>> import numpy as np, lazysparse as ls
+    >>> A = ls.asarray(np.eye(3), format="csr")
+    >>> "ls_kernel" in ls.explain(A @ np.ones(3))
+    True
+    """
+    from .runtime.execute import check_options, compute_nodes, kernel_log
+    check_options("explain", fusion=fusion)
+    nodes = _nodes(arrays)
+    with kernel_log() as log:
+        compute_nodes(nodes, fusion=fusion)
+    lines = [f"lazysparse plan: {len(nodes)} node(s), fusion={fusion!r} (one kernel per operation)"]
+    for k, n in enumerate(nodes):
+        st = n.result
+        lines.append(f"node {k}: {n.stmt!r}  shape={n.shape} dtype={n.dtype} -> format {st.format!r}")
+    for k, (spec, runner) in enumerate(log):
+        ins = ", ".join(f"T{j}:{s.format!r}/{s.dtype}/{s.index_dtype}" for j, s in enumerate(spec.inputs))
+        lines.append(f"\nkernel {k}: {spec.stmt!r}")
+        lines.append(f"  operands: {ins}")
+        lines.append(f"  result: {spec.output.format!r} ({spec.output.index_dtype} indices), "
+                     f"assembly {spec.mode}, loop order {', '.join(map(repr, spec.order))}")
+        lines.append(f"  signature: {runner.kernel.key}")
+        lines.append(runner.source)
+    if not log:
+        lines.append("(every node was already materialized: no kernel ran)")
+    return "\n".join(lines)
+
+
+def opcount(*arrays, fusion="auto") -> dict:
+    """Scalar operations executed (instrumented kernels): arrives with the fusion work."""
+    raise NotImplementedError("opcount: instrumented kernels arrive with redundancy-aware fusion (issue 3)")

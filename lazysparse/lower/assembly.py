@@ -1,0 +1,86 @@
+"""Sort-based assembly of sparse results whose loop order cannot append in storage order.
+
+The kernel emits ``(coordinates, value)`` pairs; this stage sorts them by storage order (stable
+LSD counting sort, one pass per level, O(levels * (n + extent))), combines duplicates with the
+statement's reduction (folding in the fill value where fewer than the full reduction extent
+contributed), and compresses the unique coordinates into the output levels. The paper-003
+workspaces (a later pass) replace this where they apply.
+"""
+from __future__ import annotations
+
+from ..backends import ctypes_ as C
+from .loopir import Block, Decl, For, If
+
+
+def emit_sort_assembly(lw, top: Block):
+    nd = len(lw.outs)
+    it, oct_ = lw.oit, lw.oct
+    red = lw.stmt.reduce
+    b = Block()
+    top.add(b)
+    b.add(Decl("int64_t *", "perm", "(int64_t *)malloc((size_t)(tn > 0 ? tn : 1) * sizeof(int64_t))"),
+          Decl("int64_t *", "tmp", "(int64_t *)malloc((size_t)(tn > 0 ? tn : 1) * sizeof(int64_t))"),
+          "if (!perm || !tmp) return 1;")
+    b.add(For("t", "0", "tn", Block().add("perm[t] = t;")))
+    for l in reversed(range(nd)):
+        s = Block()
+        b.add(s)
+        s.add(Decl("int64_t *", "h", f"(int64_t *)calloc((size_t)osz{l} + 1, sizeof(int64_t))"), "if (!h) return 1;")
+        s.add(For("t", "0", "tn", Block().add(f"h[tc{l}[t] + 1]++;")))
+        s.add(For("t", "0", f"osz{l}", Block().add("h[t + 1] += h[t];")))
+        s.add(For("t", "0", "tn", Block().add(f"tmp[h[tc{l}[perm[t]]]++] = perm[t];")))
+        s.add("{ int64_t *sw = perm; perm = tmp; tmp = sw; }", "free(h);")
+    # combine duplicates and build levels; dense-prefix positions are implicit
+    kd = lw.kd
+    loop = Block()
+    b.add(Decl("int64_t", "u", "-1"), Decl("int64_t", "ucnt", "0"))
+    b.add(For("t", "0", "tn", loop))
+    loop.add(Decl("int64_t", "r", "perm[t]"))
+    loop.add(Decl("int", "dl", "t == 0 ? 0 : " + _first_diff(nd)))
+    same = Block().add(C.reduce_step(red, "ov[u]", "tv[r]", lw.odt), "ucnt++;")
+    new = Block()
+    if red in ("max", "min", "prod"):
+        new.add(f"if (u >= 0 && ucnt < {lw.red_total()}) {{ {C.reduce_step(red, 'ov[u]', lw.zero(), lw.odt)} }}")
+    new.add("ucnt = 1;")
+    if lw.ocoo:
+        new.add("u++;")
+        new.add(f"if (u >= ovc) {{ int64_t nc_ = ovc * 2 > u + 1 ? ovc * 2 : u + 1; "
+                + " ".join(f"LS_RESIZE({it}, oc{l}, nc_);" for l in range(nd))
+                + f" LS_RESIZE({oct_}, ov, nc_); ovc = nc_; }}")
+        for l in range(nd):
+            new.add(f"oc{l}[u] = ({it})tc{l}[r];")
+        new.add("ov[u] = tv[r];")
+        for l in range(nd):
+            new.add(f"on{l} = u + 1;")
+    else:
+        dpos = "0"
+        for l in range(kd):
+            dpos = f"({dpos}) * osz{l} + tc{l}[r]"
+        for l in range(kd, nd):
+            app = Block()
+            app.add(f"LS_GROW({it}, oc{l}, occ{l}, on{l} + 1);")
+            app.add(f"oc{l}[on{l}] = ({it})tc{l}[r];", f"on{l}++;")
+            if l == kd:
+                app.add(f"op{l}[({dpos}) + 1] = ({it})on{l};")
+            else:
+                app.add(f"if (on{l - 1} + 1 > opc{l}) {{ int64_t c_ = opc{l}; LS_GROW({it}, op{l}, c_, on{l - 1} + 1); opc{l} = c_; }}")
+                app.add(f"op{l}[on{l - 1}] = ({it})on{l};")
+            new.add(If(f"dl <= {l}", app))
+        new.add(f"u = on{nd - 1} - 1;")
+        new.add(f"LS_GROW({oct_}, ov, ovc, u + 1);")
+        new.add("ov[u] = tv[r];")
+    loop.add(If(f"t == 0 || dl < {nd}", new, same))
+    if red in ("max", "min", "prod"):
+        b.add(f"if (u >= 0 && ucnt < {lw.red_total()}) {{ {C.reduce_step(red, 'ov[u]', lw.zero(), lw.odt)} }}")
+    b.add("free(perm); free(tmp);")
+    for l in range(nd):
+        b.add(f"free(tc{l});")
+    b.add("free(tv);")
+
+
+def _first_diff(nd):
+    """C expression: first level where tuple perm[t] differs from perm[t-1] (nd if equal)."""
+    expr = str(nd)
+    for l in reversed(range(nd)):
+        expr = f"(tc{l}[r] != tc{l}[perm[t - 1]] ? {l} : {expr})"
+    return expr

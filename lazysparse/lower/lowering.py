@@ -1,0 +1,524 @@
+"""Lowering a ``KernelSpec`` to loop IR through level iterators and merge lattices.
+
+Loops follow the planned order. At each index the accesses whose next storage level is that index
+become iterators (compressed/singleton levels); the iteration space there is the DNF pattern
+of the expression over those iterators (``planner.patterns``):
+
+* ``TRUE``: a dense loop; sparse iterators follow it (advance while behind).
+* one iterator: it drives the loop; others follow.
+* otherwise: a merge loop over the iterators of the pattern; each DNF term is a lattice point and
+  the loop runs while some term still has all its iterators unexhausted.
+
+Levels whose index is already bound (constants, diagonals) are located (dense: arithmetic,
+sparse: binary search). Results are stored densely, accumulated, appended to sparse levels in
+order, or emitted as coordinates and assembled by sort + combine (``assembly.py``).
+
+Everything here depends only on the ``KernelSpec`` (the signature): sizes arrive at run time
+through ``d[]`` and buffers through ``p[]`` (see ``ABI``).
+"""
+from __future__ import annotations
+
+from ..backends import ctypes_ as C
+from ..formats.levels import Level
+from ..ir import ops
+from ..ir.nodes import Access, Call, Const, Index, accesses_of
+from ..planner import patterns as P
+from ..planner.plan import KernelSpec, level_vars
+from .loopir import Block, Comment, Decl, For, If, Line, While
+
+
+class ABI:
+    """Where each kernel parameter comes from: ``p[k]`` pointers and ``d[k]`` integers."""
+
+    def __init__(self):
+        self.p = []
+        self.d = []
+
+    def ptr(self, desc):
+        self.p.append(desc)
+        return f"p[{len(self.p) - 1}]"
+
+    def int(self, desc):
+        self.d.append(desc)
+        return f"d[{len(self.d) - 1}]"
+
+
+class _Acc:
+    """Lowering state of one access: how many levels are resolved, position, presence."""
+    __slots__ = ("q", "acc", "slot", "spec", "lvars", "lvl", "pos", "pres", "seg")
+
+    def __init__(self, q, acc, spec):
+        self.q, self.acc, self.slot, self.spec = q, acc, acc.operand, spec
+        self.lvars = level_vars(acc, spec.format) if not spec.dense else []
+        self.lvl, self.pos, self.pres, self.seg = 0, "0", "1", None
+
+    def snapshot(self):
+        return (self.lvl, self.pos, self.pres, self.seg)
+
+    def restore(self, s):
+        self.lvl, self.pos, self.pres, self.seg = s
+
+
+class Lowerer:
+    def __init__(self, spec: KernelSpec):
+        self.spec = spec
+        self.stmt = spec.stmt
+        self.abi = ABI()
+        self.order = list(spec.order)
+        self.vname = {v: f"x{k}" for k, v in enumerate(self.order)}
+        self.ext = {v: f"N{k}" for k, v in enumerate(self.order)}
+        self.accs = [_Acc(q, a, spec.inputs[a.operand]) for q, a in enumerate(accesses_of(self.stmt.expr))]
+        self.bound = set()
+        self.outs = list(self.stmt.out_indices)
+        self.red = list(self.stmt.reduce_indices)
+        self.odt = self.stmt.dtype
+        self.oct = C.ctype(self.odt)
+        self.ofmt = spec.output.format
+        self.oit = C.ctype(spec.output.index_dtype)
+        self.counter = 0
+        self.in_acc = False
+
+    # -- helpers ------------------------------------------------------------------------------
+    def fresh(self, base):
+        self.counter += 1
+        return f"{base}{self.counter}"
+
+    def it_type(self, slot):
+        return C.ctype(self.spec.inputs[slot].index_dtype)
+
+    # -- entry ------------------------------------------------------------------------------
+    def lower(self) -> Block:
+        top = Block()
+        self.declare_inputs(top)
+        for v in self.order:
+            top.add(Decl("int64_t", self.ext[v], self.abi.int(("ext", v))))
+        self.declare_output(top)
+        body = Block()
+        top.add(body)
+        self.emit(0, body)
+        self.finish_output(top)
+        top.add("return 0;")
+        return top
+
+    def declare_inputs(self, top):
+        for k, sp in enumerate(self.spec.inputs):
+            t = C.ctype(sp.dtype)
+            if sp.dense:
+                if sp.ndim == 0:
+                    top.add(Decl(f"const {t}", f"v{k}s", f"*(const {t} *){self.abi.ptr(('in', k, 'vals'))}"))
+                    continue
+                top.add(Decl(f"const {t} *restrict", f"v{k}", f"(const {t} *){self.abi.ptr(('in', k, 'vals'))}"))
+                for m in range(sp.ndim):
+                    top.add(Decl("int64_t", f"s{k}_{m}", self.abi.int(("stride", k, m))))
+                continue
+            it = self.it_type(k)
+            for l, lv in enumerate(sp.format.levels):
+                if lv.kind == "compressed":
+                    top.add(Decl(f"const {it} *restrict", f"p{k}_{l}", f"(const {it} *){self.abi.ptr(('in', k, 'pos', l))}"))
+                if lv.kind != "dense":
+                    top.add(Decl(f"const {it} *restrict", f"c{k}_{l}", f"(const {it} *){self.abi.ptr(('in', k, 'crd', l))}"))
+                else:
+                    top.add(Decl("int64_t", f"n{k}_{l}", self.abi.int(("size", k, l))))
+            top.add(Decl(f"const {t} *restrict", f"v{k}", f"(const {t} *){self.abi.ptr(('in', k, 'vals'))}"))
+
+    # -- output -------------------------------------------------------------------------------
+    def declare_output(self, top):
+        mode = self.spec.mode
+        nd = len(self.outs)
+        if mode.startswith("dense"):
+            top.add(Decl(f"{self.oct} *restrict", "o", f"({self.oct} *){self.abi.ptr(('out', 'vals'))}"))
+            for m in range(nd):
+                top.add(Decl("int64_t", f"os{m}", self.abi.int(("ostride", m))))
+            if mode == "dense-count":
+                top.add(Decl("int64_t *restrict", "ocnt", f"(int64_t *){self.abi.ptr(('out', 'cnt'))}"))
+            return
+        # sparse output: buffers are malloc'd here and handed back through p[]
+        self.olv = list(self.ofmt.levels)
+        self.ovars = [self.outs[m] for m in self.ofmt.order]
+        for l in range(nd):
+            top.add(Decl("int64_t", f"osz{l}", self.abi.int(("osize", l))))
+        top.add(Decl("int64_t", "ocap", f"{self.abi.int(('ohint',))} > 16 ? d[{len(self.abi.d) - 1}] : 16"))
+        self.ocoo = self.olv[0].kind == "compressed" and not self.olv[0].unique
+        self.kd = 0
+        while self.kd < nd and self.olv[self.kd].kind == "dense":
+            self.kd += 1
+        it = self.oit
+        dense_count = "1"
+        for l in range(self.kd):
+            dense_count = f"({dense_count}) * osz{l}"
+        self.dense_count = dense_count
+        self.obufs = []
+        for l in range(nd):
+            lv = self.olv[l]
+            if lv.kind == "compressed":
+                if l == self.kd:
+                    size = f"({dense_count}) + 1"
+                    top.add(Decl(f"{it} *", f"op{l}", f"({it} *)calloc((size_t)({size}), sizeof({it}))"))
+                else:
+                    top.add(Decl("int64_t", f"opc{l}", "ocap"))
+                    top.add(Decl(f"{it} *", f"op{l}", f"({it} *)calloc((size_t)ocap + 1, sizeof({it}))"))
+                top.add(f"if (!op{l}) return 1;")
+                self.obufs.append(("pos", l))
+            if lv.kind != "dense":
+                top.add(Decl("int64_t", f"occ{l}", "ocap"))
+                top.add(Decl(f"{it} *", f"oc{l}", f"({it} *)malloc((size_t)ocap * sizeof({it}))"))
+                top.add(Decl("int64_t", f"on{l}", "0"))
+                top.add(f"if (!oc{l}) return 1;")
+                self.obufs.append(("crd", l))
+        top.add(Decl("int64_t", "ovc", "ocap"))
+        top.add(Decl(f"{self.oct} *", "ov", f"({self.oct} *)malloc((size_t)ocap * sizeof({self.oct}))"))
+        top.add("if (!ov) return 1;")
+        self.obufs.append(("vals", None))
+        if mode == "sort":
+            top.add(Decl("int64_t", "tn", "0"), Decl("int64_t", "tcap", "ocap"))
+            for l in range(nd):
+                top.add(Decl("int64_t *", f"tc{l}", "(int64_t *)malloc((size_t)tcap * sizeof(int64_t))"))
+                top.add(f"if (!tc{l}) return 1;")
+            top.add(Decl(f"{self.oct} *", "tv", f"({self.oct} *)malloc((size_t)tcap * sizeof({self.oct}))"))
+            top.add("if (!tv) return 1;")
+
+    def finish_output(self, top):
+        mode = self.spec.mode
+        if mode == "dense-count":
+            tot = self.red_total()
+            n = " * ".join(self.ext[v] for v in self.outs) or "1"
+            body = Block().add(f"if (ocnt[t] < {tot}) {{ {C.reduce_step(self.stmt.reduce, 'o[t]', self.zero(), self.odt)} }}")
+            top.add(For("t", "0", n, body))
+        if mode.startswith("dense"):
+            return
+        if mode == "sort":
+            from .assembly import emit_sort_assembly
+            emit_sort_assembly(self, top)
+        nd = len(self.outs)
+        it = self.oit
+        if self.kd < nd and self.olv[self.kd].kind == "compressed":
+            l = self.kd
+            if l == 0 and self.ocoo:
+                top.add(f"op0[1] = on{nd - 1};")
+            elif l == 0:
+                top.add(f"op0[1] = on0;")
+            else:
+                body = Block().add(f"if (op{l}[t] < op{l}[t - 1]) op{l}[t] = op{l}[t - 1];")
+                top.add(For("t", "1", f"({self.dense_count}) + 1", body))
+        # hand buffers back: pointers into p[], counts into d[]
+        for kind, l in self.obufs:
+            name = {"pos": f"op{l}", "crd": f"oc{l}", "vals": "ov"}[kind]
+            top.add(f"{self.abi.ptr(('obuf', kind, l))} = (void *){name};")
+        for l in range(nd):
+            if self.olv[l].kind != "dense":
+                top.add(f"{self.abi.int(('ocount', l))} = on{l};")
+
+    # -- loops --------------------------------------------------------------------------------
+    def emit(self, depth, blk: Block):
+        mode = self.spec.mode
+        m = len(self.outs)
+        if mode in ("dense-acc", "append") and self.red and depth == m and not self.in_acc:
+            self.emit_accumulate(depth, blk)
+            return
+        if depth == len(self.order):
+            self.emit_leaf(blk)
+            return
+        v = self.order[depth]
+        x = self.vname[v]
+        iters = [a for a in self.accs if not a.spec.dense and a.lvl < len(a.lvars)
+                 and a.lvars[a.lvl] == v and a.spec.format.levels[a.lvl].kind != "dense"]
+        iq = {a.q for a in iters}
+        pat, _ = P.expr_pattern(self.stmt.expr, lambda acc, q: q if q in iq else None,
+                                lambda acc: None, self.spec.decisions)
+        keys = P.keys_of(pat)
+        byq = {a.q: a for a in iters}
+        # ranges of every iterator at this level
+        for a in iters:
+            self.declare_range(a, blk)
+        snap = {a.q: a.snapshot() for a in self.accs}
+        body = Block()
+        if pat == P.TRUE or not keys:
+            followers = iters
+            for a in followers:
+                blk.add(Decl("int64_t", f"j{a.q}", f"b{a.q}"))
+            loop = For(x, "0", self.ext[v], body)
+            blk.add(loop)
+            self.bind(v)
+            for a in followers:
+                self.follow(a, x, body)
+            inner = body
+        elif len(pat) == 1 and len(keys) == 1:
+            (q0,) = keys
+            d0 = byq[q0]
+            followers = [a for a in iters if a.q != q0]
+            for a in followers:
+                blk.add(Decl("int64_t", f"j{a.q}", f"b{a.q}"))
+            j = f"j{q0}"
+            lv = d0.spec.format.levels[d0.lvl]
+            crd = f"c{d0.slot}_{d0.lvl}"
+            if lv.unique:
+                loop = For(j, f"b{q0}", f"z{q0}", body)
+                body.add(Decl("int64_t", x, f"(int64_t){crd}[{j}]"))
+                seg = None
+            else:
+                blk.add(Decl("int64_t", f"g{q0}", "0"))
+                loop = For(j, f"b{q0}", f"z{q0}", body, step=f"{j} = g{q0}")
+                body.add(Decl("int64_t", x, f"(int64_t){crd}[{j}]"))
+                body.add(f"g{q0} = {j} + 1;")
+                body.add(f"while (g{q0} < z{q0} && {crd}[g{q0}] == {x}) g{q0}++;")
+                seg = f"g{q0}"
+            blk.add(loop)
+            self.bind(v)
+            self.advance(d0, j, "1", seg)
+            for a in followers:
+                self.follow(a, x, body)
+            inner = body
+        else:
+            merged = [byq[q] for q in sorted(keys)]
+            followers = [a for a in iters if a.q not in keys]
+            for a in iters:
+                blk.add(Decl("int64_t", f"j{a.q}", f"b{a.q}"))
+            cond = " || ".join("(" + " && ".join(f"j{q} < z{q}" for q in sorted(t)) + ")" for t in pat)
+            loop = While(cond, body)
+            blk.add(loop)
+            for a in merged:
+                crd = f"c{a.slot}_{a.lvl}"
+                body.add(Decl("int64_t", f"k{a.q}", f"j{a.q} < z{a.q} ? (int64_t){crd}[j{a.q}] : INT64_MAX"))
+            mn = f"k{merged[0].q}"
+            for a in merged[1:]:
+                mn = f"(k{a.q} < {mn} ? k{a.q} : {mn})"
+            body.add(Decl("int64_t", x, mn))
+            self.bind(v)
+            for a in merged:
+                body.add(Decl("int", f"e{a.q}", f"k{a.q} == {x}"))
+                lv = a.spec.format.levels[a.lvl]
+                seg = None
+                if not lv.unique:
+                    crd = f"c{a.slot}_{a.lvl}"
+                    body.add(Decl("int64_t", f"g{a.q}", f"j{a.q} + 1"))
+                    body.add(f"if (e{a.q}) while (g{a.q} < z{a.q} && {crd}[g{a.q}] == {x}) g{a.q}++;")
+                    seg = f"g{a.q}"
+                self.advance(a, f"j{a.q}", f"e{a.q}", seg)
+            for a in followers:
+                self.follow(a, x, body)
+            fcond = " || ".join("(" + (" && ".join(f"e{q}" for q in sorted(t)) or "1") + ")" for t in pat)
+            inner = Block()
+            body.add(If(fcond, inner))
+            for a in merged:
+                nxt = f"g{a.q}" if a.seg else f"j{a.q} + 1"
+                body.add(f"if (e{a.q}) j{a.q} = {nxt};")
+        self.cascade(inner)
+        self.emit_output_level(depth, v, inner)
+        # restore state for code after the loop
+        self.bound.discard(v)
+        for a in self.accs:
+            a.restore(snap[a.q])
+
+    def bind(self, v):
+        self.bound.add(v)
+
+    def declare_range(self, a: _Acc, blk):
+        l = a.lvl
+        lv = a.spec.format.levels[l]
+        it = self.it_type(a.slot)
+        if lv.kind == "compressed":
+            pos = f"p{a.slot}_{l}"
+            b, z = f"(int64_t){pos}[{a.pos}]", f"(int64_t){pos}[({a.pos}) + 1]"
+        else:  # singleton: the parent's position, or the parent's segment
+            b = f"(int64_t)({a.pos})"
+            z = a.seg if a.seg else f"(int64_t)({a.pos}) + 1"
+        if a.pres != "1":
+            b, z = f"({a.pres}) ? {b} : 0", f"({a.pres}) ? {z} : 0"
+        blk.add(Decl("int64_t", f"b{a.q}", b), Decl("int64_t", f"z{a.q}", z))
+
+    def advance(self, a: _Acc, pos, pres, seg):
+        a.lvl += 1
+        a.pos, a.pres, a.seg = pos, pres, seg
+
+    def follow(self, a: _Acc, x, body):
+        crd = f"c{a.slot}_{a.lvl}"
+        j = f"j{a.q}"
+        body.add(f"while ({j} < z{a.q} && {crd}[{j}] < {x}) {j}++;")
+        body.add(Decl("int", f"e{a.q}", f"{j} < z{a.q} && {crd}[{j}] == {x}"))
+        seg = None
+        if not a.spec.format.levels[a.lvl].unique:
+            body.add(Decl("int64_t", f"g{a.q}", f"{j} + 1"))
+            body.add(f"if (e{a.q}) while (g{a.q} < z{a.q} && {crd}[g{a.q}] == {x}) g{a.q}++;")
+            seg = f"g{a.q}"
+        self.advance(a, j, f"e{a.q}", seg)
+
+    def coord(self, ix):
+        return str(ix.value) if isinstance(ix, Const) else self.vname[ix]
+
+    def cascade(self, blk):
+        """Resolve every level whose index is now known: dense arithmetic or a search."""
+        for a in self.accs:
+            if a.spec.dense:
+                continue
+            while a.lvl < len(a.lvars):
+                ix = a.lvars[a.lvl]
+                if isinstance(ix, Index) and ix not in self.bound:
+                    break
+                l = a.lvl
+                lv = a.spec.format.levels[l]
+                c = self.coord(ix)
+                if lv.kind == "dense":
+                    name = f"q{a.q}_{l}"
+                    blk.add(Decl("int64_t", name, f"({a.pos}) * n{a.slot}_{l} + {c}"))
+                    self.advance(a, name, a.pres, None)
+                    continue
+                self.declare_range(a, blk)
+                crd = f"c{a.slot}_{l}"
+                j = f"j{a.q}"
+                # binary search for the first position with coordinate >= c
+                blk.add(Decl("int64_t", j, f"b{a.q}"), Decl("int64_t", f"hi{a.q}", f"z{a.q}"))
+                blk.add(While(f"{j} < hi{a.q}", Block().add(
+                    Decl("int64_t", f"md{a.q}", f"{j} + ((hi{a.q} - {j}) >> 1)"),
+                    f"if ({crd}[md{a.q}] < {c}) {j} = md{a.q} + 1; else hi{a.q} = md{a.q};")))
+                blk.add(Decl("int", f"e{a.q}", f"{j} < z{a.q} && {crd}[{j}] == {c}"))
+                seg = None
+                if not lv.unique:
+                    blk.add(Decl("int64_t", f"g{a.q}", f"{j} + 1"))
+                    blk.add(f"if (e{a.q}) while (g{a.q} < z{a.q} && {crd}[g{a.q}] == {c}) g{a.q}++;")
+                    seg = f"g{a.q}"
+                self.advance(a, j, f"e{a.q}", seg)
+
+    # -- values -------------------------------------------------------------------------------
+    def value(self, e):
+        if isinstance(e, Access):
+            a = self.accs[self._walk_q]  # value() walks accesses in accesses_of order
+            self._walk_q += 1
+            k = a.slot
+            if a.spec.dense:
+                if a.spec.ndim == 0:
+                    return f"v{k}s"
+                off = " + ".join(f"({self.coord(ix)}) * s{k}_{m}" for m, ix in enumerate(e.indices))
+                return f"v{k}[{off}]"
+            if a.pres == "1":
+                return f"v{k}[{a.pos}]"
+            return f"(({a.pres}) ? v{k}[{a.pos}] : ({C.ctype(a.spec.dtype)})0)"
+        args = []
+        for arg, d in zip(e.args, e.in_dtypes):
+            args.append(C.cast(self.value(arg), self.dtype_of(arg), d))
+        return C.call(e.op, args, e.in_dtypes, e.dtype)
+
+    def dtype_of(self, e):
+        if isinstance(e, Access):
+            return self.spec.inputs[e.operand].dtype
+        return e.dtype
+
+    def leaf_value(self):
+        self._walk_q = 0
+        return self.value(self.stmt.expr)
+
+    def zero(self):
+        return f"({self.oct})0"
+
+    def red_total(self):
+        return " * ".join(self.ext[r] for r in self.red) or "1"
+
+    def dense_addr(self):
+        return " + ".join(f"{self.vname[v]} * os{m}" for m, v in enumerate(self.outs)) or "0"
+
+    # -- storing ------------------------------------------------------------------------------
+    def emit_leaf(self, blk):
+        val = self.leaf_value()
+        mode = self.spec.mode
+        if self.in_acc:
+            blk.add(C.reduce_step(self.stmt.reduce, "acc", val, self.odt), "cnt++;")
+        elif mode == "dense":
+            blk.add(f"o[{self.dense_addr()}] = {val};")
+        elif mode == "dense-inter":
+            blk.add(C.reduce_step("sum", f"o[{self.dense_addr()}]", val, self.odt))
+        elif mode == "dense-count":
+            addr = self.dense_addr()
+            blk.add(Decl(self.oct, "w", val))
+            blk.add(C.reduce_step(self.stmt.reduce, f"o[{addr}]", "w", self.odt), f"ocnt[{addr}]++;")
+        elif mode == "append":
+            self.append_leaf(blk, val)
+        elif mode == "sort":
+            nd = len(self.outs)
+            grow = Block().add(Decl("int64_t", "nc_", "tcap * 2"))
+            for l in range(nd):
+                grow.add(f"LS_RESIZE(int64_t, tc{l}, nc_);")
+            grow.add(f"LS_RESIZE({self.oct}, tv, nc_);", "tcap = nc_;")
+            blk.add(If("tn >= tcap", grow))
+            for l, v in enumerate(self.ovars):
+                blk.add(f"tc{l}[tn] = {self.vname[v]};")
+            blk.add(f"tv[tn] = {val};", "tn++;")
+
+    def emit_accumulate(self, depth, blk):
+        """Outputs bound, reductions innermost: fold into a scalar, then store once."""
+        ident = ops.reduce_identity(self.stmt.reduce, self.odt)
+        blk.add(Decl(self.oct, "acc", C.literal(ident, self.odt)), Decl("int64_t", "cnt", "0"))
+        inner = Block()
+        blk.add(inner)
+        self.in_acc = True
+        self.emit(depth, inner)
+        self.in_acc = False
+        if self.stmt.reduce in ("max", "min", "prod"):
+            # points outside the iterated pattern hold the fill value (0): fold it in once
+            blk.add(f"if (cnt < {self.red_total()}) {{ {C.reduce_step(self.stmt.reduce, 'acc', self.zero(), self.odt)} }}")
+        if self.spec.mode == "dense-acc":
+            blk.add(f"o[{self.dense_addr()}] = acc;")
+        else:
+            tgt = Block()
+            blk.add(If("cnt > 0", tgt))
+            self.append_leaf(tgt, "acc")
+
+    # -- sparse output levels -----------------------------------------------------------------
+    def emit_output_level(self, depth, v, inner):
+        """Recurse, then close this output level (append mode)."""
+        mode = self.spec.mode
+        if mode != "append" or depth >= len(self.outs) or self.ocoo:
+            self._recurse(depth, inner)
+            return
+        l = depth  # in append mode the first loops are the output levels in storage order
+        lv = self.olv[l]
+        last = l == len(self.outs) - 1
+        x = self.vname[v]
+        if lv.kind == "dense":
+            parent = f"od{l - 1}" if l > 0 else "0"
+            inner.add(Decl("int64_t", f"od{l}", f"({parent}) * osz{l} + {x}"))
+            self._recurse(depth, inner)
+            if self.kd == l + 1 and l + 1 < len(self.outs):
+                inner.add(f"op{l + 1}[od{l} + 1] = on{l + 1};")
+            return
+        if last:
+            self._recurse(depth, inner)
+            return
+        inner.add(Decl("int64_t", f"st{l}", f"on{l + 1}"))
+        self._recurse(depth, inner)
+        it = self.oit
+        close = Block()
+        close.add(f"LS_GROW({it}, oc{l}, occ{l}, on{l} + 1);")
+        close.add(f"if (on{l} + 2 > opc{l + 1}) {{ int64_t c_ = opc{l + 1}; LS_GROW({it}, op{l + 1}, c_, on{l} + 2); opc{l + 1} = c_; }}")
+        close.add(f"oc{l}[on{l}] = ({it}){x};", f"on{l}++;", f"op{l + 1}[on{l}] = ({it})on{l + 1};")
+        inner.add(If(f"on{l + 1} > st{l}", close))
+
+    def _recurse(self, depth, inner):
+        self.emit(depth + 1, inner)
+
+    def append_leaf(self, blk, val):
+        it = self.oit
+        nd = len(self.outs)
+        L = nd - 1
+        if self.ocoo:
+            blk.add(f"if (on{L} >= ovc) {{")
+            for l in range(nd):
+                blk.add(f"  {{ int64_t c_ = occ{l}; LS_GROW({it}, oc{l}, c_, on{L} + 1); occ{l} = c_; }}")
+            blk.add(f"  LS_GROW({self.oct}, ov, ovc, on{L} + 1);")
+            blk.add("}")
+            for l, v in enumerate(self.ovars):
+                blk.add(f"oc{l}[on{L}] = ({it}){self.vname[v]};")
+            blk.add(f"ov[on{L}] = {val};")
+            for l in range(nd - 1):
+                blk.add(f"on{l}++;")
+            blk.add(f"on{L}++;")
+            return
+        x = self.vname[self.ovars[L]]
+        blk.add(f"if (on{L} >= ovc) {{ int64_t c_ = occ{L}; LS_GROW({it}, oc{L}, c_, on{L} + 1); occ{L} = c_; "
+                f"LS_GROW({self.oct}, ov, ovc, on{L} + 1); }}")
+        blk.add(f"oc{L}[on{L}] = ({it}){x};", f"ov[on{L}] = {val};", f"on{L}++;")
+
+
+def lower(spec: KernelSpec):
+    """KernelSpec -> (loop IR Block, ABI)."""
+    lw = Lowerer(spec)
+    blk = lw.lower()
+    return blk, lw.abi

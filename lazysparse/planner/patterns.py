@@ -1,0 +1,111 @@
+"""Sparse iteration spaces as minimal DNF formulas over iterators.
+
+A pattern says where an expression can be nonzero: ``TRUE`` (everywhere), or a union of
+intersections of sparse operands' patterns. ``frozenset`` of terms, each term a ``frozenset`` of
+iterator keys; ``TRUE`` is the single empty term, ``FALSE`` no term. The same algebra serves
+format inference (keys = sparse accesses) and lowering (keys = iterators at one loop level, where
+the DNF terms are exactly the merge-lattice loop conditions).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import ops
+from ..ir.nodes import Access, Call
+
+TRUE = frozenset([frozenset()])
+FALSE = frozenset()
+
+
+def var(key):
+    return frozenset([frozenset([key])])
+
+
+def _minimize(terms):
+    terms = set(terms)
+    return frozenset(t for t in terms if not any(o < t for o in terms))
+
+
+def conj(*ps):
+    out = TRUE
+    for p in ps:
+        out = _minimize(a | b for a in out for b in p)
+    return out
+
+
+def disj(*ps):
+    out = set()
+    for p in ps:
+        out |= p
+    return _minimize(out)
+
+
+def keys_of(p):
+    out = set()
+    for t in p:
+        out |= t
+    return out
+
+
+def evaluate(p, present: set) -> bool:
+    return any(t <= present for t in p)
+
+
+def expr_pattern(expr, access_key, scalar_value, replay=None):
+    """Pattern of ``expr``.
+
+    ``access_key(access, position)`` gives the key of a sparse access (None: dense / not iterated
+    here, i.e. TRUE). ``scalar_value(access)`` gives the value of a 0-d concrete operand or None.
+    Accesses are numbered left to right (``position``), which identifies repeated operands.
+    ``replay``: decisions recorded by an earlier walk (lowering has no operand values).
+    """
+    counter = [0]
+    decisions = []
+
+    def walk(e):
+        if isinstance(e, Access):
+            k = access_key(e, counter[0])
+            counter[0] += 1
+            return TRUE if k is None else var(k)
+        kind = ops.OPS[e.op][2]
+        subs = [walk(a) for a in e.args]
+        if kind == "intersect":
+            return conj(*subs)
+        if kind == "divide":
+            return subs[0]
+        if kind == "where":
+            return disj(conj(subs[0], subs[1]), subs[2])
+        # "eval": f at zero decides between union and everywhere
+        if replay is not None:
+            zero = replay[len(decisions)]
+        else:
+            svals = [scalar_value(a) if isinstance(a, Access) and not a.indices else None for a in e.args]
+            zero = ops.is_zero(ops.value_at_zero(e.op, e.in_dtypes, e.dtype, svals))
+        decisions.append(zero)
+        return disj(*subs) if zero else TRUE
+
+    p = walk(expr)
+    return p, tuple(decisions)
+
+
+def estimate_density(p, density_of):
+    """Density estimate of a pattern assuming independent operands."""
+    if p == TRUE:
+        return 1.0
+    miss = 1.0
+    for t in p:
+        d = 1.0
+        for k in t:
+            d *= density_of(k)
+        miss *= (1.0 - min(d, 1.0))
+    return 1.0 - miss
+
+
+def bound_count(p, nnz_of, full):
+    """Upper bound on the number of points of a pattern (``full`` for TRUE)."""
+    if p == TRUE:
+        return full
+    tot = 0
+    for t in p:
+        tot += min([nnz_of(k) for k in t] + [full])
+    return min(tot, full)

@@ -1,0 +1,269 @@
+"""Planning one statement over concrete operands into a ``KernelSpec``.
+
+Passes (pure functions): operand specs -> iteration-space decisions -> output format ->
+loop order (+ operands that must change format) -> assembly mode -> output index width.
+The ``KernelSpec`` is the kernel's canonical signature: it holds no shapes and no values.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..formats import Format, Storage, resolve_format
+from ..formats.levels import COMPRESSED, DENSE
+from ..ir.nodes import Access, Call, Const, Index, Statement, accesses_of
+from . import patterns as P
+
+INT32_MAX = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class OperandSpec:
+    format: Format
+    dtype: str
+    index_dtype: str
+    layout: tuple  # dense: modes from largest to smallest stride; sparse: ()
+
+    @property
+    def ndim(self):
+        return self.format.ndim
+
+    @property
+    def dense(self):
+        return self.format.is_dense
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    stmt: Statement
+    inputs: tuple        # OperandSpec per slot
+    output: OperandSpec
+    order: tuple         # loop order (Index)
+    mode: str            # dense | dense-acc | dense-inter | dense-count | append | sort
+    decisions: tuple     # f(0) == 0 decisions of "eval" ops, in walk order
+
+
+def operand_spec(st: Storage) -> OperandSpec:
+    if st.format.is_dense:
+        strides = st.vals.strides
+        layout = tuple(sorted(range(st.ndim), key=lambda m: (-abs(strides[m]), m)))
+        return OperandSpec(st.format, str(st.dtype), "int64", layout)
+    return OperandSpec(st.format, str(st.dtype), str(st.index_dtype), ())
+
+
+def level_vars(acc: Access, fmt: Format):
+    """Index of each storage level of an access (Index or Const), outermost first."""
+    return [acc.indices[m] for m in fmt.order]
+
+
+def split_shared_slots(stmt: Statement, storages):
+    """Give every access of a sparse operand its own slot, so each can be converted alone."""
+    seen = set()
+    new_st = list(storages)
+    mapping = {}
+
+    def walk(e):
+        if isinstance(e, Access):
+            st = storages[e.operand]
+            if st.format.is_dense or e.operand not in seen:
+                seen.add(e.operand)
+                return e
+            new_st.append(st)
+            return Access(len(new_st) - 1, e.indices)
+        return Call(e.op, tuple(walk(a) for a in e.args), e.in_dtypes, e.dtype)
+
+    expr = walk(stmt.expr)
+    if expr is stmt.expr:
+        return stmt, storages
+    return Statement(stmt.out_indices, expr, stmt.reduce, stmt.dtype), new_st
+
+
+def extents(stmt: Statement, storages, out_shape):
+    ext = {ix: n for ix, n in zip(stmt.out_indices, out_shape)}
+    for a in accesses_of(stmt.expr):
+        for ix, n in zip(a.indices, storages[a.operand].shape):
+            if isinstance(ix, Index):
+                ext.setdefault(ix, n)
+    return ext
+
+
+def global_pattern(stmt: Statement, storages, decisions=None):
+    """Pattern over all indices: keys are access positions of sparse operands."""
+    def key(acc, q):
+        return None if storages[acc.operand].format.is_dense else q
+
+    return P.expr_pattern(stmt.expr, key, lambda a: _scalar_value(storages[a.operand]), decisions)
+
+
+def _scalar_value(st: Storage):
+    if st.ndim == 0 and st.format.is_dense:
+        return st.vals[()]
+    return None
+
+
+def infer_format(stmt: Statement, specs, densities, ext, out_ndim, decisions=None):
+    """Output format when none is requested, from the iteration space and a density estimate."""
+    accs = accesses_of(stmt.expr)
+    pat, _ = P.expr_pattern(stmt.expr, lambda a, q: None if specs[a.operand].dense else q,
+                            lambda a: None, decisions)
+    if pat == P.TRUE or out_ndim == 0:
+        return resolve_format("dense", out_ndim)
+    red = stmt.reduce_indices
+    d = P.estimate_density(pat, lambda q: densities[accs[q].operand])
+    if red:
+        n = 1.0
+        for r in red:
+            n *= max(ext[r], 1)
+        d = 1.0 - (1.0 - min(d, 1.0)) ** n if d < 1 else 1.0
+        if d > 0.5:
+            return resolve_format("dense", out_ndim)
+    # mirror an operand whose pattern is the result's (keeps COO as COO, CSC as CSC, views free)
+    if not red:
+        for term in pat:
+            for q in sorted(term):
+                a = accs[q]
+                if all(isinstance(ix, Index) for ix in a.indices) and \
+                        sorted(a.indices, key=str) == sorted(stmt.out_indices, key=str) and \
+                        len(set(a.indices)) == len(a.indices):
+                    fmt = specs[a.operand].format
+                    # storage level l holds operand mode fmt.order[l] -> output mode of that index
+                    order = tuple(stmt.out_indices.index(a.indices[m]) for m in fmt.order)
+                    return Format(fmt.levels, order)
+            break
+    return None  # sparse, shape decided by the loop order
+
+
+def _default_sparse(order_vars, out_indices):
+    n = len(out_indices)
+    mode_order = tuple(out_indices.index(v) for v in order_vars if v in out_indices)
+    if n == 1:
+        return Format([COMPRESSED], mode_order)
+    return Format([DENSE] + [COMPRESSED] * (n - 1), mode_order)
+
+
+def _toposort(vars_, edges, score):
+    indeg = {v: 0 for v in vars_}
+    for a, b in edges:
+        indeg[b] += 1
+    order = []
+    ready = [v for v in vars_ if indeg[v] == 0]
+    while ready:
+        ready.sort(key=score)
+        v = ready.pop(0)
+        order.append(v)
+        for a, b in edges:
+            if a == v:
+                indeg[b] -= 1
+                if indeg[b] == 0:
+                    ready.append(b)
+    return order if len(order) == len(vars_) else None
+
+
+def _chain_edges(seq):
+    seq = [x for x in seq if isinstance(x, Index)]
+    out = []
+    dedup = []
+    for x in seq:
+        if x not in dedup:
+            dedup.append(x)
+    for a, b in zip(dedup, dedup[1:]):
+        out.append((a, b))
+    return out
+
+
+def choose_order(stmt: Statement, specs, out_fmt):
+    """Loop order, and the slots whose sparse operand must be converted to follow it.
+
+    Hard constraints: each sparse operand's levels in storage order. Soft: a fixed sparse output's
+    levels first (append assembly); for max/min/prod, reductions innermost. Among free choices,
+    indices stored outer in more operands go first, output before reduction.
+    """
+    outs = list(stmt.out_indices)
+    red = list(stmt.reduce_indices)
+    vars_ = outs + red
+    accs = accesses_of(stmt.expr)
+    sparse_accs = [a for a in accs if not specs[a.operand].dense]
+    pos = {v: [] for v in vars_}
+    for a in accs:
+        sp = specs[a.operand]
+        lv = level_vars(a, sp.format) if not sp.dense else [a.indices[m] for m in sp.layout]
+        for l, ix in enumerate(lv):
+            if isinstance(ix, Index):
+                pos[ix].append(l)
+    if out_fmt is not None:
+        for l, m in enumerate(out_fmt.order if not out_fmt.is_dense else range(len(outs))):
+            pos[outs[m]].append(l)
+
+    def score(v):
+        p = pos[v] or [0]
+        return (max(p), sum(p), v in red, vars_.index(v))
+
+    converted = []
+    active = list(sparse_accs)
+    while True:
+        edges = []
+        for a in active:
+            edges += _chain_edges(level_vars(a, specs[a.operand].format))
+        base = _toposort(vars_, edges, score)
+        if base is not None:
+            break
+        converted.append(active.pop())  # drop the last operand's constraints; it gets converted
+    soft = []
+    if out_fmt is not None and out_fmt.is_sparse:
+        ov = [outs[m] for m in out_fmt.order]
+        soft.append(_chain_edges(ov) + [(ov[-1], r) for r in red] if ov else [])
+    if red and stmt.reduce != "sum":
+        soft.append([(o, r) for o in outs for r in red])
+    order = base
+    extra = []
+    for s in soft:
+        o = _toposort(vars_, edges + extra + s, score)
+        if o is not None:
+            extra += s
+            order = o
+    return tuple(order), tuple(sorted({a.operand for a in converted}))
+
+
+def concordant_format(spec: OperandSpec, acc: Access, order) -> Format:
+    """The operand's level kinds, with its modes stored in loop order."""
+    modes = sorted(range(len(acc.indices)),
+                   key=lambda m: order.index(acc.indices[m]) if isinstance(acc.indices[m], Index) else -1)
+    return Format(spec.format.levels, tuple(modes))
+
+
+def choose_mode(stmt: Statement, order, out_fmt: Format):
+    outs, red = list(stmt.out_indices), list(stmt.reduce_indices)
+    m = len(outs)
+    outs_first = set(order[:m]) == set(outs)
+    if out_fmt.is_dense:
+        if not red:
+            return "dense"
+        if outs_first:
+            return "dense-acc"
+        return "dense-inter" if stmt.reduce == "sum" else "dense-count"
+    storage_vars = [outs[k] for k in out_fmt.order]
+    if tuple(order[:m]) == tuple(storage_vars) and _appendable(out_fmt):
+        return "append"
+    return "sort"
+
+
+def _appendable(fmt: Format) -> bool:
+    kinds = [l.kind for l in fmt.levels]
+    # dense prefix then compressed levels, or COO (non-unique compressed + singletons)
+    k = 0
+    while k < len(kinds) and kinds[k] == "dense":
+        k += 1
+    rest = fmt.levels[k:]
+    if all(l.kind == "compressed" and l.unique for l in rest):
+        return True
+    return k == 0 and rest[0].kind == "compressed" and all(l.kind == "singleton" for l in rest[1:])
+
+
+def output_index_dtype(out_fmt: Format, out_shape, bound):
+    if out_fmt.is_dense:
+        return "int64"
+    full = int(np.prod(out_shape, dtype=np.float64)) if out_shape else 1
+    if max(out_shape, default=0) > INT32_MAX:
+        return "int64"
+    return "int32" if min(full, bound) <= INT32_MAX else "int64"

@@ -1,0 +1,206 @@
+"""Running the DAG: plan each node, fetch its kernel by signature, call it on the buffers.
+
+Trace -> plan -> lower -> compile, as in JAX: a node's ``KernelSpec`` (no shapes, no values) is
+the key of a process-wide plan cache holding the compiled kernel and its argument recipe, so a
+warm call costs a few dictionary lookups, pointer marshalling and the kernel itself.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from ..formats import Format, Storage, resolve_format
+from ..ir.nodes import Access, Index, Statement, accesses_of
+from ..planner import patterns as P
+from ..planner import plan as PL
+
+FUSION_VALUES = ("auto", "max", "none")
+
+_RUNNERS = {}
+_RUNNERS_LOCK = threading.Lock()
+_ANALYSIS = {}
+_ORDERS = {}
+
+
+def check_options(opname, fusion="auto", device=None, schedule=None):
+    if fusion not in FUSION_VALUES:
+        raise ValueError(f"{opname}: fusion must be one of {FUSION_VALUES}, got {fusion!r}")
+    if device not in (None, "cpu"):
+        raise ValueError(f"{opname}: device {device!r} is not available (only 'cpu' in this build)")
+    if schedule is not None and not hasattr(schedule, "apply"):
+        raise TypeError(f"{opname}: schedule must be an ls.Schedule, got {type(schedule).__name__}")
+
+
+def compute(*arrays, fusion="auto", schedule=None):
+    """Materialize several arrays in one plan; returns a tuple of concrete arrays.
+
+    >>> import numpy as np, lazysparse as ls
+    >>> A = ls.asarray(np.arange(4.0).reshape(2, 2))
+    >>> s, t = ls.compute(A.sum(), (A * 2).sum(axis=0))
+    >>> float(s), t.todense().tolist()
+    (6.0, [4.0, 8.0])
+    """
+    from ..array import Array
+    check_options("compute", fusion=fusion, schedule=schedule)
+    nodes = [a._node for a in arrays if isinstance(a, Array) and a._node is not None]
+    compute_nodes(nodes, fusion=fusion, schedule=schedule)
+    out = []
+    for a in arrays:
+        out.append(Array._from_storage(a.storage) if isinstance(a, Array) else a)
+    return tuple(out)
+
+
+def compute_nodes(nodes, fusion="auto", schedule=None):
+    """Materialize nodes, children first (iteratively: DAGs can be deep)."""
+    todo = []
+    seen = set()
+    stack = [(n, False) for n in nodes]
+    while stack:
+        n, expanded = stack.pop()
+        if n.result is not None:
+            continue
+        if expanded:
+            if id(n) not in seen:
+                seen.add(id(n))
+                todo.append(n)
+            continue
+        stack.append((n, True))
+        for c in n.children:
+            if c._node is not None and c._node.result is None:
+                stack.append((c._node, False))
+    for n in todo:
+        if n.result is None:
+            sts = [c._storage if c._storage is not None else c._node.result for c in n.children]
+            n.result = execute(n.stmt, sts, n.shape, n.format, name="materialize")
+            n.children = tuple(c if c._storage is not None else _concrete(c) for c in n.children)
+
+
+def _concrete(arr):
+    from ..array import Array
+    return Array._from_storage(arr._node.result)
+
+
+# -- planning ----------------------------------------------------------------------------------
+def _is_relabel(stmt: Statement):
+    e = stmt.expr
+    return (isinstance(e, Access) and not stmt.reduce_indices and len(set(e.indices)) == len(e.indices)
+            and all(isinstance(i, Index) for i in e.indices))
+
+
+def execute(stmt: Statement, storages, out_shape, req_format=None, name="materialize") -> Storage:
+    """Compute one statement over concrete storages; returns the result storage."""
+    stmt, storages = PL.split_shared_slots(stmt, storages)
+    specs = tuple(PL.operand_spec(st) for st in storages)
+    nd = len(out_shape)
+    ext = PL.extents(stmt, storages, out_shape)
+    has_scalars = any(st.ndim == 0 for st in storages)
+    akey = (stmt, specs)
+    an = _ANALYSIS.get(akey) if not has_scalars else None
+    if an is None:
+        pat, decisions = PL.global_pattern(stmt, storages)
+        an = (pat, decisions)
+        if not has_scalars:
+            _ANALYSIS[akey] = an
+    pat, decisions = an
+    if req_format is not None:
+        out_fmt = resolve_format(req_format, nd)
+    else:
+        dens = [st.nnz / max(1, int(np.prod(st.shape, dtype=np.float64))) if not st.format.is_dense else 1.0
+                for st in storages]
+        out_fmt = PL.infer_format(stmt, specs, dens, ext, nd, decisions)
+    # a relabelling whose result format mirrors the operand is a view: no kernel
+    if _is_relabel(stmt) and out_fmt is not None:
+        src = storages[0]
+        acc = stmt.expr
+        if src.format.is_dense and out_fmt.is_dense:
+            perm = [acc.indices.index(ix) for ix in stmt.out_indices]
+            return Storage.from_dense(np.transpose(src.vals, perm))
+        if not src.format.is_dense:
+            mirrored = Format(src.format.levels, tuple(stmt.out_indices.index(acc.indices[m]) for m in src.format.order))
+            if mirrored == out_fmt:
+                return Storage(out_shape, out_fmt, src.pos, src.crd, src.vals, src.index_dtype)
+    okey = (stmt, specs, out_fmt, decisions)
+    planned = _ORDERS.get(okey)
+    if planned is None:
+        order, converted = PL.choose_order(stmt, specs, out_fmt)
+        fmt = out_fmt if out_fmt is not None else PL._default_sparse(order, list(stmt.out_indices))
+        mode = PL.choose_mode(stmt, order, fmt)
+        if mode == "sort" and not PL._appendable(fmt):
+            raise NotImplementedError(f"{name}: cannot assemble a result in format {fmt!r} yet")
+        planned = (tuple(order), converted, fmt, mode)
+        _ORDERS[okey] = planned
+    order, converted, fmt, mode = planned
+    if converted:
+        accs = accesses_of(stmt.expr)
+        storages = list(storages)
+        for k in converted:
+            acc = next(a for a in accs if a.operand == k)
+            storages[k] = convert_storage(storages[k], PL.concordant_format(specs[k], acc, order))
+        return execute(stmt, storages, out_shape, fmt, name)
+    if fmt.is_sparse:
+        full = int(np.prod(out_shape, dtype=np.float64)) if out_shape else 1
+        if mode == "append" and full > PL.INT32_MAX:
+            accs = accesses_of(stmt.expr)
+            bound = P.bound_count(pat, lambda q: storages[accs[q].operand].nnz, full)
+        else:
+            bound = full
+        idt = PL.output_index_dtype(fmt, out_shape, bound)
+    else:
+        idt = "int64"
+    runner = _RUNNERS.get((okey, idt))
+    if runner is None:
+        ospec = PL.OperandSpec(fmt, stmt.dtype, idt, ())
+        runner = _get_runner(PL.KernelSpec(stmt, specs, ospec, order, mode, decisions))
+        _RUNNERS[(okey, idt)] = runner
+    log = getattr(_LOG, "items", None)
+    if log is not None:
+        log.append((runner.spec, runner))
+    return runner.run(storages, ext, out_shape, pat, name)
+
+
+def convert_storage(st: Storage, fmt: Format) -> Storage:
+    """Change a storage's format with a generated kernel (``out[i..] = A[i..]``)."""
+    from ..build import _IDX
+    idx = _IDX[:st.ndim]
+    stmt = Statement(idx, Access(0, idx), "sum", str(st.dtype))
+    return execute(stmt, [st], st.shape, fmt, name="asformat")
+
+
+_SPECS = {}
+_SPECS_LOCK = threading.Lock()
+
+
+def _get_runner(spec):
+    r = _SPECS.get(spec)
+    if r is not None:
+        return r
+    with _SPECS_LOCK:
+        r = _SPECS.get(spec)
+        if r is None:
+            from .runner import Runner
+            r = Runner(spec)
+            _SPECS[spec] = r
+    return r
+
+
+_LOG = threading.local()
+
+
+class kernel_log:
+    """Context manager collecting ``(KernelSpec, Runner)`` of every kernel run in this thread."""
+
+    def __enter__(self):
+        self.items = []
+        _LOG.items = self.items
+        return self.items
+
+    def __exit__(self, *exc):
+        _LOG.items = None
+
+
+def plan_cache_clear():
+    _RUNNERS.clear()
+    _SPECS.clear()
+    _ANALYSIS.clear()
+    _ORDERS.clear()

@@ -1,0 +1,142 @@
+"""A compiled kernel plus the recipe that feeds it buffers and wraps what it returns."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..backends import c as cbackend
+from ..formats import Storage
+from ..ir import ops
+from ..lower.lowering import lower
+from ..planner import patterns as P
+
+
+class Runner:
+    def __init__(self, spec):
+        self.spec = spec
+        block, abi = lower(spec)
+        self.abi = abi
+        self.source = cbackend.emit(block, header_comment=repr(spec.stmt) + " | order " +
+                                    ",".join(map(repr, spec.order)) + " | " + spec.mode)
+        from .cache import ffi, libc, load_kernel
+        self.kernel = load_kernel(self.source)
+        self._ffi, self._libc = ffi, libc
+        self.np_ = len(abi.p)
+        self.nd_ = len(abi.d)
+        fmt = spec.output.format
+        self.out_dense = fmt.is_dense
+        self.odtype = np.dtype(spec.stmt.dtype)
+        self.oidx = np.dtype(spec.output.index_dtype)
+        self.obuf_slots = [(k, desc) for k, desc in enumerate(abi.p) if desc[0] == "obuf"]
+        self.ocount_slots = {desc[1]: k for k, desc in enumerate(abi.d) if desc[0] == "ocount"}
+
+    def run(self, storages, ext, out_shape, pat, name):
+        ffi = self._ffi
+        spec = self.spec
+        fmt = spec.output.format
+        keep = []
+        out = cnt = None
+        if self.out_dense:
+            if spec.mode == "dense-count":
+                ident = ops.reduce_identity(spec.stmt.reduce, self.odtype)
+                out = np.full(out_shape, ident, dtype=self.odtype)
+                cnt = np.zeros(out_shape, dtype=np.int64)
+            else:
+                out = np.zeros(out_shape, dtype=self.odtype)
+        p = ffi.new("void*[]", max(self.np_, 1))
+        d = ffi.new("int64_t[]", max(self.nd_, 1))
+        for k, desc in enumerate(self.abi.p):
+            tag = desc[0]
+            if tag == "in":
+                st = storages[desc[1]]
+                what = desc[2]
+                arr = st.vals if what == "vals" else (st.pos if what == "pos" else st.crd)[desc[3]]
+                if what == "vals" and st.format.is_dense:
+                    arr = _usable_dense(arr)
+                    storages[desc[1]] = st = Storage(st.shape, st.format, st.pos, st.crd, arr, st.index_dtype) \
+                        if arr is not st.vals else st
+                if arr.flags.c_contiguous:
+                    buf = ffi.from_buffer(arr)
+                else:  # a strided view: its first element's address (kept alive by ``keep``)
+                    buf = ffi.cast("void *", arr.__array_interface__["data"][0])
+                keep.append(arr)
+                keep.append(buf)
+                p[k] = buf
+            elif tag == "out":
+                buf = ffi.from_buffer(out if desc[1] == "vals" else cnt)
+                keep.append(buf)
+                p[k] = buf
+        for k, desc in enumerate(self.abi.d):
+            tag = desc[0]
+            if tag == "ext":
+                d[k] = ext[desc[1]]
+            elif tag == "stride":
+                st = storages[desc[1]]
+                d[k] = st.vals.strides[desc[2]] // st.vals.itemsize
+            elif tag == "size":
+                d[k] = storages[desc[1]].level_size(desc[2])
+            elif tag == "ostride":
+                d[k] = out.strides[desc[1]] // out.itemsize
+            elif tag == "osize":
+                d[k] = out_shape[fmt.order[desc[1]]]
+            elif tag == "ohint":
+                d[k] = self._hint(storages, out_shape, pat)
+        rc = self.kernel.fn(p, d)
+        del keep
+        if rc != 0:
+            self._free_partial(p)
+            raise MemoryError(f"{name}: out of memory while assembling a result of shape {out_shape}")
+        if self.out_dense:
+            return Storage.from_dense(out)
+        return self._wrap_sparse(p, d, out_shape)
+
+    def _hint(self, storages, out_shape, pat):
+        tot = sum(st.nnz for st in storages if not st.format.is_dense and st.ndim)
+        full = int(np.prod(out_shape, dtype=np.float64)) if out_shape else 1
+        return int(max(16, min(full, tot if tot else full, 1 << 26)))
+
+    def _free_partial(self, p):
+        for k, _ in self.obuf_slots:
+            if p[k] != self._ffi.NULL:
+                self._libc.free(p[k])
+
+    def _wrap_sparse(self, p, d, out_shape):
+        ffi, libc = self._ffi, self._libc
+        fmt = self.spec.output.format
+        levels = fmt.levels
+        nd = len(levels)
+        counts = {l: d[k] for l, k in self.ocount_slots.items()}
+        dense_count = 1
+        kd = 0
+        while kd < nd and levels[kd].kind == "dense":
+            dense_count *= out_shape[fmt.order[kd]]
+            kd += 1
+        coo = levels[0].kind == "compressed" and not levels[0].unique
+        leaf = counts[nd - 1]
+        pos, crd = [None] * nd, [None] * nd
+        vals = None
+        for k, (_, kind, l) in self.obuf_slots:
+            if kind == "pos":
+                n = 2 if coo else ((dense_count + 1) if l == kd else counts[l - 1] + 1)
+                pos[l] = _own(ffi, libc, p[k], n, self.oidx)
+            elif kind == "crd":
+                crd[l] = _own(ffi, libc, p[k], leaf if coo else counts[l], self.oidx)
+            else:
+                vals = _own(ffi, libc, p[k], leaf, self.odtype)
+        return Storage(out_shape, fmt, pos, crd, vals, self.oidx)
+
+
+def _own(ffi, libc, ptr, n, dtype):
+    """A NumPy array owning a malloc'd buffer (freed when the array dies). No copy."""
+    n = int(n)
+    if n == 0:
+        libc.free(ptr)
+        return np.zeros(0, dtype=dtype)
+    cptr = ffi.gc(ffi.cast("char *", ptr), libc.free)
+    return np.frombuffer(ffi.buffer(cptr, n * dtype.itemsize), dtype=dtype)
+
+
+def _usable_dense(arr):
+    """Kernels need aligned, native-order data with element-multiple strides."""
+    if arr.flags.aligned and arr.dtype.isnative and all(s % arr.itemsize == 0 for s in arr.strides):
+        return arr
+    return np.ascontiguousarray(arr)
