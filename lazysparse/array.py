@@ -12,6 +12,17 @@ from . import build
 from .formats import Storage
 
 
+_EXEC = []
+
+
+def _execute():
+    """runtime.execute, imported once (it imports this module)."""
+    if not _EXEC:
+        from .runtime import execute
+        _EXEC.append(execute)
+    return _EXEC[0]
+
+
 class Array:
     """A lazysparse array. Create one with ``ls.asarray``; operators on it are lazy.
 
@@ -94,8 +105,7 @@ class Array:
         if self._storage is not None:
             return self._storage
         if self._node.result is None:
-            from .runtime.execute import compute_nodes
-            compute_nodes([self._node])
+            _execute().compute_nodes([self._node])
         return self._node.result
 
     # -- running -----------------------------------------------------------------------------
@@ -107,8 +117,10 @@ class Array:
         >>> x.is_lazy, x.todense().tolist()
         (False, [2.0, 2.0, 2.0])
         """
-        from .runtime.execute import check_options, compute_nodes
-        check_options("materialize", fusion=fusion, device=device, schedule=schedule)
+        if fusion != "auto" or device is not None or schedule is not None:
+            from .runtime.execute import check_options
+            check_options("materialize", fusion=fusion, device=device, schedule=schedule)
+        compute_nodes = _execute().compute_nodes
         if self._node is not None and self._node.result is None:
             compute_nodes([self._node], fusion=fusion, schedule=schedule)
         out = Array._from_storage(self.storage)

@@ -13,13 +13,17 @@ import numbers
 import numpy as np
 
 from .ir import ops
-from .ir.nodes import Access, Call, Const, Index, Statement
+from .ir.nodes import Access, Call, Const, Index, Statement, intern
+from .node import make_node
 
 _IDX = tuple(Index(f"i{k}") for k in range(64))
+_DT = {}
 
 
 def _array_cls():
     from .array import Array
+    global _array_cls
+    _array_cls = lambda: Array  # noqa: E731  (import once; array.py imports this module)
     return Array
 
 
@@ -49,6 +53,9 @@ def _scalar_array(value, dtype):
 
 
 def broadcast_shapes(opname, shapes):
+    first = shapes[0]
+    if all(s == first for s in shapes):
+        return tuple(first)
     try:
         return tuple(np.broadcast_shapes(*shapes))
     except ValueError:
@@ -85,9 +92,9 @@ def elementwise(op: str, *args, opname=None):
 
 
 def _node_array(stmt, children, shape, dtype, format=None):
-    from .node import make_node
     Array = _array_cls()
-    return Array._from_node(make_node(stmt, children, tuple(shape), np.dtype(dtype), format))
+    stmt = intern(stmt)
+    return Array._from_node(make_node(stmt, children, tuple(shape), _DT.get(dtype) or np.dtype(dtype), format))
 
 
 def contraction(out_subs, terms, *, reduce="sum", format=None, opname="einsum"):
@@ -113,6 +120,19 @@ def contraction(out_subs, terms, *, reduce="sum", format=None, opname="einsum"):
             raise ValueError(f"{opname}: output index {s} does not appear in any operand")
     if len(set(out_subs)) != len(out_subs):
         raise ValueError(f"{opname}: output subscripts repeat an index")
+    key = (tuple(out_subs), tuple(subs for _, subs in terms), tuple(a.dtype for a, _ in terms), reduce)
+    hit = _CONTRACTIONS.get(key)
+    if hit is None:
+        hit = _CONTRACTIONS[key] = _contraction_stmt(out_subs, terms, extents, reduce)
+    stmt, cur = hit
+    shape = tuple(extents[s] for s in out_subs)
+    return _node_array(stmt, tuple(a for a, _ in terms), shape, cur, format)
+
+
+_CONTRACTIONS = {}
+
+
+def _contraction_stmt(out_subs, terms, extents, reduce):
     names = {s: _IDX[k] for k, s in enumerate(list(out_subs) + [s for s in extents if s not in out_subs])}
     dtypes = [str(a.dtype) for a, _ in terms]
     accs = [Access(k, tuple(names[s] for s in subs)) for k, (_, subs) in enumerate(terms)]
@@ -123,9 +143,7 @@ def contraction(out_subs, terms, *, reduce="sum", format=None, opname="einsum"):
         expr = Call("multiply", (expr, a), ins, cur2)
         cur = cur2
     # bool sums are logical or, as in NumPy's einsum and matmul
-    shape = tuple(extents[s] for s in out_subs)
-    stmt = Statement(tuple(names[s] for s in out_subs), expr, reduce, cur)
-    return _node_array(stmt, tuple(a for a, _ in terms), shape, cur, format)
+    return intern(Statement(tuple(names[s] for s in out_subs), expr, reduce, cur)), cur
 
 
 def reduction(x, axis, op, keepdims=False, dtype=None, opname=None):
@@ -135,6 +153,8 @@ def reduction(x, axis, op, keepdims=False, dtype=None, opname=None):
     if axis is None:
         axes = tuple(range(nd))
     else:
+        if not isinstance(axis, (int, np.integer, tuple, list)):
+            raise TypeError(f"{opname}: axis must be an int or tuple of ints, got {axis!r}")
         axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
         norm = []
         for a in axes:

@@ -33,6 +33,7 @@ class Format:
         object.__setattr__(self, "levels", levels)
         object.__setattr__(self, "order", order)
         object.__setattr__(self, "name", name or _guess_name(levels, order))
+        object.__setattr__(self, "_dense", all(l.kind == "dense" for l in levels))
 
     @property
     def ndim(self) -> int:
@@ -40,13 +41,15 @@ class Format:
 
     @property
     def is_dense(self) -> bool:
-        return all(l.is_dense for l in self.levels)
+        return self._dense
 
     @property
     def is_sparse(self) -> bool:
-        return not self.is_dense
+        return not self._dense
 
     def __eq__(self, other):
+        if other is self:
+            return True
         if isinstance(other, FormatFamily):
             return other == self
         if isinstance(other, str):
@@ -59,7 +62,11 @@ class Format:
         return self.levels == other.levels and self.order == other.order
 
     def __hash__(self):
-        return hash((self.levels, self.order))
+        h = self.__dict__.get("_h")
+        if h is None:
+            h = hash((self.levels, self.order))
+            object.__setattr__(self, "_h", h)
+        return h
 
     def __repr__(self):
         if self.name:
@@ -100,11 +107,15 @@ class FormatFamily:
         self.name = name
         self._builder = builder
         self._ndims = ndims
+        self._cache = {}
 
     def resolve(self, ndim: int) -> Format:
+        fmt = self._cache.get(ndim)
+        if fmt is not None:
+            return fmt
         if self._ndims is not None and ndim not in self._ndims:
             raise ValueError(f"format {self.name!r} is defined for {sorted(self._ndims)}-d arrays, not {ndim}-d")
-        return self._builder(ndim)
+        return self._cache.setdefault(ndim, self._builder(ndim))
 
     def __eq__(self, other):
         if isinstance(other, FormatFamily):

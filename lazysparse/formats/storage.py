@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .format import Format
+from .format import Format, dense as _DENSE
+
+_INT64 = np.dtype(np.int64)
 
 INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 VALUE_DTYPES = tuple(np.dtype(t) for t in (np.bool_, np.int32, np.int64, np.float32, np.float64,
@@ -36,10 +38,11 @@ class Storage:
     # -- construction -------------------------------------------------------------------------
     @classmethod
     def from_dense(cls, arr: np.ndarray) -> "Storage":
-        from .format import resolve_format
-        fmt = resolve_format("dense", arr.ndim)
         n = arr.ndim
-        return cls(arr.shape, fmt, [None] * n, [None] * n, arr, np.int64)
+        st = object.__new__(cls)
+        st.shape, st.format, st.pos, st.crd = arr.shape, _DENSE.resolve(n), [None] * n, [None] * n
+        st.vals, st.index_dtype = arr, _INT64
+        return st
 
     # -- queries ------------------------------------------------------------------------------
     @property

@@ -7,11 +7,23 @@ kernel signature is built from. Subscripts are index variables or constants (bro
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from functools import cached_property
+
+
+class _Hashed:
+    """IR nodes are hashed on every cache lookup: compute the hash once per object."""
+
+    def __hash__(self):
+        h = self.__dict__.get("_h")
+        if h is None:
+            h = hash(tuple(getattr(self, f.name) for f in fields(self)))
+            object.__setattr__(self, "_h", h)
+        return h
 
 
 @dataclass(frozen=True)
-class Index:
+class Index(_Hashed):
     name: str
 
     def __repr__(self):
@@ -19,7 +31,7 @@ class Index:
 
 
 @dataclass(frozen=True)
-class Const:
+class Const(_Hashed):
     value: int
 
     def __repr__(self):
@@ -27,7 +39,7 @@ class Const:
 
 
 @dataclass(frozen=True)
-class Access:
+class Access(_Hashed):
     operand: int
     indices: tuple  # of Index | Const
 
@@ -36,7 +48,7 @@ class Access:
 
 
 @dataclass(frozen=True)
-class Call:
+class Call(_Hashed):
     """``op`` applied to ``args``. ``in_dtypes`` are the dtypes arguments are cast to (NumPy's
     ufunc loop), ``dtype`` the result dtype; both are dtype strings (e.g. ``'float64'``)."""
     op: str
@@ -49,17 +61,21 @@ class Call:
 
 
 @dataclass(frozen=True)
-class Statement:
+class Statement(_Hashed):
     out_indices: tuple  # of Index
     expr: object        # Access | Call
     reduce: str = "sum"  # "sum" | "max" | "min" | "prod"; used for indices absent from the left
     dtype: str = "float64"
 
-    @property
+    @cached_property
+    def accesses(self) -> tuple:
+        return tuple(accesses_of(self.expr))
+
+    @cached_property
     def reduce_indices(self) -> tuple:
         outs = set(self.out_indices)
         seen = []
-        for a in accesses_of(self.expr):
+        for a in self.accesses:
             for ix in a.indices:
                 if isinstance(ix, Index) and ix not in outs and ix not in seen:
                     seen.append(ix)
@@ -96,3 +112,15 @@ def indices_of(expr):
             if isinstance(ix, Index) and ix not in seen:
                 seen.append(ix)
     return seen
+
+
+# @dataclass(frozen=True) generates __hash__ on each class; put the caching one back
+for _cls in (Index, Const, Access, Call, Statement):
+    _cls.__hash__ = _Hashed.__hash__
+
+_INTERNED = {}
+
+
+def intern(stmt: "Statement") -> "Statement":
+    """The canonical object for an equal statement (cache lookups then compare by identity)."""
+    return _INTERNED.setdefault(stmt, stmt)

@@ -12,14 +12,14 @@ import numpy as np
 
 from ..formats import Format, Storage, resolve_format
 from ..formats.levels import COMPRESSED, DENSE
-from ..ir.nodes import Access, Call, Const, Index, Statement, accesses_of
+from ..ir.nodes import Access, Call, Const, Index, Statement, _Hashed, accesses_of
 from . import patterns as P
 
 INT32_MAX = 2**31 - 1
 
 
 @dataclass(frozen=True)
-class OperandSpec:
+class OperandSpec(_Hashed):
     format: Format
     dtype: str
     index_dtype: str
@@ -35,7 +35,7 @@ class OperandSpec:
 
 
 @dataclass(frozen=True)
-class KernelSpec:
+class KernelSpec(_Hashed):
     stmt: Statement
     inputs: tuple        # OperandSpec per slot
     output: OperandSpec
@@ -44,12 +44,41 @@ class KernelSpec:
     decisions: tuple     # f(0) == 0 decisions of "eval" ops, in walk order
 
 
+_DTN = {}
+_SPEC_CACHE = {}
+
+
+def dtname(dt) -> str:
+    n = _DTN.get(dt)
+    if n is None:
+        n = _DTN[dt] = str(np.dtype(dt))
+    return n
+
+
+OperandSpec.__hash__ = _Hashed.__hash__
+KernelSpec.__hash__ = _Hashed.__hash__
+
+
 def operand_spec(st: Storage) -> OperandSpec:
-    if st.format.is_dense:
+    """Interned: equal specs are the same object, so signature lookups compare by identity."""
+    fmt = st.format
+    if fmt.is_dense:
         strides = st.vals.strides
-        layout = tuple(sorted(range(st.ndim), key=lambda m: (-abs(strides[m]), m)))
-        return OperandSpec(st.format, str(st.dtype), "int64", layout)
-    return OperandSpec(st.format, str(st.dtype), str(st.index_dtype), ())
+        n = len(strides)
+        if n <= 1:
+            layout = (0,) if n else ()
+        elif n == 2:
+            layout = (0, 1) if abs(strides[0]) >= abs(strides[1]) else (1, 0)
+        else:
+            layout = tuple(sorted(range(n), key=lambda m: (-abs(strides[m]), m)))
+        key = (fmt, st.vals.dtype, None, layout)
+    else:
+        key = (fmt, st.vals.dtype, st.index_dtype, ())
+    spec = _SPEC_CACHE.get(key)
+    if spec is None:
+        spec = OperandSpec(fmt, dtname(key[1]), dtname(key[2]) if key[2] is not None else "int64", key[3])
+        spec = _SPEC_CACHE.setdefault(key, spec)
+    return spec
 
 
 def level_vars(acc: Access, fmt: Format):
@@ -59,9 +88,10 @@ def level_vars(acc: Access, fmt: Format):
 
 def split_shared_slots(stmt: Statement, storages):
     """Give every access of a sparse operand its own slot, so each can be converted alone."""
+    if not _has_repeated_slot(stmt):
+        return stmt, storages
     seen = set()
     new_st = list(storages)
-    mapping = {}
 
     def walk(e):
         if isinstance(e, Access):
@@ -79,9 +109,20 @@ def split_shared_slots(stmt: Statement, storages):
     return Statement(stmt.out_indices, expr, stmt.reduce, stmt.dtype), new_st
 
 
+_REPEATED = {}
+
+
+def _has_repeated_slot(stmt):
+    r = _REPEATED.get(stmt)
+    if r is None:
+        slots = [a.operand for a in stmt.accesses]
+        r = _REPEATED[stmt] = len(set(slots)) != len(slots)
+    return r
+
+
 def extents(stmt: Statement, storages, out_shape):
-    ext = {ix: n for ix, n in zip(stmt.out_indices, out_shape)}
-    for a in accesses_of(stmt.expr):
+    ext = dict(zip(stmt.out_indices, out_shape))
+    for a in stmt.accesses:
         for ix, n in zip(a.indices, storages[a.operand].shape):
             if isinstance(ix, Index):
                 ext.setdefault(ix, n)
@@ -132,6 +173,17 @@ def infer_format(stmt: Statement, specs, densities, ext, out_ndim, decisions=Non
                     return Format(fmt.levels, order)
             break
     return None  # sparse, shape decided by the loop order
+
+
+def infer_from_density(pat, stmt: Statement, densities, ext, out_ndim):
+    """The density-dependent part of ``infer_format`` (statements with reductions)."""
+    accs = stmt.accesses
+    d = P.estimate_density(pat, lambda q: densities[accs[q].operand])
+    n = 1.0
+    for r in stmt.reduce_indices:
+        n *= max(ext[r], 1)
+    d = 1.0 - (1.0 - min(d, 1.0)) ** n if d < 1 else 1.0
+    return resolve_format("dense", out_ndim) if d > 0.5 else None
 
 
 def _default_sparse(order_vars, out_indices):

@@ -6,6 +6,7 @@ warm call costs a few dictionary lookups, pointer marshalling and the kernel its
 """
 from __future__ import annotations
 
+import math
 import threading
 
 import numpy as np
@@ -85,30 +86,36 @@ def _concrete(arr):
 def _is_relabel(stmt: Statement):
     e = stmt.expr
     return (isinstance(e, Access) and not stmt.reduce_indices and len(set(e.indices)) == len(e.indices)
-            and all(isinstance(i, Index) for i in e.indices))
+            and len(e.indices) == len(stmt.out_indices) and all(isinstance(i, Index) for i in e.indices))
 
 
 def execute(stmt: Statement, storages, out_shape, req_format=None, name="materialize") -> Storage:
     """Compute one statement over concrete storages; returns the result storage."""
     stmt, storages = PL.split_shared_slots(stmt, storages)
-    specs = tuple(PL.operand_spec(st) for st in storages)
+    specs = tuple([PL.operand_spec(st) for st in storages])
     nd = len(out_shape)
     ext = PL.extents(stmt, storages, out_shape)
     has_scalars = any(st.ndim == 0 for st in storages)
-    akey = (stmt, specs)
+    akey = (stmt, specs, req_format)
     an = _ANALYSIS.get(akey) if not has_scalars else None
     if an is None:
         pat, decisions = PL.global_pattern(stmt, storages)
-        an = (pat, decisions)
+        fixed = None
+        if req_format is not None:
+            fixed = resolve_format(req_format, nd)
+        elif not stmt.reduce_indices or pat == P.TRUE:
+            # without reductions the inferred format does not depend on densities
+            fixed = PL.infer_format(stmt, specs, [0.0] * len(specs), ext, nd, decisions) or False
+        an = (pat, decisions, fixed)
         if not has_scalars:
             _ANALYSIS[akey] = an
-    pat, decisions = an
-    if req_format is not None:
-        out_fmt = resolve_format(req_format, nd)
-    else:
-        dens = [st.nnz / max(1, int(np.prod(st.shape, dtype=np.float64))) if not st.format.is_dense else 1.0
+    pat, decisions, fixed = an
+    if fixed is None:
+        dens = [st.vals.shape[0] / max(1, math.prod(st.shape)) if not st.format.is_dense else 1.0
                 for st in storages]
-        out_fmt = PL.infer_format(stmt, specs, dens, ext, nd, decisions)
+        out_fmt = PL.infer_from_density(pat, stmt, dens, ext, nd)
+    else:
+        out_fmt = fixed or None
     # a relabelling whose result format mirrors the operand is a view: no kernel
     if _is_relabel(stmt) and out_fmt is not None:
         src = storages[0]

@@ -28,13 +28,17 @@ class Runner:
         self.oidx = np.dtype(spec.output.index_dtype)
         self.obuf_slots = [(k, desc) for k, desc in enumerate(abi.p) if desc[0] == "obuf"]
         self.ocount_slots = {desc[1]: k for k, desc in enumerate(abi.d) if desc[0] == "ocount"}
+        self._pgetters = [(k, _pgetter(desc)) for k, desc in enumerate(abi.p) if desc[0] in ("in", "out")]
+        self._dgetters = [_dgetter(desc, self) for desc in abi.d]
 
     def run(self, storages, ext, out_shape, pat, name):
         ffi = self._ffi
         spec = self.spec
         fmt = spec.output.format
-        keep = []
         out = cnt = None
+        if any(st.format.is_dense and not _usable(st.vals) for st in storages):
+            storages = [Storage.from_dense(np.ascontiguousarray(st.vals)) if st.format.is_dense
+                        and not _usable(st.vals) else st for st in storages]
         if self.out_dense:
             if spec.mode == "dense-count":
                 ident = ops.reduce_identity(spec.stmt.reduce, self.odtype)
@@ -43,43 +47,17 @@ class Runner:
             else:
                 out = np.zeros(out_shape, dtype=self.odtype)
         p = ffi.new("void*[]", max(self.np_, 1))
-        d = ffi.new("int64_t[]", max(self.nd_, 1))
-        for k, desc in enumerate(self.abi.p):
-            tag = desc[0]
-            if tag == "in":
-                st = storages[desc[1]]
-                what = desc[2]
-                arr = st.vals if what == "vals" else (st.pos if what == "pos" else st.crd)[desc[3]]
-                if what == "vals" and st.format.is_dense:
-                    arr = _usable_dense(arr)
-                    storages[desc[1]] = st = Storage(st.shape, st.format, st.pos, st.crd, arr, st.index_dtype) \
-                        if arr is not st.vals else st
-                if arr.flags.c_contiguous:
-                    buf = ffi.from_buffer(arr)
-                else:  # a strided view: its first element's address (kept alive by ``keep``)
-                    buf = ffi.cast("void *", arr.__array_interface__["data"][0])
-                keep.append(arr)
-                keep.append(buf)
-                p[k] = buf
-            elif tag == "out":
-                buf = ffi.from_buffer(out if desc[1] == "vals" else cnt)
-                keep.append(buf)
-                p[k] = buf
-        for k, desc in enumerate(self.abi.d):
-            tag = desc[0]
-            if tag == "ext":
-                d[k] = ext[desc[1]]
-            elif tag == "stride":
-                st = storages[desc[1]]
-                d[k] = st.vals.strides[desc[2]] // st.vals.itemsize
-            elif tag == "size":
-                d[k] = storages[desc[1]].level_size(desc[2])
-            elif tag == "ostride":
-                d[k] = out.strides[desc[1]] // out.itemsize
-            elif tag == "osize":
-                d[k] = out_shape[fmt.order[desc[1]]]
-            elif tag == "ohint":
-                d[k] = self._hint(storages, out_shape, pat)
+        keep = [storages]
+        for k, get in self._pgetters:
+            arr = get(storages, out, cnt)
+            if arr.flags.c_contiguous:
+                buf = ffi.from_buffer(arr)
+            else:  # a strided view: its first element's address (kept alive by ``keep``)
+                buf = ffi.cast("void *", arr.__array_interface__["data"][0])
+            keep.append(arr)
+            keep.append(buf)
+            p[k] = buf
+        d = ffi.new("int64_t[]", [get(storages, ext, out, out_shape, pat) for get in self._dgetters] or [0])
         rc = self.kernel.fn(p, d)
         del keep
         if rc != 0:
@@ -135,8 +113,41 @@ def _own(ffi, libc, ptr, n, dtype):
     return np.frombuffer(ffi.buffer(cptr, n * dtype.itemsize), dtype=dtype)
 
 
-def _usable_dense(arr):
+def _usable(arr):
     """Kernels need aligned, native-order data with element-multiple strides."""
-    if arr.flags.aligned and arr.dtype.isnative and all(s % arr.itemsize == 0 for s in arr.strides):
-        return arr
-    return np.ascontiguousarray(arr)
+    return arr.flags.aligned and arr.dtype.isnative and all(s % arr.itemsize == 0 for s in arr.strides)
+
+
+def _pgetter(desc):
+    if desc[0] == "out":
+        return (lambda sts, out, cnt: out) if desc[1] == "vals" else (lambda sts, out, cnt: cnt)
+    k, what = desc[1], desc[2]
+    if what == "vals":
+        return lambda sts, out, cnt: sts[k].vals
+    l = desc[3]
+    if what == "pos":
+        return lambda sts, out, cnt: sts[k].pos[l]
+    return lambda sts, out, cnt: sts[k].crd[l]
+
+
+def _dgetter(desc, runner):
+    tag = desc[0]
+    if tag == "ext":
+        v = desc[1]
+        return lambda sts, ext, out, shape, pat: ext[v]
+    if tag == "stride":
+        k, m = desc[1], desc[2]
+        return lambda sts, ext, out, shape, pat: sts[k].vals.strides[m] // sts[k].vals.itemsize
+    if tag == "size":
+        k, l = desc[1], desc[2]
+        return lambda sts, ext, out, shape, pat: sts[k].shape[sts[k].format.order[l]]
+    if tag == "ostride":
+        m = desc[1]
+        return lambda sts, ext, out, shape, pat: out.strides[m] // out.itemsize
+    if tag == "osize":
+        l = desc[1]
+        order = runner.spec.output.format.order
+        return lambda sts, ext, out, shape, pat: shape[order[l]]
+    if tag == "ohint":
+        return lambda sts, ext, out, shape, pat: runner._hint(sts, shape, pat)
+    return lambda sts, ext, out, shape, pat: 0  # slots the kernel writes

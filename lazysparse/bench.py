@@ -1,0 +1,477 @@
+"""Side-by-side benchmarks: lazysparse vs scipy.sparse, pydata/sparse and any other installed peer.
+
+    python -m lazysparse.bench [--data DIR] [--kernels K ...] [--repeat N] [--threads 1]
+                               [--rmat-scale S ...] [--json PATH]
+
+Everything runs in one process and one run, so ratios are comparable.  Inputs: every matrix of the
+benchmark corpus (``--data``, else ``LAZYSPARSE_DATA``, else ``../shared/data`` beside the repository;
+3-order tensors are used only by the tensor kernel) and generated R-MAT graphs (Graph500 a=.57,
+b=c=.19, edge factor 16; ``--rmat-scale 20`` gives 2**20 rows and about 16M nonzeros).
+
+Kernels: ``spmv`` A@x, ``spmm`` A@X (128 columns), ``add_t`` A+A.T, ``add_r`` A+B, ``mul_t``
+A*A.T, ``mul_r`` A*B (B: uniform random with A's shape and density), ``sum0``/``sum1`` sums over
+axis 0/1, ``tocsc`` conversion, ``ttv`` einsum('ijk,k->ij') on tensors.
+
+Method: each lazysparse result is first checked against scipy (``np.allclose``; failures are marked
+and not timed).  Then every library gets one warm-up call (lazysparse compiles here; its time is
+reported as ``first_ms``) and ``--repeat`` timed calls with ``time.perf_counter``; the median is
+reported.  A lazysparse call builds a fresh lazy expression and materializes it (build + run, warm
+kernel cache).  Peers run with one thread unless ``--threads`` says otherwise (``OMP_NUM_THREADS``,
+``MKL_NUM_THREADS``, ... are set before any library loads, by re-executing the interpreter).
+Peers that are not installed are skipped; a peer that cannot do a kernel shows ``-``.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import os
+import platform
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+_THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS",
+                "VECLIB_MAXIMUM_THREADS", "LAZYSPARSE_NUM_THREADS")
+_REEXEC_MARK = "_LAZYSPARSE_BENCH_REEXEC"
+
+KERNELS = ("spmv", "spmm", "add_t", "add_r", "mul_t", "mul_r", "sum0", "sum1", "tocsc", "ttv")
+MATRIX_KERNELS = KERNELS[:-1]
+TENSOR_KERNELS = ("ttv",)
+PEERS = ("scipy", "pydata", "graphblas", "mkl", "torch")
+
+
+def _ensure_threads(threads: int, argv: list[str]) -> None:
+    """Re-execute with the thread variables set, so BLAS/OpenMP pools start with that size."""
+    want = str(threads)
+    if os.environ.get(_REEXEC_MARK) == "1" or all(os.environ.get(k) == want for k in _THREAD_VARS):
+        return
+    env = dict(os.environ)
+    env.update({k: want for k in _THREAD_VARS})
+    env[_REEXEC_MARK] = "1"
+    sys.stdout.flush()
+    os.execve(sys.executable, [sys.executable, "-m", "lazysparse.bench", *argv], env)
+
+
+# ---------------------------------------------------------------------------------------------
+# timing
+
+def measure(fn: Callable, repeat: int, budget_s: float):
+    """(median ms, first-call ms, result of the first call); fewer repeats when a call is slow."""
+    t0 = time.perf_counter()
+    first = fn()
+    first_s = time.perf_counter() - t0
+    n = repeat
+    if first_s * repeat > budget_s:
+        n = max(1, int(budget_s / max(first_s, 1e-9)))
+    times = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1e3, first_s * 1e3, first
+
+
+# ---------------------------------------------------------------------------------------------
+# inputs
+
+@dataclass
+class Item:
+    name: str
+    kind: str                      # "matrix" or "tensor"
+    shape: tuple
+    nnz: int
+    matrix: object = None          # scipy csr_array (matrices)
+    tensor: tuple | None = None    # (coords, data, shape) (tensors)
+
+
+def find_data_dir(explicit: str | None):
+    from .datasets import data_dir
+    if explicit:
+        p = Path(explicit).expanduser()
+        if not p.is_dir():
+            raise SystemExit(f"--data {explicit}: not a directory")
+        return p
+    return data_dir()
+
+
+def load_items(data: Path | None, names, rmat_scales, seed: int):
+    import numpy as np
+    import scipy.sparse as sp
+    from .datasets import rmat
+
+    items = []
+    if data is not None:
+        for f in sorted(data.glob("*.npz")):
+            if names and f.stem not in names:
+                continue
+            with np.load(f) as z:
+                if "coords" in z.files:
+                    shape = tuple(int(s) for s in z["shape"])
+                    items.append(Item(f.stem, "tensor", shape, int(z["data"].size),
+                                      tensor=(z["coords"], z["data"], shape)))
+                    continue
+            A = sp.csr_array(sp.load_npz(f))
+            A.sum_duplicates()
+            A.sort_indices()
+            items.append(Item(f.stem, "matrix", A.shape, A.nnz, matrix=A))
+    for s in rmat_scales:
+        A = rmat(s, edge_factor=16, seed=seed)
+        items.append(Item(f"rmat-{s}", "matrix", A.shape, A.nnz, matrix=A))
+    return items
+
+
+# ---------------------------------------------------------------------------------------------
+# peers: each returns {kernel: fn} for an input, fn taking no arguments
+
+def _peer_versions():
+    out = {}
+    import numpy, scipy
+    out["numpy"] = numpy.__version__
+    out["scipy"] = scipy.__version__
+    for mod, key in (("sparse", "pydata"), ("graphblas", "graphblas"), ("sparse_dot_mkl", "mkl"),
+                     ("torch", "torch")):
+        try:
+            m = __import__(mod)
+            out[key] = getattr(m, "__version__", "?")
+        except Exception:
+            pass
+    return out
+
+
+def _available_peers(wanted, threads):
+    peers = []
+    for p in wanted:
+        try:
+            if p == "scipy":
+                import scipy.sparse  # noqa: F401
+            elif p == "pydata":
+                import sparse  # noqa: F401
+            elif p == "graphblas":
+                import graphblas as gb
+                try:
+                    gb.init("suitesparse", blocking=True)
+                except Exception:
+                    pass
+                try:
+                    gb.ss.config["nthreads"] = threads
+                except Exception:
+                    pass
+            elif p == "mkl":
+                import sparse_dot_mkl  # noqa: F401
+            elif p == "torch":
+                import torch
+                torch.set_num_threads(threads)
+            peers.append(p)
+        except Exception:
+            continue
+    return peers
+
+
+def matrix_inputs(A, seed=0):
+    """The operands every matrix kernel uses, built once per matrix."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(seed)
+    m, n = A.shape
+    density = A.nnz / max(1, m * n)
+    B = sp.random_array((m, n), density=density, format="csr", rng=seed + 1, dtype=np.float64)
+    B.sort_indices()
+    return dict(A=A, B=B, x=rng.random(n), X=rng.random((n, 128)))
+
+
+def scipy_matrix_kernels(inp, square):
+    A, B, x, X = inp["A"], inp["B"], inp["x"], inp["X"]
+    k = dict(spmv=lambda: A @ x, spmm=lambda: A @ X, add_r=lambda: A + B, mul_r=lambda: A.multiply(B),
+             sum0=lambda: A.sum(axis=0), sum1=lambda: A.sum(axis=1), tocsc=lambda: A.tocsc())
+    if square:
+        k.update(add_t=lambda: A + A.T, mul_t=lambda: A.multiply(A.T))
+    return k
+
+
+def lazysparse_matrix_kernels(inp, square):
+    import lazysparse as ls
+    lA, lB, lx, lX = (ls.asarray(inp[k]) for k in ("A", "B", "x", "X"))
+    k = dict(spmv=lambda: lA @ lx, spmm=lambda: lA @ lX, add_r=lambda: lA + lB,
+             mul_r=lambda: lA * lB, sum0=lambda: lA.sum(axis=0), sum1=lambda: lA.sum(axis=1),
+             tocsc=lambda: lA.asformat("csc"))
+    if square:
+        k.update(add_t=lambda: lA + lA.T, mul_t=lambda: lA * lA.T)
+    return k
+
+
+def pydata_matrix_kernels(inp, square):
+    import sparse
+    A, B = (sparse.COO.from_scipy_sparse(inp[k]) for k in ("A", "B"))
+    x, X = inp["x"], inp["X"]
+    k = dict(spmv=lambda: A @ x, spmm=lambda: A @ X, add_r=lambda: A + B, mul_r=lambda: A * B,
+             sum0=lambda: A.sum(axis=0), sum1=lambda: A.sum(axis=1),
+             tocsc=lambda: A.asformat("gcxs", compressed_axes=[1]))
+    if square:
+        k.update(add_t=lambda: A + A.T, mul_t=lambda: A * A.T)
+    return k
+
+
+def graphblas_matrix_kernels(inp, square):
+    import graphblas as gb
+    A = gb.io.from_scipy_sparse(inp["A"])
+    B = gb.io.from_scipy_sparse(inp["B"])
+    x = gb.Vector.from_dense(inp["x"])
+    X = gb.Matrix.from_dense(inp["X"])
+    k = dict(spmv=lambda: A.mxv(x).new(), spmm=lambda: A.mxm(X).new(),
+             add_r=lambda: A.ewise_add(B).new(), mul_r=lambda: A.ewise_mult(B).new(),
+             sum0=lambda: A.reduce_columnwise().new(), sum1=lambda: A.reduce_rowwise().new())
+    if square:
+        k.update(add_t=lambda: A.ewise_add(A.T).new(), mul_t=lambda: A.ewise_mult(A.T).new())
+    return k
+
+
+def mkl_matrix_kernels(inp, square):
+    from sparse_dot_mkl import dot_product_mkl
+    import scipy.sparse as sp
+    A = sp.csr_matrix(inp["A"])
+    x, X = inp["x"], inp["X"]
+    return dict(spmv=lambda: dot_product_mkl(A, x), spmm=lambda: dot_product_mkl(A, X))
+
+
+def torch_matrix_kernels(inp, square):
+    import torch
+
+    def csr(M):
+        return torch.sparse_csr_tensor(torch.from_numpy(M.indptr.astype("int64")),
+                                       torch.from_numpy(M.indices.astype("int64")),
+                                       torch.from_numpy(M.data), size=M.shape)
+    A, B = csr(inp["A"]), csr(inp["B"])
+    x, X = torch.from_numpy(inp["x"]), torch.from_numpy(inp["X"])
+    Acoo = A.to_sparse_coo()
+    k = dict(spmv=lambda: A @ x, spmm=lambda: A @ X, add_r=lambda: A + B,
+             sum0=lambda: torch.sparse.sum(Acoo, dim=0), sum1=lambda: torch.sparse.sum(Acoo, dim=1),
+             tocsc=lambda: A.to_sparse_csc())
+    if square:
+        k.update(add_t=lambda: A + A.t().to_sparse_csr())
+    return k
+
+
+MATRIX_PEER_KERNELS = dict(scipy=scipy_matrix_kernels, pydata=pydata_matrix_kernels,
+                           graphblas=graphblas_matrix_kernels, mkl=mkl_matrix_kernels,
+                           torch=torch_matrix_kernels)
+
+
+def tensor_kernels(tensor, seed=0):
+    """{library: {"ttv": fn}} for einsum('ijk,k->ij') on a 3-order tensor."""
+    import numpy as np
+    import scipy.sparse as sp
+    coords, data, shape = tensor
+    I, J, K = shape
+    v = np.random.default_rng(seed).random(K)
+    out = {}
+    # scipy: the tensor matricized once (outside the timing) as an (I*J) x K CSR matrix.
+    M = sp.csr_array((data, (coords[0] * J + coords[1], coords[2])), shape=(I * J, K))
+    out["scipy"] = {"ttv": lambda: (M @ v).reshape(I, J)}
+    try:
+        import sparse
+        T = sparse.COO(coords, data, shape=shape, has_duplicates=False, sorted=True)
+        out["pydata"] = {"ttv": lambda: sparse.einsum("ijk,k->ij", T, v)}
+    except Exception:
+        pass
+    import lazysparse as ls
+    import sparse as pydata
+    lT = ls.asarray(pydata.COO(coords, data, shape=shape, has_duplicates=False, sorted=True))
+    lv = ls.asarray(v)
+    out["lazysparse"] = {"ttv": lambda: ls.einsum("ijk,k->ij", lT, lv)}
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# running
+
+def _fmt_ms(v):
+    if v is None:
+        return "-"
+    return f"{v:.3f}" if v < 10 else f"{v:.1f}"
+
+
+def run_case(ls_fn, peer_fns: dict, repeat: int, budget_s: float):
+    """Check lazysparse against scipy, then time everyone. Returns a result dict."""
+    from .demo import allclose
+
+    rec = {"check": None, "lazysparse": {}, "peers": {}}
+    ref = None
+    if "scipy" in peer_fns:
+        try:
+            ref = peer_fns["scipy"]()
+        except Exception as e:  # pragma: no cover - scipy should do every kernel it is given
+            rec["peers"]["scipy"] = {"error": f"{type(e).__name__}: {e}"}
+
+    def ls_call():
+        r = ls_fn()
+        return r.materialize() if getattr(r, "is_lazy", False) else r
+
+    try:
+        t0 = time.perf_counter()
+        first = ls_call()
+        first_ms = (time.perf_counter() - t0) * 1e3
+        if ref is not None:
+            import numpy as np
+            expected = np.asarray(ref) if not hasattr(ref, "tocsr") else ref
+            rec["check"] = "ok" if allclose(first, expected) else "FAILED"
+        if rec["check"] == "FAILED":
+            rec["lazysparse"] = {"error": "wrong result", "first_ms": first_ms}
+        else:
+            med, _, _ = measure(ls_call, repeat, budget_s)
+            rec["lazysparse"] = {"median_ms": med, "first_ms": first_ms}
+    except Exception as e:
+        rec["check"] = "ERROR"
+        rec["lazysparse"] = {"error": f"{type(e).__name__}: {e}"[:300]}
+
+    for name, fn in peer_fns.items():
+        if name in rec["peers"]:
+            continue
+        try:
+            med, first_ms, _ = measure(fn, repeat, budget_s)
+            rec["peers"][name] = {"median_ms": med, "first_ms": first_ms}
+        except Exception as e:
+            rec["peers"][name] = {"error": f"{type(e).__name__}: {e}"[:300]}
+    return rec
+
+
+def _row(item, kernel, rec, peers):
+    ls_ms = rec["lazysparse"].get("median_ms")
+    cells = [f"{item.name:<22.22}", f"{kernel:<6}", f"{_fmt_ms(ls_ms):>11}"]
+    best = None
+    for p in peers:
+        v = rec["peers"].get(p, {}).get("median_ms")
+        cells.append(f"{_fmt_ms(v):>10}")
+        if v is not None and (best is None or v < best):
+            best = v
+    sc = rec["peers"].get("scipy", {}).get("median_ms")
+    cells.append(f"{(ls_ms / sc) if ls_ms and sc else float('nan'):>8.2f}")
+    cells.append(f"{(ls_ms / best) if ls_ms and best else float('nan'):>8.2f}")
+    status = rec["check"] or "-"
+    if "error" in rec["lazysparse"]:
+        status += " " + rec["lazysparse"]["error"][:60]
+    cells.append(status)
+    return " ".join(cells)
+
+
+def run(args) -> dict:
+    import numpy as np
+    import lazysparse as ls
+
+    try:
+        ls.set_num_threads(args.threads)
+    except Exception:
+        pass
+    data = None if args.no_data else find_data_dir(args.data)
+    kernels = args.kernels or list(KERNELS)
+    peers = _available_peers(args.peers or list(PEERS), args.threads)
+    items = load_items(data, args.matrices, [] if args.no_rmat else args.rmat_scale, args.seed)
+
+    meta = dict(lazysparse=ls.__version__, threads=args.threads, repeat=args.repeat,
+                python=platform.python_version(), machine=platform.machine(),
+                cpus=os.cpu_count(), platform=platform.platform(), data=str(data) if data else None,
+                date=datetime.datetime.now().isoformat(timespec="seconds"),
+                versions=_peer_versions(), peers=peers)
+    print(f"lazysparse {ls.__version__} benchmarks: threads={args.threads}, median of {args.repeat} "
+          f"after one warm-up; data={data or '(none)'}; peers: {', '.join(peers)}")
+    head = " ".join([f"{'matrix':<22}", f"{'kernel':<6}", f"{'lazysparse':>11}"]
+                    + [f"{p:>10}" for p in peers] + [f"{'ls/scipy':>8}", f"{'ls/best':>8}", "check"])
+    print("times in ms; ls/X = lazysparse time / X time (below 1: lazysparse faster)")
+    print(head)
+    print("-" * len(head))
+
+    results = []
+    for item in items:
+        if item.kind == "matrix":
+            todo = [k for k in kernels if k in MATRIX_KERNELS]
+            if not todo:
+                continue
+            square = item.shape[0] == item.shape[1]
+            inp = matrix_inputs(item.matrix, seed=args.seed)
+            ls_k = lazysparse_matrix_kernels(inp, square)
+            peer_k = {}
+            for p in peers:
+                try:
+                    peer_k[p] = MATRIX_PEER_KERNELS[p](inp, square)
+                except Exception:
+                    continue
+        else:
+            todo = [k for k in kernels if k in TENSOR_KERNELS]
+            if not todo:
+                continue
+            tk = tensor_kernels(item.tensor, seed=args.seed)
+            ls_k = tk.pop("lazysparse")
+            peer_k = {p: v for p, v in tk.items() if p in peers}
+        for kernel in todo:
+            if kernel not in ls_k:
+                continue  # e.g. A + A.T on a rectangular matrix
+            fns = {p: k[kernel] for p, k in peer_k.items() if kernel in k}
+            rec = run_case(ls_k[kernel], fns, args.repeat, args.budget)
+            rec.update(matrix=item.name, kind=item.kind, shape=list(item.shape), nnz=item.nnz,
+                       kernel=kernel)
+            results.append(rec)
+            print(_row(item, kernel, rec, peers), flush=True)
+
+    # geometric-mean summary per kernel: lazysparse / scipy
+    print()
+    print("geometric mean of lazysparse / scipy per kernel (matrices where both ran):")
+    summary = {}
+    for kernel in kernels:
+        ratios = [r["lazysparse"]["median_ms"] / r["peers"]["scipy"]["median_ms"]
+                  for r in results if r["kernel"] == kernel
+                  and "median_ms" in r["lazysparse"] and "median_ms" in r["peers"].get("scipy", {})]
+        if ratios:
+            g = math.exp(sum(math.log(max(x, 1e-12)) for x in ratios) / len(ratios))
+            summary[kernel] = {"geomean_ls_over_scipy": g, "n": len(ratios)}
+            print(f"  {kernel:<6} {g:8.3f}  (n={len(ratios)})")
+    failed = [r for r in results if r["check"] in ("FAILED", "ERROR")]
+    print(f"{len(results)} cases, {len(failed)} failed or errored")
+    out = {"meta": meta, "results": results, "summary": summary}
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        with open(args.json, "w") as f:
+            json.dump(out, f, indent=1, default=lambda o: o.item() if isinstance(o, np.generic) else str(o))
+        print(f"wrote {args.json}")
+    return out
+
+
+def parser():
+    p = argparse.ArgumentParser(prog="python -m lazysparse.bench",
+                                description="Side-by-side benchmarks of lazysparse and its peers.")
+    p.add_argument("--data", help="corpus folder (default: LAZYSPARSE_DATA or ../shared/data)")
+    p.add_argument("--no-data", action="store_true", help="skip the corpus; R-MAT graphs only")
+    p.add_argument("--matrices", nargs="+", metavar="NAME", help="only these corpus items (file stems)")
+    p.add_argument("--kernels", nargs="+", choices=KERNELS, metavar="K",
+                   help=f"kernels to run (default all: {' '.join(KERNELS)})")
+    p.add_argument("--peers", nargs="+", choices=PEERS, metavar="P",
+                   help=f"peers to compare with, if installed (default all: {' '.join(PEERS)})")
+    p.add_argument("--repeat", type=int, default=7, help="timed calls per measurement (median)")
+    p.add_argument("--threads", type=int, default=1, help="threads for lazysparse and peers")
+    p.add_argument("--rmat-scale", type=int, action="append", default=None, metavar="S",
+                   help="R-MAT graph with 2**S rows (repeatable; default 16; 20 gives ~16M nnz)")
+    p.add_argument("--no-rmat", action="store_true", help="no generated R-MAT graphs")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--budget", type=float, default=10.0,
+                   help="seconds one measurement may take before repeats are cut (slow peers)")
+    p.add_argument("--json", metavar="PATH", help="also write all results as JSON")
+    return p
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = parser().parse_args(argv)
+    if args.rmat_scale is None:
+        args.rmat_scale = [16]
+    _ensure_threads(args.threads, argv)
+    out = run(args)
+    bad = [r for r in out["results"] if r["check"] in ("FAILED", "ERROR")]
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

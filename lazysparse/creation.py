@@ -1,0 +1,505 @@
+"""Creating concrete arrays (``asarray``, ``random``, ``zeros``, ``ones``, ``eye``) and converting them
+to NumPy, scipy.sparse and pydata/sparse.
+
+Inputs become ``Storage`` directly: CSR/CSC/dense buffers are used without copies (int32 indices
+included); COO input is canonicalized (sorted, duplicates summed) on a copy, since our compressed
+levels are ordered and unique. A *format change* is never hand-written here: ``convert`` builds an
+identity node and lets the compiler generate it. ``random``/``eye``/``ones`` build their requested
+format directly from sorted coordinates (``_from_coords``), which is creation, not conversion.
+
+Value dtypes are mapped to the nearest supported one (NumPy's safe casting): bool, int8/16, uint8/16 →
+int32 (bool stays bool), uint32 → int64, uint64 → float64, float16 → float32, longdouble → float64,
+clongdouble → complex128; other kinds (strings, objects, datetimes) raise ``TypeError``.
+"""
+from __future__ import annotations
+
+import numbers
+import operator
+
+import numpy as np
+
+from .array import Array
+from .formats import Format, Level, Storage, resolve_format
+from .formats.levels import COMPRESSED, DENSE
+from .formats.storage import INDEX_DTYPES, VALUE_DTYPES
+from .formats.validate import order_defect, validate
+
+__all__ = ["asarray", "random", "zeros", "ones", "eye", "to_numpy", "to_scipy", "to_pydata", "convert"]
+
+_I32 = np.dtype(np.int32)
+_I64 = np.dtype(np.int64)
+_I32MAX = np.iinfo(np.int32).max
+# Relaxed twins of our formats: user input is validated against these (ranges and lengths only),
+# then canonicalized when its order is not the one the real format promises.
+_LOOSE = Level("compressed", ordered=False, unique=False)
+_LOOSE_S = Level("singleton", ordered=False, unique=False)
+
+
+# -- dtypes --------------------------------------------------------------------------------------
+def _value_dtype(dt, name="asarray"):
+    """The supported value dtype a NumPy dtype is stored as (see the module docstring)."""
+    dt = np.dtype(dt)
+    if dt in VALUE_DTYPES:
+        return dt
+    if dt.kind not in "biufc":
+        raise TypeError(f"{name}: unsupported dtype {dt}; lazysparse stores "
+                        f"{', '.join(str(d) for d in VALUE_DTYPES)}")
+    dt = dt.newbyteorder("=")
+    for cand in VALUE_DTYPES:
+        if np.can_cast(dt, cand, "safe"):
+            return cand
+    return np.dtype(np.float64 if dt.kind == "f" else np.complex128)  # long double: nearest we have
+
+
+def _requested_dtype(dtype, name):
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"{name}: {dtype!r} is not a dtype") from None
+    if dt not in VALUE_DTYPES:
+        raise TypeError(f"{name}: unsupported dtype {dt}; lazysparse stores "
+                        f"{', '.join(str(d) for d in VALUE_DTYPES)}")
+    return dt
+
+
+def _vals(a, name="asarray"):
+    """A values array in a supported dtype, contiguous (no copy when it already is)."""
+    a = np.asarray(a)
+    return np.ascontiguousarray(a, dtype=_value_dtype(a.dtype, name))
+
+
+def _index(*arrays):
+    """Index arrays sharing one dtype: int32 pairs stay (zero-copy), anything else becomes int64."""
+    arrays = [np.asarray(a) for a in arrays]
+    dt = _I32 if all(a.dtype == _I32 for a in arrays) else _I64
+    out = []
+    for a in arrays:
+        if a.dtype.kind not in "iu":
+            raise TypeError(f"asarray: index arrays must be integers, got dtype {a.dtype}")
+        out.append(np.ascontiguousarray(a, dtype=dt) if a.ndim == 1 else a.astype(dt))  # validate reports n-d
+    return out
+
+
+def _fits32(*ns):
+    return max((int(n) for n in ns), default=0) <= _I32MAX
+
+
+# -- canonical coordinates -----------------------------------------------------------------------
+def _lex_sorted_unique(coords):
+    """True iff the coordinate tuples (one array per level) strictly increase lexicographically."""
+    if not coords or len(coords[0]) < 2:
+        return True
+    ok = np.ones(len(coords[0]) - 1, dtype=bool)
+    undecided = ok.copy()
+    for c in coords:
+        a, b = c[:-1], c[1:]
+        ok &= ~(undecided & (b < a))
+        undecided &= b == a
+    return bool(ok.all() and not undecided.any())
+
+
+def _canonical(coords, vals):
+    """Sort coordinate tuples lexicographically and sum duplicates (new arrays; inputs untouched)."""
+    if _lex_sorted_unique(coords):
+        return list(coords), vals
+    o = np.lexsort(coords[::-1])
+    coords = [c[o] for c in coords]
+    vals = vals[o]
+    new = np.ones(len(vals), dtype=bool)
+    if len(vals):
+        new[1:] = np.any([c[1:] != c[:-1] for c in coords], axis=0)
+    if not new.all():
+        starts = np.flatnonzero(new)
+        vals = np.add.reduceat(vals, starts).astype(vals.dtype, copy=False)
+        coords = [c[starts] for c in coords]
+    return coords, vals
+
+
+def _coo_storage(shape, coords, data, name, check):
+    """Canonical COO storage (one compressed level for 1-d) from user coordinates; ``coords`` in mode order."""
+    shape = tuple(int(s) for s in shape)
+    nd = len(shape)
+    vals = _vals(data, name)
+    coords = _index(*coords) if coords else []
+    if nd == 0:
+        return Storage.from_dense(np.asarray(vals.sum(), dtype=vals.dtype))
+    nnz = len(vals) if vals.ndim == 1 else -1
+    if nnz >= 0 and coords and coords[0].dtype == _I32 and not _fits32(nnz):
+        coords = [c.astype(_I64) for c in coords]
+    idt = coords[0].dtype
+    pos0 = np.array([0, max(nnz, 0)], dtype=idt)
+    loose = Format([_LOOSE] + [_LOOSE_S] * (nd - 1))
+    st = Storage(shape, loose, [pos0] + [None] * (nd - 1), coords, vals, idt)
+    if check:
+        validate(st, name, order=False, label="COO")
+    coords, vals = _canonical(coords, vals)
+    pos0 = np.array([0, len(vals)], dtype=idt)
+    return Storage(shape, resolve_format("coo", nd), [pos0] + [None] * (nd - 1), coords, vals, idt)
+
+
+def _compressed_storage(shape, indptr, indices, data, fmt_name, name, check):
+    """CSR/CSC storage from (indptr, indices, data), zero-copy unless unsorted/duplicated."""
+    fmt = resolve_format(fmt_name, 2)
+    indptr, indices = _index(indptr, indices)
+    vals = _vals(data, name)
+    st = Storage(shape, fmt, [None, indptr], [None, indices], vals, indptr.dtype)
+    if check:
+        validate(st, name, order=False, label=fmt_name.upper())
+    if order_defect(st) is None:
+        return st
+    outer_n = st.level_size(0)
+    outer = np.repeat(np.arange(outer_n, dtype=indptr.dtype), np.diff(indptr))
+    (outer, indices), vals = _canonical([outer, indices], vals)
+    indptr = np.zeros(outer_n + 1, dtype=indptr.dtype)
+    np.cumsum(np.bincount(outer, minlength=outer_n), out=indptr[1:])
+    return Storage(shape, fmt, [None, indptr], [None, indices], vals, indptr.dtype)
+
+
+def _from_coords(shape, fmt: Format, coords, vals):
+    """Storage of format ``fmt`` from canonical (lexicographic in mode order, unique) coordinates.
+
+    Used by the creation functions to build their requested format directly; positions are tracked
+    per entry level by level (dense: ``parent*N + c``; compressed: one position per new prefix).
+    """
+    nd = len(shape)
+    vals = np.asarray(vals)
+    nnz = len(vals)
+    if fmt.is_dense:
+        out = np.zeros(shape, dtype=vals.dtype)
+        if nd == 0:
+            return Storage.from_dense(vals.reshape(()) if nnz else out)
+        out[tuple(coords)] = vals
+        return Storage.from_dense(out)
+    idt = _I32 if _fits32(nnz, *shape) else _I64
+    cs = [np.asarray(coords[m], dtype=idt) for m in fmt.order]
+    if fmt.order != tuple(range(nd)) and nnz:
+        o = np.lexsort(cs[::-1])
+        cs = [c[o] for c in cs]
+        vals = vals[o]
+    posid = np.zeros(nnz, dtype=np.int64)  # each entry's position at the current level
+    count = 1
+    one_per_entry = False  # positions of the current level are one per entry (after a non-unique level)
+    pos, crd = [], []
+    for l, lv in enumerate(fmt.levels):
+        n, c = shape[fmt.order[l]], cs[l]
+        if lv.kind == "dense":
+            posid = posid * n + c
+            count *= n
+            pos.append(None)
+            crd.append(None)
+            one_per_entry = False
+            continue
+        if lv.kind == "singleton":
+            if not one_per_entry:
+                raise ValueError(f"format {fmt!r}: a singleton level must follow a non-unique level")
+            pos.append(None)
+            crd.append(c)
+            continue
+        new = np.ones(nnz, dtype=bool)
+        if lv.unique and nnz > 1:
+            new[1:] = (posid[1:] != posid[:-1]) | (c[1:] != c[:-1])
+        p = np.zeros(count + 1, dtype=idt)
+        np.cumsum(np.bincount(posid[new], minlength=count), out=p[1:])
+        pos.append(p)
+        crd.append(np.ascontiguousarray(c[new]))
+        posid = np.cumsum(new) - 1
+        count = int(new.sum())
+        one_per_entry = not lv.unique
+    if count == nnz:
+        out = np.ascontiguousarray(vals)
+    else:
+        out = np.zeros(count, dtype=vals.dtype)
+        out[posid] = vals
+    return Storage(shape, fmt, pos, crd, out, idt)
+
+
+# -- asarray -------------------------------------------------------------------------------------
+def _sparse_module():
+    try:
+        import sparse
+        return sparse
+    except ImportError:
+        return None
+
+
+def _storage_of(obj, name, check):
+    """Natural storage for ``obj`` (no format change beyond what the input needs)."""
+    import scipy.sparse as sp
+    if sp.issparse(obj):
+        if obj.ndim == 2 and obj.format in ("csr", "csc"):
+            return _compressed_storage(obj.shape, obj.indptr, obj.indices, obj.data, obj.format, name, check)
+        if obj.ndim == 1 and obj.format == "csr":
+            coords = [np.asarray(obj.indices)]
+        else:
+            if obj.format not in ("coo", "csr", "csc"):
+                obj = obj.tocsr() if obj.ndim == 2 else obj.tocoo()  # scipy converts its own input
+                if obj.format == "csr":
+                    return _compressed_storage(obj.shape, obj.indptr, obj.indices, obj.data, "csr", name, check)
+            coords = list(obj.coords) if hasattr(obj, "coords") else [obj.row, obj.col]
+        return _coo_storage(obj.shape, coords, obj.data, name, check)
+    sparse = _sparse_module()
+    if sparse is not None and isinstance(obj, sparse.SparseArray):
+        fill = np.asarray(obj.fill_value)
+        if fill.size != 1 or fill.reshape(()).item() != 0:
+            raise ValueError(f"{name}: pydata/sparse arrays with fill_value={obj.fill_value!r} are not "
+                             "supported (lazysparse arrays have fill value 0)")
+        if isinstance(obj, sparse.GCXS) and obj.ndim == 2 and tuple(obj.compressed_axes) in ((0,), (1,)):
+            kind = "csr" if tuple(obj.compressed_axes) == (0,) else "csc"
+            return _compressed_storage(obj.shape, obj.indptr, obj.indices, obj.data, kind, name, check)
+        if not isinstance(obj, sparse.COO):
+            obj = obj.asformat("coo")
+        coords = np.asarray(obj.coords)
+        if coords.ndim != 2 or coords.shape[0] != obj.ndim:
+            raise ValueError(f"{name}: invalid COO input: coords has shape {coords.shape}, "
+                             f"expected ({obj.ndim}, nnz)")
+        return _coo_storage(obj.shape, list(coords), obj.data, name, check)
+    if isinstance(obj, (str, bytes)):
+        raise TypeError(f"{name}: cannot make an array from {type(obj).__name__} {obj!r}")
+    try:
+        arr = np.asarray(obj)
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"{name}: cannot make an array from {type(obj).__name__}: {e}") from None
+    dt = _value_dtype(arr.dtype, name)
+    if arr.dtype != dt:
+        arr = arr.astype(dt)
+    return Storage.from_dense(arr)
+
+
+def _copy_storage(st):
+    cp = lambda a: None if a is None else a.copy(order="K")
+    return Storage(st.shape, st.format, [cp(a) for a in st.pos], [cp(a) for a in st.crd], cp(st.vals),
+                   st.index_dtype)
+
+
+def _cast_storage(st, dt):
+    vals = st.vals.astype(dt)  # a new values array; index arrays are shared, never written
+    return Storage(st.shape, st.format, st.pos, st.crd, vals, st.index_dtype)
+
+
+def asarray(obj, *, format=None, dtype=None, copy=False, device=None, check=True) -> Array:
+    """Make a concrete lazysparse ``Array`` from NumPy, scipy.sparse, pydata/sparse, lists or scalars.
+
+    CSR/CSC/dense buffers are used as they are (no copy) unless ``copy=True`` or a conversion is
+    needed; COO input is sorted and its duplicates summed (on a copy). ``check`` validates sparse
+    structure in O(nnz).
+
+    >>> import numpy as np, scipy.sparse as sp, lazysparse as ls
+    >>> m = sp.csr_array(np.array([[0, 1.5], [2.0, 0]]))
+    >>> a = ls.asarray(m)
+    >>> a.format, a.nnz, np.shares_memory(a.storage.vals, m.data)
+    (ls.csr, 2, True)
+    """
+    name = "asarray"
+    if device not in (None, "cpu"):
+        raise ValueError(f"{name}: device {device!r} is not supported (only 'cpu')")
+    dt = None if dtype is None else _requested_dtype(dtype, name)
+    if isinstance(obj, Array):
+        x = obj
+        if dt is not None and dt != x.dtype:
+            x = x.astype(dt).materialize() if x.is_lazy else Array._from_storage(_cast_storage(x.storage, dt))
+    else:
+        st = _storage_of(obj, name, check)
+        x = Array._from_storage(_cast_storage(st, dt) if dt is not None and dt != st.dtype else st)
+    if format is not None:
+        x = convert(x, format)
+    if copy:
+        x = Array._from_storage(_copy_storage(x.storage))
+    return x
+
+
+# -- creation ------------------------------------------------------------------------------------
+def _shape(shape, name):
+    if isinstance(shape, (numbers.Integral, np.integer)):
+        shape = (shape,)
+    try:
+        shape = tuple(operator.index(s) for s in shape)
+    except TypeError:
+        raise TypeError(f"{name}: shape must be an int or a tuple of ints, got {shape!r}") from None
+    if any(s < 0 for s in shape):
+        raise ValueError(f"{name}: negative dimensions are not allowed (shape {shape})")
+    return shape
+
+
+def _fill_values(n, dt, rng=None):
+    """Nonzero values for created entries: uniform [0, 1) floats, ints in 1..9, True."""
+    if rng is None or dt.kind == "b":
+        return np.ones(n, dtype=dt)
+    if dt.kind in "iu":
+        return rng.integers(1, 10, size=n).astype(dt)
+    if dt.kind == "c":
+        return (rng.random(n) + 1j * rng.random(n)).astype(dt)
+    return rng.random(n, dtype=dt)  # float32 drawn directly: rounding float64 could give 1.0
+
+
+def _sample(rng, size, k):
+    """``k`` distinct sorted integers drawn uniformly from ``range(size)``."""
+    if k == 0:
+        return np.zeros(0, np.int64)
+    # Generator.choice without replacement is O(k) when k << size (a hash-set Floyd draw) and a
+    # partial shuffle, O(size), otherwise; both beat rejection + np.unique here
+    return np.sort(rng.choice(size, size=k, replace=False, shuffle=False))
+
+
+def random(shape, *, density=0.01, format="csr", dtype="float64", seed=None) -> Array:
+    """A random array with exactly ``round(density * size)`` distinct stored coordinates.
+
+    Values are uniform in [0, 1) (integers: 1..9; bool: True). ``seed`` is an int, a
+    ``numpy.random.Generator`` or None.
+
+    >>> import lazysparse as ls
+    >>> A = ls.random((100, 50), density=0.1, seed=0)
+    >>> A.format, A.nnz
+    (ls.csr, 500)
+    """
+    name = "random"
+    shape = _shape(shape, name)
+    dt = _requested_dtype(dtype, name)
+    if not 0 <= density <= 1:
+        raise ValueError(f"{name}: density must be in [0, 1], got {density}")
+    fmt = resolve_format(format, len(shape))
+    size = int(np.prod(shape, dtype=object))
+    if size > np.iinfo(np.int64).max:
+        raise ValueError(f"{name}: shape {shape} has too many elements to sample")
+    k = int(round(density * size))
+    rng = np.random.default_rng(seed)
+    flat = _sample(rng, size, k)
+    coords = np.unravel_index(flat, shape) if shape else ()
+    return Array._from_storage(_from_coords(shape, fmt, list(coords), _fill_values(k, dt, rng)))
+
+
+def zeros(shape, *, format="dense", dtype="float64") -> Array:
+    """An all-zero array (sparse formats store nothing).
+
+    >>> import lazysparse as ls
+    >>> ls.zeros((2, 3), format="csr").nnz
+    0
+    """
+    shape = _shape(shape, "zeros")
+    dt = _requested_dtype(dtype, "zeros")
+    fmt = resolve_format(format, len(shape))
+    if fmt.is_dense:
+        return Array._from_storage(Storage.from_dense(np.zeros(shape, dtype=dt)))
+    return Array._from_storage(_from_coords(shape, fmt, [np.zeros(0, np.int64)] * len(shape), np.zeros(0, dt)))
+
+
+def ones(shape, *, format="dense", dtype="float64") -> Array:
+    """An all-one array; sparse formats store every element.
+
+    >>> import lazysparse as ls
+    >>> ls.ones((2, 3), format="csr").nnz
+    6
+    """
+    shape = _shape(shape, "ones")
+    dt = _requested_dtype(dtype, "ones")
+    fmt = resolve_format(format, len(shape))
+    if fmt.is_dense:
+        return Array._from_storage(Storage.from_dense(np.ones(shape, dtype=dt)))
+    size = int(np.prod(shape, dtype=np.int64))
+    coords = np.unravel_index(np.arange(size), shape)
+    return Array._from_storage(_from_coords(shape, fmt, list(coords), np.ones(size, dt)))
+
+
+def eye(n, m=None, *, k=0, format="csr", dtype="float64") -> Array:
+    """Ones on the ``k``-th diagonal of an ``n x m`` array.
+
+    >>> import lazysparse as ls
+    >>> ls.eye(3, 4, k=1).to_scipy().toarray()[0].tolist()
+    [0.0, 1.0, 0.0, 0.0]
+    """
+    shape = _shape((n, n if m is None else m), "eye")
+    dt = _requested_dtype(dtype, "eye")
+    k = operator.index(k)
+    fmt = resolve_format(format, 2)
+    i = np.arange(max(0, -k), max(0, min(shape[0], shape[1] - k)), dtype=np.int64)
+    return Array._from_storage(_from_coords(shape, fmt, [i, i + k], np.ones(len(i), dt)))
+
+
+# -- conversions ---------------------------------------------------------------------------------
+def convert(x: Array, format) -> Array:
+    """``x`` in ``format`` (materialized): as is when it already has it, else compiled by lazysparse.
+
+    >>> import numpy as np, lazysparse as ls
+    >>> from lazysparse.creation import convert
+    >>> convert(ls.asarray(np.eye(2)), "dense").format
+    ls.dense
+    """
+    from . import build
+    from .ir.nodes import Access, Statement
+    fmt = resolve_format(format, x.ndim)
+    st = x.storage
+    if st.format == fmt:
+        return x if not x.is_lazy and x._storage is st else Array._from_storage(st)
+    idx = build._IDX[:x.ndim]
+    node = build._node_array(Statement(idx, Access(0, idx), "sum", str(x.dtype)), (Array._from_storage(st),),
+                             x.shape, x.dtype, format=fmt)
+    return node.materialize()
+
+
+def to_numpy(x: Array) -> np.ndarray:
+    """Dense NumPy array of ``x`` (dense storage: its own buffer, no copy)."""
+    st = x.storage
+    if not st.format.is_dense:
+        st = convert(x, resolve_format("dense", x.ndim)).storage
+    return np.asarray(st.vals)
+
+
+def _coords(st):
+    """Per-entry coordinates (mode order) of sparse storage, expanded level by level."""
+    fmt = st.format
+    cs = []
+    count = 1
+    for l, lv in enumerate(fmt.levels):
+        n = st.level_size(l)
+        if lv.kind == "dense":
+            cs = [np.repeat(c, n) for c in cs] + [np.tile(np.arange(n, dtype=st.index_dtype), count)]
+            count *= n
+        elif lv.kind == "compressed":
+            rep = np.diff(st.pos[l])
+            cs = [np.repeat(c, rep) for c in cs] + [st.crd[l]]
+            count = len(st.crd[l])
+        else:
+            cs.append(st.crd[l])
+    out = [None] * len(cs)
+    for l, m in enumerate(fmt.order):
+        out[m] = cs[l]
+    return out
+
+
+def to_scipy(x: Array, format=None):
+    """A scipy.sparse *array* (csr/csc/coo) of a 2-d ``x``; CSR/CSC storage is shared, not copied."""
+    import scipy.sparse as sp
+    if x.ndim != 2:
+        raise ValueError(f"to_scipy: scipy.sparse arrays are 2-d here; this array has shape {x.shape}")
+    if format is not None and format not in ("csr", "csc", "coo"):
+        raise ValueError(f"to_scipy: format must be 'csr', 'csc' or 'coo', got {format!r}")
+    st = x.storage
+    name = st.format.name if st.format.name in ("csr", "csc", "coo") else None
+    want = format or name or "csr"
+    if name != want:
+        st = convert(x, want).storage
+    if want == "coo":
+        r, c = _coords(st)
+        m = sp.coo_array((st.vals, (r, c)), shape=st.shape)
+    else:
+        cls = sp.csr_array if want == "csr" else sp.csc_array
+        m = cls((st.vals, st.crd[1], st.pos[1]), shape=st.shape, copy=False)
+        # scipy may narrow int64 indices on construction; put ours back so nothing is copied
+        m.indices, m.indptr, m.data = st.crd[1], st.pos[1], st.vals
+    m.has_canonical_format = True  # our storage is sorted and duplicate-free
+    return m
+
+
+def to_pydata(x: Array):
+    """A pydata/sparse array: ``GCXS`` for CSR/CSC storage (shared buffers), ``COO`` otherwise."""
+    import sparse
+    st = x.storage
+    if st.format.name in ("csr", "csc"):
+        return sparse.GCXS((st.vals, st.crd[1], st.pos[1]), shape=st.shape,
+                           compressed_axes=(0,) if st.format.name == "csr" else (1,))
+    if st.ndim == 0:
+        return sparse.COO(np.zeros((0, 1), np.int64), np.asarray(st.vals).reshape(1), shape=())
+    if st.format.is_dense:
+        st = convert(x, "coo").storage
+    coords = np.stack(_coords(st)) if st.ndim else np.zeros((0, len(st.vals)), np.int64)
+    canon = st.format.order == tuple(range(st.ndim)) and all(l.ordered for l in st.format.levels)
+    return sparse.COO(coords, st.vals, shape=st.shape, has_duplicates=False, sorted=canon)

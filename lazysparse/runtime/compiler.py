@@ -1,0 +1,327 @@
+"""Find the system C compiler, probe what it supports, and compile C99 sources to shared objects.
+
+Everything here is computed at most once per process (guarded by a lock) and is cheap to ask for
+again: the compiler's resolved path and identity (``cc --version`` first line), the flags that
+this compiler accepts (``-march=native`` and ``-fopenmp`` are probed, and the probe result is
+remembered on disk next to the kernel cache so that a new process does not pay for a probe
+compile), and a CPU identification used in cache keys because on-disk builds use
+``-march=native``.
+
+Compilation always goes through :func:`subprocess.run` with a list argv, never a shell string.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import shlex
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+
+__all__ = [
+    "CompilerNotFoundError",
+    "CompileError",
+    "CompilerInfo",
+    "compiler_info",
+    "openmp_available",
+    "compile_shared",
+    "machine_id",
+]
+
+#: Flags every kernel is compiled with (before the probed, optional ones).
+#: ``-fwrapv`` makes signed integer overflow wrap, as NumPy integers do.
+BASE_FLAGS = ("-O3", "-std=gnu99", "-fPIC", "-shared", "-fwrapv", "-fno-math-errno")
+#: Appended after the source file (libraries).
+LINK_FLAGS = ("-lm",)
+
+_INSTALL_HELP = (
+    "lazysparse needs a C compiler to build its kernels, and none was found "
+    "(looked for $CC, then cc, gcc and clang on PATH). Install one:\n"
+    "  Debian/Ubuntu:  sudo apt-get install gcc\n"
+    "  Fedora/RHEL:    sudo dnf install gcc\n"
+    "  macOS:          xcode-select --install\n"
+    "  conda:          conda install -c conda-forge c-compiler\n"
+    "or point the CC environment variable at an existing compiler."
+)
+
+_PROBE_SOURCE = r"""
+#include <stdint.h>
+#include <math.h>
+#ifdef LS_PROBE_OMP
+#include <omp.h>
+#endif
+int32_t ls_kernel(void **p, int64_t *d) {
+    int64_t s = 0;
+#ifdef LS_PROBE_OMP
+    #pragma omp parallel for reduction(+:s)
+#endif
+    for (int64_t i = 0; i < d[0]; i++) s += i;
+    d[1] = s + (int64_t)sqrt((double)d[0]);
+#ifdef LS_PROBE_OMP
+    d[2] = omp_get_max_threads();
+#endif
+    return 0;
+}
+"""
+
+
+class CompilerNotFoundError(RuntimeError):
+    """No usable C compiler was found; the message says how to install one."""
+
+    def __init__(self, message: str = _INSTALL_HELP):
+        super().__init__(message)
+
+
+class CompileError(RuntimeError):
+    """The C compiler rejected a kernel; the message holds its stderr and the saved source path."""
+
+
+@dataclass(frozen=True)
+class CompilerInfo:
+    """What the runtime knows about the C compiler, fixed for the life of the process."""
+
+    path: str            # the compiler executable as found on PATH (what is run: a ccache or
+                         # clang symlink behaves by its name)
+    resolved: str        # its realpath (part of the identity)
+    args: tuple          # extra words from $CC after the executable ("ccache gcc" -> ("gcc",))
+    version: str         # first line of ``<cc> --version``
+    march_native: bool   # ``-march=native`` accepted
+    openmp: bool         # ``-fopenmp`` accepted, omp.h found and libgomp/libomp links
+    flags: tuple         # the complete flag list used for every kernel (without the -o/-l parts)
+    link_flags: tuple    # libraries, placed after the source file
+
+    @property
+    def identity(self) -> str:
+        return "\n".join([self.resolved, *self.args, self.version])
+
+    @property
+    def argv0(self) -> list:
+        return [self.path, *self.args]
+
+
+_lock = threading.Lock()
+_info: CompilerInfo | None = None
+_machine: str | None = None
+
+
+def _reset_for_tests() -> None:
+    """Forget the compiler and machine identification (tests change $CC / PATH)."""
+    global _info, _machine
+    with _lock:
+        _info = None
+        _machine = None
+
+
+# ---------------------------------------------------------------------------------------------
+# Identification
+# ---------------------------------------------------------------------------------------------
+
+def _find_compiler() -> tuple[str, tuple]:
+    """(absolute executable path, extra argv words): $CC if it names a program, else cc, gcc, clang."""
+    candidates = []
+    cc_env = os.environ.get("CC", "").strip()
+    if cc_env:
+        try:
+            words = shlex.split(cc_env)  # $CC may carry words: "ccache gcc", "gcc -m64"
+        except ValueError:
+            words = cc_env.split()
+        if words:
+            candidates.append((words[0], tuple(words[1:])))
+    candidates += [("cc", ()), ("gcc", ()), ("clang", ())]
+    for cand, args in candidates:
+        found = shutil.which(cand)
+        if found:
+            return os.path.abspath(found), args
+    raise CompilerNotFoundError()
+
+
+def machine_id() -> str:
+    """``platform.machine()`` plus a hash of the CPU model name and feature flags."""
+    global _machine
+    if _machine is not None:
+        return _machine
+    parts = [platform.machine() or "unknown"]
+    try:
+        with open("/proc/cpuinfo", "rb") as f:
+            head = f.read(65536)
+        block = head.split(b"\n\n", 1)[0]  # first processor only
+        keep = []
+        for line in block.splitlines():
+            k, _, v = line.partition(b":")
+            k = k.strip().lower()
+            if k in (b"model name", b"flags", b"features", b"cpu implementer", b"cpu part",
+                     b"vendor_id", b"cpu family", b"model", b"isa", b"cpu"):
+                keep.append(k + b"=" + v.strip())
+        if keep:
+            parts.append(hashlib.sha256(b"\n".join(keep)).hexdigest()[:16])
+    except OSError:
+        parts.append(platform.processor() or "")
+    _machine = "-".join(p for p in parts if p)
+    return _machine
+
+
+def _version_line(argv0: list) -> str:
+    path = argv0[0]
+    try:
+        r = subprocess.run([*argv0, "--version"], capture_output=True, text=True, timeout=30,
+                           stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError) as e:
+        raise CompilerNotFoundError(
+            f"the C compiler {path!r} could not be run ({e}).\n" + _INSTALL_HELP) from e
+    out = (r.stdout or r.stderr or "").strip().splitlines()
+    return out[0].strip() if out else "unknown"
+
+
+def _try_compile(argv0: list, flags, defines=()) -> bool:
+    d = tempfile.mkdtemp(prefix="lazysparse-probe-")
+    try:
+        src = os.path.join(d, "probe.c")
+        with open(src, "w") as f:
+            f.write(_PROBE_SOURCE)
+        argv = [*argv0, *flags, *defines, src, "-o", os.path.join(d, "probe.so"), *LINK_FLAGS]
+        r = subprocess.run(argv, capture_output=True, timeout=120, stdin=subprocess.DEVNULL)
+        return r.returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def _probe(argv0: list) -> tuple[bool, bool]:
+    """(march_native, openmp) for this compiler: one compile when both work."""
+    base = list(BASE_FLAGS)
+    if _try_compile(argv0, base + ["-march=native", "-fopenmp"], ["-DLS_PROBE_OMP"]):
+        return True, True
+    march = _try_compile(argv0, base + ["-march=native"])
+    omp = _try_compile(argv0, base + ["-fopenmp"], ["-DLS_PROBE_OMP"])
+    return march, omp
+
+
+def _probe_cache_path(probe_dir: str | None, argv0: list, version: str) -> str | None:
+    if not probe_dir:
+        return None
+    try:
+        st = os.stat(argv0[0])
+    except OSError:
+        return None
+    ident = "\0".join([os.path.realpath(argv0[0]), *argv0, version, str(st.st_mtime_ns), str(st.st_size), machine_id(),
+                       " ".join(BASE_FLAGS), "probe-v1"])
+    return os.path.join(probe_dir, "compiler-" + hashlib.sha256(ident.encode()).hexdigest()[:24]
+                        + ".json")
+
+
+def _read_probe(cache_path: str | None):
+    if not cache_path:
+        return None
+    try:
+        fd = os.open(cache_path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if (hasattr(os, "getuid") and st.st_uid != os.getuid()) or (st.st_mode & 0o022):
+            return None
+        data = json.loads(os.read(fd, 4096).decode())
+        return bool(data["march_native"]), bool(data["openmp"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    finally:
+        os.close(fd)
+
+
+def _write_probe(cache_path: str | None, march: bool, omp: bool) -> None:
+    if not cache_path:
+        return
+    try:
+        tmp = f"{cache_path}.{os.getpid()}.{threading.get_ident()}.{os.urandom(4).hex()}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:
+            json.dump({"march_native": march, "openmp": omp}, f)
+        os.replace(tmp, cache_path)
+    except OSError:
+        pass
+
+
+def compiler_info(probe_dir: str | None = None) -> CompilerInfo:
+    """Find, identify and probe the C compiler once per process.
+
+    ``probe_dir`` (the kernel cache directory) lets the probe result be remembered across
+    processes; it is keyed by the compiler's path, version line, mtime and size and the machine.
+    Raises :class:`CompilerNotFoundError` when there is no compiler.
+    """
+    global _info
+    info = _info
+    if info is not None:
+        return info
+    with _lock:
+        if _info is not None:
+            return _info
+        path, args = _find_compiler()
+        argv0 = [path, *args]
+        version = _version_line(argv0)
+        cpath = _probe_cache_path(probe_dir, argv0, version)
+        probed = _read_probe(cpath)
+        if probed is None:
+            probed = _probe(argv0)
+            _write_probe(cpath, *probed)
+        march, omp = probed
+        flags = list(BASE_FLAGS)
+        if march:
+            flags.append("-march=native")
+        if omp:
+            flags.append("-fopenmp")
+        _info = CompilerInfo(path=path, resolved=os.path.realpath(path), args=tuple(args),
+                             version=version, march_native=march, openmp=omp,
+                             flags=tuple(flags), link_flags=LINK_FLAGS)
+        return _info
+
+
+def openmp_available() -> bool:
+    """True when kernels are compiled with ``-fopenmp`` (so ``#pragma omp`` is honoured).
+
+    Triggers compiler detection; returns False (rather than raising) when there is no compiler.
+    """
+    try:
+        from .cache import _probe_dir  # the kernel cache directory remembers the probe
+        return compiler_info(_probe_dir()).openmp
+    except CompilerNotFoundError:
+        return False
+
+
+# ---------------------------------------------------------------------------------------------
+# Compilation
+# ---------------------------------------------------------------------------------------------
+
+def compile_shared(info: CompilerInfo, src_path: str, out_path: str) -> float:
+    """Compile ``src_path`` to the shared object ``out_path``; returns the seconds it took.
+
+    Raises :class:`CompileError` (a :class:`RuntimeError`) with the compiler's stderr (first
+    2000 characters) and the path of the saved source when the compiler fails.
+    """
+    argv = [*info.argv0, *info.flags, src_path, "-o", out_path, *info.link_flags]
+    t0 = time.perf_counter()
+    try:
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=600,
+                           stdin=subprocess.DEVNULL)
+    except FileNotFoundError as e:
+        raise CompilerNotFoundError(
+            f"the C compiler {info.path!r} disappeared ({e}).\n" + _INSTALL_HELP) from e
+    except (OSError, subprocess.SubprocessError) as e:
+        raise RuntimeError(
+            f"lazysparse: running the C compiler failed ({e}); source saved at {src_path}") from e
+    dt = time.perf_counter() - t0
+    if r.returncode != 0 or not os.path.exists(out_path):
+        err = (r.stderr or "") + (r.stdout or "")
+        if len(err) > 2000:
+            err = err[:2000] + "\n... (truncated)"
+        raise CompileError(
+            f"lazysparse: compiling a kernel failed (exit status {r.returncode}).\n"
+            f"command: {' '.join(argv)}\n"
+            f"source saved at: {src_path}\n"
+            f"compiler output:\n{err}")
+    return dt

@@ -1,0 +1,65 @@
+"""Process-wide thread count for compiled kernels.
+
+The default is ``$LAZYSPARSE_NUM_THREADS`` when set, else 1. It is deliberately 1 rather than the
+CPU count until the parallel scheduler lands: kernels are generated serial today, and a default
+that silently changes results' summation order (parallel reductions) should be opted into.
+Kernels read the value when they are launched (the executor passes it to the kernel /
+``omp_set_num_threads``); changing it never recompiles anything.
+"""
+from __future__ import annotations
+
+import operator
+import os
+import threading
+import warnings
+
+__all__ = ["set_num_threads", "get_num_threads"]
+
+_lock = threading.Lock()
+
+
+def _validate(n, who: str = "set_num_threads") -> int:
+    if isinstance(n, bool):
+        raise ValueError(f"{who}: the number of threads must be a positive integer, got {n!r}")
+    try:
+        value = operator.index(n)
+    except TypeError:
+        raise ValueError(f"{who}: the number of threads must be a positive integer, "
+                         f"got {n!r} of type {type(n).__name__}") from None
+    if value < 1:
+        raise ValueError(f"{who}: the number of threads must be a positive integer, got {value}")
+    return value
+
+
+def _from_env() -> int:
+    raw = os.environ.get("LAZYSPARSE_NUM_THREADS", "").strip()
+    if not raw:
+        return 1
+    try:
+        return _validate(int(raw), "LAZYSPARSE_NUM_THREADS")
+    except ValueError:
+        warnings.warn(f"lazysparse: ignoring LAZYSPARSE_NUM_THREADS={raw!r} (not a positive "
+                      f"integer); using 1 thread", RuntimeWarning, stacklevel=2)
+        return 1
+
+
+_num_threads = _from_env()
+
+
+def set_num_threads(n: int) -> None:
+    """Set the number of threads compiled kernels may use (a positive int), process-wide."""
+    global _num_threads
+    value = _validate(n)
+    with _lock:
+        _num_threads = value
+
+
+def get_num_threads() -> int:
+    """The number of threads compiled kernels may use."""
+    return _num_threads
+
+
+def _reset_for_tests() -> None:
+    global _num_threads
+    with _lock:
+        _num_threads = _from_env()
