@@ -7,9 +7,10 @@ levels are ordered and unique. A *format change* is never hand-written here: ``c
 identity node and lets the compiler generate it. ``random``/``eye``/``ones`` build their requested
 format directly from sorted coordinates (``_from_coords``), which is creation, not conversion.
 
-Value dtypes are mapped to the nearest supported one (NumPy's safe casting): bool, int8/16, uint8/16 →
-int32 (bool stays bool), uint32 → int64, uint64 → float64, float16 → float32, longdouble → float64,
-clongdouble → complex128; other kinds (strings, objects, datetimes) raise ``TypeError``.
+Input value dtypes map to the first supported dtype NumPy can cast them to safely (bool, int32, int64,
+float32, float64, complex64, complex128): int8/int16/uint8/uint16 → int32, uint32 → int64, uint64 →
+float64, float16 → float32, non-native byte order → native; longdouble → float64 and clongdouble →
+complex128 (the nearest we have); other kinds (strings, objects, datetimes) raise ``TypeError``.
 """
 from __future__ import annotations
 
@@ -20,8 +21,7 @@ import numpy as np
 
 from .array import Array
 from .formats import Format, Level, Storage, resolve_format
-from .formats.levels import COMPRESSED, DENSE
-from .formats.storage import INDEX_DTYPES, VALUE_DTYPES
+from .formats.storage import VALUE_DTYPES
 from .formats.validate import order_defect, validate
 
 __all__ = ["asarray", "random", "zeros", "ones", "eye", "to_numpy", "to_scipy", "to_pydata", "convert"]
@@ -29,6 +29,7 @@ __all__ = ["asarray", "random", "zeros", "ones", "eye", "to_numpy", "to_scipy", 
 _I32 = np.dtype(np.int32)
 _I64 = np.dtype(np.int64)
 _I32MAX = np.iinfo(np.int32).max
+_VALUE_SET = frozenset(VALUE_DTYPES)
 # Relaxed twins of our formats: user input is validated against these (ranges and lengths only),
 # then canonicalized when its order is not the one the real format promises.
 _LOOSE = Level("compressed", ordered=False, unique=False)
@@ -39,7 +40,7 @@ _LOOSE_S = Level("singleton", ordered=False, unique=False)
 def _value_dtype(dt, name="asarray"):
     """The supported value dtype a NumPy dtype is stored as (see the module docstring)."""
     dt = np.dtype(dt)
-    if dt in VALUE_DTYPES:
+    if dt in _VALUE_SET:
         return dt
     if dt.kind not in "biufc":
         raise TypeError(f"{name}: unsupported dtype {dt}; lazysparse stores "
@@ -56,7 +57,7 @@ def _requested_dtype(dtype, name):
         dt = np.dtype(dtype)
     except TypeError:
         raise TypeError(f"{name}: {dtype!r} is not a dtype") from None
-    if dt not in VALUE_DTYPES:
+    if dt not in _VALUE_SET:
         raise TypeError(f"{name}: unsupported dtype {dt}; lazysparse stores "
                         f"{', '.join(str(d) for d in VALUE_DTYPES)}")
     return dt
@@ -224,6 +225,8 @@ def _sparse_module():
 
 def _storage_of(obj, name, check):
     """Natural storage for ``obj`` (no format change beyond what the input needs)."""
+    if isinstance(obj, (np.ndarray, np.generic, float, int, complex)):
+        return _dense_storage(obj, name)
     import scipy.sparse as sp
     if sp.issparse(obj):
         if obj.ndim == 2 and obj.format in ("csr", "csc"):
@@ -255,6 +258,10 @@ def _storage_of(obj, name, check):
         return _coo_storage(obj.shape, list(coords), obj.data, name, check)
     if isinstance(obj, (str, bytes)):
         raise TypeError(f"{name}: cannot make an array from {type(obj).__name__} {obj!r}")
+    return _dense_storage(obj, name)
+
+
+def _dense_storage(obj, name):
     try:
         arr = np.asarray(obj)
     except (ValueError, TypeError) as e:
@@ -289,6 +296,9 @@ def asarray(obj, *, format=None, dtype=None, copy=False, device=None, check=True
     >>> a.format, a.nnz, np.shares_memory(a.storage.vals, m.data)
     (ls.csr, 2, True)
     """
+    if (type(obj) is np.ndarray and obj.dtype in _VALUE_SET and format is None and dtype is None
+            and not copy and device is None):
+        return Array._from_storage(Storage.from_dense(obj))  # hot path: NumPy operands of expressions
     name = "asarray"
     if device not in (None, "cpu"):
         raise ValueError(f"{name}: device {device!r} is not supported (only 'cpu')")

@@ -387,7 +387,8 @@ class Lowerer:
             if a.spec.dense:
                 if a.spec.ndim == 0:
                     return f"v{k}s"
-                off = " + ".join(f"({self.coord(ix)}) * s{k}_{m}" for m, ix in enumerate(e.indices))
+                off = " + ".join(self._term(self.coord(ix), self._stride(a.spec, k, m))
+                                 for m, ix in enumerate(e.indices))
                 return f"v{k}[{off}]"
             if a.pres == "1":
                 return f"v{k}[{a.pos}]"
@@ -396,6 +397,14 @@ class Lowerer:
         for arg, d in zip(e.args, e.in_dtypes):
             args.append(C.cast(self.value(arg), self.dtype_of(arg), d))
         return C.call(e.op, args, e.in_dtypes, e.dtype)
+
+    @staticmethod
+    def _stride(spec, k, m):
+        return "1" if spec.unit and m == spec.layout[-1] else f"s{k}_{m}"
+
+    @staticmethod
+    def _term(c, s):
+        return f"({c})" if s == "1" else f"({c}) * {s}"
 
     def dtype_of(self, e):
         if isinstance(e, Access):
@@ -413,7 +422,10 @@ class Lowerer:
         return " * ".join(self.ext[r] for r in self.red) or "1"
 
     def dense_addr(self):
-        return " + ".join(f"{self.vname[v]} * os{m}" for m, v in enumerate(self.outs)) or "0"
+        # dense results are allocated C-contiguous: the last stride is 1
+        n = len(self.outs)
+        return " + ".join(self._term(self.vname[v], "1" if m == n - 1 else f"os{m}")
+                          for m, v in enumerate(self.outs)) or "0"
 
     # -- storing ------------------------------------------------------------------------------
     def emit_leaf(self, blk):

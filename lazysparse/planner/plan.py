@@ -24,6 +24,7 @@ class OperandSpec(_Hashed):
     dtype: str
     index_dtype: str
     layout: tuple  # dense: modes from largest to smallest stride; sparse: ()
+    unit: bool = False  # dense: the fastest mode has stride 1 (compiled as a constant)
 
     @property
     def ndim(self):
@@ -71,12 +72,13 @@ def operand_spec(st: Storage) -> OperandSpec:
             layout = (0, 1) if abs(strides[0]) >= abs(strides[1]) else (1, 0)
         else:
             layout = tuple(sorted(range(n), key=lambda m: (-abs(strides[m]), m)))
-        key = (fmt, st.vals.dtype, None, layout)
+        unit = bool(n) and strides[layout[-1]] == st.vals.itemsize
+        key = (fmt, st.vals.dtype, None, layout, unit)
     else:
-        key = (fmt, st.vals.dtype, st.index_dtype, ())
+        key = (fmt, st.vals.dtype, st.index_dtype, (), False)
     spec = _SPEC_CACHE.get(key)
     if spec is None:
-        spec = OperandSpec(fmt, dtname(key[1]), dtname(key[2]) if key[2] is not None else "int64", key[3])
+        spec = OperandSpec(fmt, dtname(key[1]), dtname(key[2]) if key[2] is not None else "int64", key[3], key[4])
         spec = _SPEC_CACHE.setdefault(key, spec)
     return spec
 
@@ -120,12 +122,23 @@ def _has_repeated_slot(stmt):
     return r
 
 
+_EXT_SRC = {}
+
+
 def extents(stmt: Statement, storages, out_shape):
+    """Extent of every index: outputs from the result shape, the rest from an operand."""
+    src = _EXT_SRC.get(stmt)
+    if src is None:
+        seen, src = set(stmt.out_indices), []
+        for a in stmt.accesses:
+            for m, ix in enumerate(a.indices):
+                if isinstance(ix, Index) and ix not in seen:
+                    seen.add(ix)
+                    src.append((ix, a.operand, m))
+        src = _EXT_SRC[stmt] = tuple(src)
     ext = dict(zip(stmt.out_indices, out_shape))
-    for a in stmt.accesses:
-        for ix, n in zip(a.indices, storages[a.operand].shape):
-            if isinstance(ix, Index):
-                ext.setdefault(ix, n)
+    for ix, k, m in src:
+        ext[ix] = storages[k].shape[m]
     return ext
 
 

@@ -54,6 +54,13 @@ def compute(*arrays, fusion="auto", schedule=None):
 
 def compute_nodes(nodes, fusion="auto", schedule=None):
     """Materialize nodes, children first (iteratively: DAGs can be deep)."""
+    if len(nodes) == 1:
+        n = nodes[0]
+        sts = [c._storage if c._storage is not None else c._node.result for c in n.children]
+        if None not in sts:  # the common single-operation case: no traversal needed
+            if n.result is None:
+                n.result = execute(n.stmt, sts, n.shape, n.format, name="materialize")
+            return
     todo = []
     seen = set()
     stack = [(n, False) for n in nodes]
