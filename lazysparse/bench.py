@@ -10,7 +10,9 @@ b=c=.19, edge factor 16; ``--rmat-scale 20`` gives 2**20 rows and about 16M nonz
 
 Kernels: ``spmv`` A@x, ``spmm`` A@X (128 columns), ``add_t`` A+A.T, ``add_r`` A+B, ``mul_t``
 A*A.T, ``mul_r`` A*B (B: uniform random with A's shape and density), ``sum0``/``sum1`` sums over
-axis 0/1, ``tocsc`` conversion, ``ttv`` einsum('ijk,k->ij') on tensors.
+axis 0/1, ``tocsc`` conversion, ``ttv`` einsum('ijk,k->ij') on tensors.  Only on request
+(``--kernels``): ``sddmm`` A*(U@V.T) (K=32), ``gnn`` A@(X@W) (X: n x 64, W: 64 x 16), ``spgemm``
+A@A, ``add3`` A+B+C.
 
 Method: each lazysparse result is first checked against scipy (``np.allclose``; failures are marked
 and not timed).  Then every library gets one warm-up call (lazysparse compiles here; its time is
@@ -39,9 +41,14 @@ _THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "N
                 "VECLIB_MAXIMUM_THREADS", "LAZYSPARSE_NUM_THREADS")
 _REEXEC_MARK = "_LAZYSPARSE_BENCH_REEXEC"
 
-KERNELS = ("spmv", "spmm", "add_t", "add_r", "mul_t", "mul_r", "sum0", "sum1", "tocsc", "ttv")
-MATRIX_KERNELS = KERNELS[:-1]
+DEFAULT_KERNELS = ("spmv", "spmm", "add_t", "add_r", "mul_t", "mul_r", "sum0", "sum1", "tocsc",
+                   "ttv")
+# Compound kernels of shared/PEERS.md, run only when asked for with --kernels (an unfused
+# implementation of sddmm forms the dense n x n product U @ V.T: tens of GB on the larger graphs).
+EXTRA_KERNELS = ("sddmm", "gnn", "spgemm", "add3")
+KERNELS = DEFAULT_KERNELS + EXTRA_KERNELS
 TENSOR_KERNELS = ("ttv",)
+MATRIX_KERNELS = tuple(k for k in KERNELS if k not in TENSOR_KERNELS)
 PEERS = ("scipy", "pydata", "graphblas", "mkl", "torch")
 
 
@@ -143,6 +150,18 @@ def _peer_versions():
     return out
 
 
+def _find_mkl_rt():
+    """The pip "mkl" wheel puts libmkl_rt.so.N in <prefix>/lib, off the loader path:
+    point sparse_dot_mkl at it (it reads MKL_RT)."""
+    if os.environ.get("MKL_RT"):
+        return
+    for prefix in dict.fromkeys((sys.prefix, sys.base_prefix)):
+        libs = sorted(Path(prefix, "lib").glob("libmkl_rt.so*"))
+        if libs:
+            os.environ["MKL_RT"] = str(libs[0])
+            return
+
+
 def _available_peers(wanted, threads):
     peers = []
     for p in wanted:
@@ -162,6 +181,7 @@ def _available_peers(wanted, threads):
                 except Exception:
                     pass
             elif p == "mkl":
+                _find_mkl_rt()
                 import sparse_dot_mkl  # noqa: F401
             elif p == "torch":
                 import torch
@@ -172,17 +192,27 @@ def _available_peers(wanted, threads):
     return peers
 
 
-def matrix_inputs(A, seed=0):
-    """The operands every matrix kernel uses, built once per matrix."""
+def matrix_inputs(A, kernels=KERNELS, seed=0):
+    """The operands the matrix kernels use, built once per matrix (extras only when needed)."""
     import numpy as np
     import scipy.sparse as sp
 
     rng = np.random.default_rng(seed)
     m, n = A.shape
     density = A.nnz / max(1, m * n)
-    B = sp.random_array((m, n), density=density, format="csr", rng=seed + 1, dtype=np.float64)
-    B.sort_indices()
-    return dict(A=A, B=B, x=rng.random(n), X=rng.random((n, 128)))
+
+    def rand_like(s):
+        M = sp.random_array((m, n), density=density, format="csr", rng=s, dtype=np.float64)
+        M.sort_indices()
+        return M
+    inp = dict(A=A, B=rand_like(seed + 1), x=rng.random(n), X=rng.random((n, 128)))
+    if "add3" in kernels:
+        inp["C"] = rand_like(seed + 2)
+    if "gnn" in kernels:
+        inp["X64"], inp["W"] = rng.random((n, 64)), rng.random((64, 16))
+    if "sddmm" in kernels:
+        inp["U"], inp["V"] = rng.random((m, 32)), rng.random((n, 32))
+    return inp
 
 
 def scipy_matrix_kernels(inp, square):
@@ -190,7 +220,14 @@ def scipy_matrix_kernels(inp, square):
     k = dict(spmv=lambda: A @ x, spmm=lambda: A @ X, add_r=lambda: A + B, mul_r=lambda: A.multiply(B),
              sum0=lambda: A.sum(axis=0), sum1=lambda: A.sum(axis=1), tocsc=lambda: A.tocsc())
     if square:
-        k.update(add_t=lambda: A + A.T, mul_t=lambda: A.multiply(A.T))
+        k.update(add_t=lambda: A + A.T, mul_t=lambda: A.multiply(A.T), spgemm=lambda: A @ A)
+    if "C" in inp:
+        k["add3"] = lambda: A + B + inp["C"]
+    if "W" in inp:
+        k["gnn"] = lambda: A @ (inp["X64"] @ inp["W"])
+    if "U" in inp:
+        from .demo import sddmm_scipy
+        k["sddmm"] = lambda: sddmm_scipy(A, inp["U"], inp["V"])
     return k
 
 
@@ -201,7 +238,16 @@ def lazysparse_matrix_kernels(inp, square):
              mul_r=lambda: lA * lB, sum0=lambda: lA.sum(axis=0), sum1=lambda: lA.sum(axis=1),
              tocsc=lambda: lA.asformat("csc"))
     if square:
-        k.update(add_t=lambda: lA + lA.T, mul_t=lambda: lA * lA.T)
+        k.update(add_t=lambda: lA + lA.T, mul_t=lambda: lA * lA.T, spgemm=lambda: lA @ lA)
+    if "C" in inp:
+        lC = ls.asarray(inp["C"])
+        k["add3"] = lambda: lA + lB + lC
+    if "W" in inp:
+        lX64, lW = ls.asarray(inp["X64"]), ls.asarray(inp["W"])
+        k["gnn"] = lambda: lA @ (lX64 @ lW)
+    if "U" in inp:
+        lU, lV = ls.asarray(inp["U"]), ls.asarray(inp["V"])
+        k["sddmm"] = lambda: lA * (lU @ lV.T)
     return k
 
 
@@ -213,7 +259,12 @@ def pydata_matrix_kernels(inp, square):
              sum0=lambda: A.sum(axis=0), sum1=lambda: A.sum(axis=1),
              tocsc=lambda: A.asformat("gcxs", compressed_axes=[1]))
     if square:
-        k.update(add_t=lambda: A + A.T, mul_t=lambda: A * A.T)
+        k.update(add_t=lambda: A + A.T, mul_t=lambda: A * A.T, spgemm=lambda: A @ A)
+    if "C" in inp:
+        C = sparse.COO.from_scipy_sparse(inp["C"])
+        k["add3"] = lambda: A + B + C
+    if "W" in inp:
+        k["gnn"] = lambda: A @ (inp["X64"] @ inp["W"])
     return k
 
 
@@ -227,7 +278,11 @@ def graphblas_matrix_kernels(inp, square):
              add_r=lambda: A.ewise_add(B).new(), mul_r=lambda: A.ewise_mult(B).new(),
              sum0=lambda: A.reduce_columnwise().new(), sum1=lambda: A.reduce_rowwise().new())
     if square:
-        k.update(add_t=lambda: A.ewise_add(A.T).new(), mul_t=lambda: A.ewise_mult(A.T).new())
+        k.update(add_t=lambda: A.ewise_add(A.T).new(), mul_t=lambda: A.ewise_mult(A.T).new(),
+                 spgemm=lambda: A.mxm(A).new())
+    if "C" in inp:
+        C = gb.io.from_scipy_sparse(inp["C"])
+        k["add3"] = lambda: A.ewise_add(B).new().ewise_add(C).new()
     return k
 
 
@@ -236,7 +291,12 @@ def mkl_matrix_kernels(inp, square):
     import scipy.sparse as sp
     A = sp.csr_matrix(inp["A"])
     x, X = inp["x"], inp["X"]
-    return dict(spmv=lambda: dot_product_mkl(A, x), spmm=lambda: dot_product_mkl(A, X))
+    k = dict(spmv=lambda: dot_product_mkl(A, x), spmm=lambda: dot_product_mkl(A, X))
+    if square:
+        k["spgemm"] = lambda: dot_product_mkl(A, A)
+    if "W" in inp:
+        k["gnn"] = lambda: dot_product_mkl(A, inp["X64"] @ inp["W"])
+    return k
 
 
 def torch_matrix_kernels(inp, square):
@@ -253,7 +313,22 @@ def torch_matrix_kernels(inp, square):
              sum0=lambda: torch.sparse.sum(Acoo, dim=0), sum1=lambda: torch.sparse.sum(Acoo, dim=1),
              tocsc=lambda: A.to_sparse_csc())
     if square:
-        k.update(add_t=lambda: A + A.t().to_sparse_csr())
+        k.update(add_t=lambda: A + A.t().to_sparse_csr(), spgemm=lambda: A @ A)
+    if "C" in inp:
+        C = csr(inp["C"])
+        k["add3"] = lambda: A + B + C
+    if "W" in inp:
+        X64, W = torch.from_numpy(inp["X64"]), torch.from_numpy(inp["W"])
+        k["gnn"] = lambda: A @ (X64 @ W)
+    if "U" in inp:
+        U, Vt = torch.from_numpy(inp["U"]), torch.from_numpy(inp["V"]).t().contiguous()
+        Avals = A.values()
+
+        def sddmm():
+            S = torch.sparse.sampled_addmm(A, U, Vt, beta=0.0)
+            S.values().mul_(Avals)
+            return S
+        k["sddmm"] = sddmm
     return k
 
 
@@ -368,7 +443,7 @@ def run(args) -> dict:
     except Exception:
         pass
     data = None if args.no_data else find_data_dir(args.data)
-    kernels = args.kernels or list(KERNELS)
+    kernels = args.kernels or list(DEFAULT_KERNELS)
     peers = _available_peers(args.peers or list(PEERS), args.threads)
     items = load_items(data, args.matrices, [] if args.no_rmat else args.rmat_scale, args.seed)
 
@@ -392,7 +467,7 @@ def run(args) -> dict:
             if not todo:
                 continue
             square = item.shape[0] == item.shape[1]
-            inp = matrix_inputs(item.matrix, seed=args.seed)
+            inp = matrix_inputs(item.matrix, kernels, seed=args.seed)
             ls_k = lazysparse_matrix_kernels(inp, square)
             peer_k = {}
             for p in peers:
@@ -447,7 +522,8 @@ def parser():
     p.add_argument("--no-data", action="store_true", help="skip the corpus; R-MAT graphs only")
     p.add_argument("--matrices", nargs="+", metavar="NAME", help="only these corpus items (file stems)")
     p.add_argument("--kernels", nargs="+", choices=KERNELS, metavar="K",
-                   help=f"kernels to run (default all: {' '.join(KERNELS)})")
+                   help=f"kernels to run (default: {' '.join(DEFAULT_KERNELS)}; also: "
+                        f"{' '.join(EXTRA_KERNELS)})")
     p.add_argument("--peers", nargs="+", choices=PEERS, metavar="P",
                    help=f"peers to compare with, if installed (default all: {' '.join(PEERS)})")
     p.add_argument("--repeat", type=int, default=7, help="timed calls per measurement (median)")

@@ -22,7 +22,12 @@ def emit_sort_assembly(lw, top: Block):
           Decl("int64_t *", "tmp", "(int64_t *)malloc((size_t)(tn > 0 ? tn : 1) * sizeof(int64_t))"),
           "if (!perm || !tmp) return 1;")
     b.add(For("t", "0", "tn", Block().add("perm[t] = t;")))
+    # entries are emitted in loop order: if the innermost level's index is the outermost loop,
+    # they are already sorted by it and that counting pass is skipped (CSR->CSC is one pass)
+    skip = nd - 1 if nd > 1 and lw.ovars[nd - 1] == lw.order[0] else None
     for l in reversed(range(nd)):
+        if l == skip:
+            continue
         s = Block()
         b.add(s)
         s.add(Decl("int64_t *", "h", f"(int64_t *)calloc((size_t)osz{l} + 1, sizeof(int64_t))"), "if (!h) return 1;")

@@ -442,9 +442,19 @@ class Lowerer:
             blk.add(Decl(self.oct, "w", val))
             blk.add(C.reduce_step(self.stmt.reduce, f"o[{addr}]", "w", self.odt), f"ocnt[{addr}]++;")
         elif mode == "append":
-            self.append_leaf(blk, val)
+            # computed zeros are not stored (scipy's rule; dense sources become truly sparse)
+            blk.add(Decl(self.oct, "w", val))
+            tgt = Block()
+            blk.add(If("w != 0", tgt))
+            self.append_leaf(tgt, "w")
         elif mode == "sort":
             nd = len(self.outs)
+            if not self.red:  # no duplicates to combine: a zero can be dropped right away
+                blk.add(Decl(self.oct, "w", val))
+                val = "w"
+                inner = Block()
+                blk.add(If("w != 0", inner))
+                blk = inner
             grow = Block().add(Decl("int64_t", "nc_", "tcap * 2"))
             for l in range(nd):
                 grow.add(f"LS_RESIZE(int64_t, tc{l}, nc_);")
@@ -470,7 +480,7 @@ class Lowerer:
             blk.add(f"o[{self.dense_addr()}] = acc;")
         else:
             tgt = Block()
-            blk.add(If("cnt > 0", tgt))
+            blk.add(If("cnt > 0 && acc != 0", tgt))
             self.append_leaf(tgt, "acc")
 
     # -- sparse output levels -----------------------------------------------------------------
