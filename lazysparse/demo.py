@@ -103,7 +103,7 @@ def run(small: bool = False, repeat: int | None = None, scale: int | None = None
         out=sys.stdout) -> bool:
     """Run the demo; print the table to ``out``; return True when every check passed."""
     if repeat is None:
-        repeat = 3 if small else 7
+        repeat = 3 if small else 5
     if scale is None:
         scale = 10 if small else 14
     graphs = [("cora", datasets.load("cora")),

@@ -200,7 +200,16 @@ class Lowerer:
             else:
                 body = Block().add(f"if (op{l}[t] < op{l}[t - 1]) op{l}[t] = op{l}[t - 1];")
                 top.add(For("t", "1", f"({self.dense_count}) + 1", body))
-        # hand buffers back: pointers into p[], counts into d[]
+        # shrink to the final sizes (capacity came from an estimate), then hand buffers back:
+        # pointers into p[], counts into d[]
+        leaf = f"on{nd - 1}"
+        for kind, l in self.obufs:
+            if kind == "crd":
+                top.add(f"LS_RESIZE({it}, oc{l}, {leaf if self.ocoo else f'on{l}'});")
+            elif kind == "vals":
+                top.add(f"LS_RESIZE({self.oct}, ov, {leaf});")
+            elif kind == "pos" and l != self.kd:
+                top.add(f"LS_RESIZE({it}, op{l}, on{l - 1} + 1);")
         for kind, l in self.obufs:
             name = {"pos": f"op{l}", "crd": f"oc{l}", "vals": "ov"}[kind]
             top.add(f"{self.abi.ptr(('obuf', kind, l))} = (void *){name};")
