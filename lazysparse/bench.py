@@ -300,7 +300,10 @@ def mkl_matrix_kernels(inp, square):
 
 
 def torch_matrix_kernels(inp, square):
+    import warnings
     import torch
+    warnings.filterwarnings("ignore", message=".*[Ss]parse.*beta")
+    warnings.filterwarnings("ignore", message="Sparse invariant checks")
 
     def csr(M):
         return torch.sparse_csr_tensor(torch.from_numpy(M.indptr.astype("int64")),
@@ -451,7 +454,8 @@ def run(args) -> dict:
                 python=platform.python_version(), machine=platform.machine(),
                 cpus=os.cpu_count(), platform=platform.platform(), data=str(data) if data else None,
                 date=datetime.datetime.now().isoformat(timespec="seconds"),
-                versions=_peer_versions(), peers=peers)
+                versions=_peer_versions(), peers=peers,
+                env={k: os.environ.get(k) for k in _THREAD_VARS})
     print(f"lazysparse {ls.__version__} benchmarks: threads={args.threads}, median of {args.repeat} "
           f"after one warm-up; data={data or '(none)'}; peers: {', '.join(peers)}")
     head = " ".join([f"{'matrix':<22}", f"{'kernel':<6}", f"{'lazysparse':>11}"]

@@ -498,6 +498,11 @@ def cache_info() -> dict:
             d = _default_dir()
         except Exception:  # pragma: no cover
             d = None
+    # warm calls are answered by the planner's signature cache before reaching this one
+    from . import execute as _ex
+    out["plan_hits"] = _ex.STATS["plan_hits"]
+    out["hits"] += _ex.STATS["plan_hits"]
+    out["plans"] = len(_ex._RUNNERS)
     out["disk_dir"] = d
     out["fallback_dir"] = fb
     info = _compiler._info
@@ -512,6 +517,8 @@ def clear_cache(disk: bool = False) -> None:
     """Drop the in-memory kernels; with ``disk=True`` also delete the on-disk entries of this
     version's cache directory. Counters are process-wide totals and are not reset. Libraries
     already loaded stay mapped (a kernel may still be running or referenced)."""
+    from . import execute as _ex
+    _ex.plan_cache_clear()
     with _lock:
         _mem.clear()
         _by_source.clear()

@@ -22,6 +22,7 @@ _RUNNERS = {}
 _RUNNERS_LOCK = threading.Lock()
 _ANALYSIS = {}
 _ORDERS = {}
+STATS = {"plan_hits": 0}  # signature-cache hits that never reach the kernel cache
 
 
 def check_options(opname, fusion="auto", device=None, schedule=None):
@@ -163,7 +164,9 @@ def execute(stmt: Statement, storages, out_shape, req_format=None, name="materia
     else:
         idt = "int64"
     runner = _RUNNERS.get((okey, idt))
-    if runner is None:
+    if runner is not None:
+        STATS["plan_hits"] += 1
+    else:
         ospec = PL.OperandSpec(fmt, stmt.dtype, idt, ())
         runner = _get_runner(PL.KernelSpec(stmt, specs, ospec, order, mode, decisions))
         _RUNNERS[(okey, idt)] = runner

@@ -1,0 +1,1 @@
+"""asv benchmarks for lazysparse (see docs/performance.md)."""

@@ -1,0 +1,42 @@
+"""Elementwise A + B, A * B, A + A.T and a fused A + B + C, warm kernel cache."""
+from .common import MATRICES, matrix, other, run
+
+import lazysparse as ls  # noqa: E402  (after .common, which finds the repo)
+
+
+class Elementwise:
+    params = [MATRICES]
+    param_names = ["matrix"]
+
+    def setup(self, name):
+        self.A = matrix(name)
+        self.B = other(name)
+        self.C = self.B.T.tocsr()
+        self.lA, self.lB, self.lC = (ls.asarray(m) for m in (self.A, self.B, self.C))
+        for f in (self.time_lazysparse_add, self.time_lazysparse_multiply,
+                  self.time_lazysparse_add_transpose, self.time_lazysparse_add3):
+            f(name)                    # compile once
+
+    def time_lazysparse_add(self, name):
+        run(self.lA + self.lB)
+
+    def time_scipy_add(self, name):
+        self.A + self.B
+
+    def time_lazysparse_multiply(self, name):
+        run(self.lA * self.lB)
+
+    def time_scipy_multiply(self, name):
+        self.A.multiply(self.B)
+
+    def time_lazysparse_add_transpose(self, name):
+        run(self.lA + self.lA.T)
+
+    def time_scipy_add_transpose(self, name):
+        self.A + self.A.T
+
+    def time_lazysparse_add3(self, name):
+        run(self.lA + self.lB + self.lC)
+
+    def time_scipy_add3(self, name):
+        self.A + self.B + self.C

@@ -1,0 +1,430 @@
+"""Tests for the compiled-kernel cache (lazysparse/runtime/cache.py, compiler.py, threads.py).
+
+Every test gets its own LAZYSPARSE_CACHE_DIR and a reset runtime state. Kernels are tiny hand-written
+C sources defining ``int32_t ls_kernel(void **p, int64_t *d)``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import warnings
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Imports lazysparse.runtime.cache even while lazysparse/__init__.py cannot be imported yet (other
+# modules it names are still being written): a bare package module stands in for it. Once the
+# package imports, this does nothing. Used in this process and in every child process.
+_IMPORT = textwrap.dedent(f"""
+    import os, re, sys, types
+    sys.path.insert(0, {ROOT!r})
+    try:
+        import lazysparse.runtime.cache
+    except ImportError:
+        for _m in [m for m in sys.modules if m == "lazysparse" or m.startswith("lazysparse.")]:
+            del sys.modules[_m]
+        _pkg = types.ModuleType("lazysparse")
+        _pkg.__path__ = [os.path.join({ROOT!r}, "lazysparse")]
+        with open(os.path.join({ROOT!r}, "lazysparse", "__init__.py")) as _f:
+            _pkg.__version__ = re.search(r'__version__\\s*=\\s*"([^"]+)"', _f.read()).group(1)
+        sys.modules["lazysparse"] = _pkg
+    from lazysparse.runtime import cache as c
+    from lazysparse.runtime import compiler as comp
+    from lazysparse.runtime import threads as thr
+""")
+_ns: dict = {}
+exec(_IMPORT, _ns)
+c, comp, thr = _ns["c"], _ns["comp"], _ns["thr"]
+
+
+def src(tag: str, value: int = 42) -> str:
+    return ("#include <stdint.h>\n"
+            f"/* {tag} */\n"
+            "int32_t ls_kernel(void **p, int64_t *d) {\n"
+            f"    d[0] = {value};\n"
+            "    return 0;\n"
+            "}\n")
+
+
+def call(kernel) -> int:
+    d = c.ffi.new("int64_t[4]")
+    assert kernel.fn(c.ffi.NULL, d) == 0
+    return d[0]
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    d = tmp_path / "cache"
+    monkeypatch.setenv("LAZYSPARSE_CACHE_DIR", str(d))
+    c._reset_for_tests()
+    yield d
+    c._reset_for_tests()
+
+
+def run_child(body: str, env=None, timeout=60):
+    """Run python code in a fresh interpreter; it prints one JSON line last."""
+    code = _IMPORT + textwrap.dedent(body)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env if env is not None else os.environ.copy(), timeout=timeout,
+                          cwd=ROOT)
+
+
+def child_json(r) -> dict:
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+_CHILD_LOAD = """
+import json, time
+t0 = time.perf_counter()
+k = c.load_kernel({source!r})
+dt = time.perf_counter() - t0
+d = c.ffi.new("int64_t[4]")
+rc = k.fn(c.ffi.NULL, d)
+print(json.dumps(dict(seconds=dt, rc=rc, value=d[0], path=k.path, **c.cache_info())))
+"""
+
+
+def entry_files(d, key):
+    vdir = os.path.join(d, os.listdir(d)[0])
+    meta = json.loads(open(os.path.join(vdir, key + ".json")).read())
+    return vdir, meta, os.path.join(vdir, meta["so"])
+
+
+# ------------------------------------------------------------------------------------------------
+
+def test_compile_and_call(cache_dir):
+    s = src("compile_and_call")
+    k = c.load_kernel(s)
+    assert call(k) == 42
+    assert len(k.key) == 64 and int(k.key, 16) >= 0
+    assert k.source == s and os.path.isfile(k.path) and k.path.endswith(".so")
+    assert k.compile_seconds > 0
+    info = c.cache_info()
+    assert (info["misses"], info["compiles"], info["hits"], info["disk_hits"]) == (1, 1, 0, 0)
+    assert info["entries"] == 1
+    assert info["disk_dir"] == os.path.dirname(k.path)
+    assert info["disk_dir"].startswith(str(cache_dir))
+    print(f"cold compile of a tiny kernel: {k.compile_seconds * 1e3:.1f} ms")
+    assert k.compile_seconds < 1.5
+
+
+def test_memory_hit_and_counters(cache_dir):
+    a = c.load_kernel(src("mem"))
+    b = c.load_kernel(src("mem"))
+    assert a is b
+    info = c.cache_info()
+    assert (info["hits"], info["misses"], info["compiles"], info["entries"]) == (1, 1, 1, 1)
+    # a different source is a different kernel
+    k2 = c.load_kernel(src("mem", 7))
+    assert k2.key != a.key and call(k2) == 7
+    info = c.cache_info()
+    assert (info["misses"], info["compiles"], info["entries"]) == (2, 2, 2)
+    # memory cleared: the next load comes from disk, no compile; counters are not reset
+    c.clear_cache()
+    assert c.cache_info()["entries"] == 0
+    k3 = c.load_kernel(src("mem"))
+    assert call(k3) == 42
+    info = c.cache_info()
+    assert (info["disk_hits"], info["compiles"], info["misses"], info["entries"]) == (1, 2, 3, 1)
+    # and clear_cache(disk=True) forces a recompile
+    c.clear_cache(disk=True)
+    assert not [n for n in os.listdir(info["disk_dir"]) if n.endswith(".so")]
+    k4 = c.load_kernel(src("mem"))
+    assert call(k4) == 42 and c.cache_info()["compiles"] == 3
+    assert k4.path != k3.path  # a path dlopen-ed before is never reused for new contents
+
+
+def test_key_covers_compiler_and_flags(cache_dir):
+    info = comp.compiler_info()
+    key = c.kernel_key(src("key"))
+    assert key == c.kernel_key(src("key")) and key != c.kernel_key(src("key2"))
+    assert "-fwrapv" in info.flags and "-O3" in info.flags
+    k = c.load_kernel(src("key"))
+    assert k.key == key
+    _, meta, _ = entry_files(cache_dir, key)
+    assert meta["flags"] == list(info.flags) and meta["compiler"] == info.argv0
+
+
+def test_disk_hit_in_new_process(cache_dir):
+    s = src("disk_hit")
+    k = c.load_kernel(s)
+    out = child_json(run_child(_CHILD_LOAD.format(source=s)))
+    assert (out["rc"], out["value"]) == (0, 42)
+    assert (out["disk_hits"], out["compiles"], out["misses"]) == (1, 0, 1)
+    assert out["path"] == k.path
+    print(f"disk-hit load in a new process: {out['seconds'] * 1e3:.2f} ms")
+    assert out["seconds"] <= 0.2
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "empty", "delete_so", "bad_meta"])
+def test_corrupt_entry_is_rebuilt(cache_dir, damage):
+    s = src("corrupt_" + damage)
+    # build in a child: this process must not have the file mapped while it is damaged in place
+    built = child_json(run_child(_CHILD_LOAD.format(source=s)))
+    assert built["compiles"] == 1
+    key = c.kernel_key(s)
+    vdir, meta, so = entry_files(cache_dir, key)
+    if damage == "truncate":
+        with open(so, "r+b") as f:
+            f.truncate(os.path.getsize(so) // 2)
+    elif damage == "flip":
+        with open(so, "r+b") as f:
+            f.seek(os.path.getsize(so) // 2)
+            b = f.read(16)
+            f.seek(-16, 1)
+            f.write(bytes(x ^ 0xFF for x in b))
+    elif damage == "empty":
+        open(so, "wb").close()
+    elif damage == "delete_so":
+        os.unlink(so)
+    elif damage == "bad_meta":
+        with open(os.path.join(vdir, key + ".json"), "w") as f:
+            f.write("{not json")
+    k = c.load_kernel(s)
+    assert call(k) == 42
+    info = c.cache_info()
+    assert info["compiles"] == 1 and info["disk_hits"] == 0 and info["rebuilt"] == 1
+    if damage == "flip":  # the rebuilt entry is good for the next process (one case: time)
+        out = child_json(run_child(_CHILD_LOAD.format(source=s)))
+        assert (out["disk_hits"], out["compiles"], out["value"]) == (1, 0, 42)
+
+
+@pytest.mark.parametrize("which", ["so", "json"])
+def test_insecure_entry_not_loaded(cache_dir, which):
+    s = src("insecure_" + which)
+    child_json(run_child(_CHILD_LOAD.format(source=s)))
+    key = c.kernel_key(s)
+    vdir, meta, so = entry_files(cache_dir, key)
+    os.chmod(so if which == "so" else os.path.join(vdir, key + ".json"), 0o666)
+    k = c.load_kernel(s)
+    assert call(k) == 42
+    info = c.cache_info()
+    assert info["rejected"] == 1 and info["compiles"] == 1 and info["disk_hits"] == 0
+    assert k.path != so
+    assert stat.S_IMODE(os.stat(k.path).st_mode) & 0o022 == 0
+
+
+def test_cache_dir_created_0700(cache_dir):
+    c.load_kernel(src("mode"))
+    vdir = c.cache_info()["disk_dir"]
+    assert os.path.dirname(vdir) == str(cache_dir)
+    for d in (str(cache_dir), vdir):
+        assert stat.S_IMODE(os.stat(d).st_mode) == 0o700, d
+    for name in os.listdir(vdir):
+        assert stat.S_IMODE(os.stat(os.path.join(vdir, name)).st_mode) & 0o077 == 0, name
+
+
+def _fallback_check(expected_substring=""):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        k = c.load_kernel(src("fallback"))
+    assert call(k) == 42
+    msgs = [str(x.message) for x in w]
+    assert any("temporary directory" in m for m in msgs), msgs
+    info = c.cache_info()
+    assert info["fallback_dir"] and info["compiles"] == 1
+    assert os.path.dirname(k.path) == info["disk_dir"]
+    assert stat.S_IMODE(os.stat(info["disk_dir"]).st_mode) == 0o700
+    shutil.rmtree(info["disk_dir"], ignore_errors=True)
+
+
+def test_unwritable_cache_dir_falls_back(cache_dir):
+    os.makedirs(cache_dir, mode=0o700)
+    os.chmod(cache_dir, 0o500)
+    try:
+        probe = cache_dir / "probe"
+        try:
+            probe.write_text("x")
+            probe.unlink()
+            pytest.skip("running with privileges that ignore directory permissions (root)")
+        except PermissionError:
+            pass
+        _fallback_check()
+    finally:
+        os.chmod(cache_dir, 0o700)
+
+
+def test_uncreatable_cache_dir_falls_back(tmp_path, monkeypatch):
+    # works as root too: a path below a regular file can never be created
+    (tmp_path / "file").write_text("x")
+    monkeypatch.setenv("LAZYSPARSE_CACHE_DIR", str(tmp_path / "file" / "cache"))
+    c._reset_for_tests()
+    try:
+        _fallback_check()
+    finally:
+        c._reset_for_tests()
+
+
+def test_group_writable_cache_dir_not_used(cache_dir):
+    vdir = os.path.join(cache_dir, "v" + c._version())
+    os.makedirs(vdir)
+    os.chmod(vdir, 0o777)
+    _fallback_check()
+
+
+def test_threads_compile_once(cache_dir):
+    s = src("threads")
+    barrier = threading.Barrier(8)
+    results, errors = [None] * 8, []
+
+    def work(i):
+        try:
+            barrier.wait()
+            results[i] = c.load_kernel(s)
+        except BaseException as e:  # pragma: no cover
+            errors.append(e)
+
+    ts = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors
+    assert all(r is results[0] for r in results)
+    info = c.cache_info()
+    assert (info["compiles"], info["misses"], info["hits"]) == (1, 1, 7)
+    assert call(results[0]) == 42
+
+
+def test_processes_compile_concurrently(cache_dir):
+    s = src("processes")
+    code = _IMPORT + textwrap.dedent(_CHILD_LOAD.format(source=s))
+    procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, cwd=ROOT) for _ in range(8)]
+    outs = []
+    for p in procs:
+        so, se = p.communicate(timeout=120)
+        assert p.returncode == 0, se
+        outs.append(json.loads(so.strip().splitlines()[-1]))
+    assert all((o["rc"], o["value"]) == (0, 42) for o in outs)
+    assert sum(o["compiles"] for o in outs) + sum(o["disk_hits"] for o in outs) == 8
+    if c.fcntl is not None:  # the flock makes the others wait and then load from disk
+        assert sum(o["compiles"] for o in outs) == 1
+    vdir = outs[0]["disk_dir"]
+    assert not [n for n in os.listdir(vdir) if n.endswith(".tmp")]
+
+
+def test_no_compiler(cache_dir, tmp_path):
+    empty = tmp_path / "emptybin"
+    empty.mkdir()
+    env = dict(os.environ, CC="/nonexistent/cc", PATH=str(empty))
+    r = run_child("""
+        import json
+        try:
+            c.load_kernel("int x;")
+            print(json.dumps({"raised": None}))
+        except comp.CompilerNotFoundError as e:
+            print(json.dumps({"raised": type(e).__name__, "runtime": isinstance(e, RuntimeError),
+                              "msg": str(e), "omp": comp.openmp_available()}))
+    """, env=env)
+    out = child_json(r)
+    assert out["raised"] == "CompilerNotFoundError" and out["runtime"]
+    assert "C compiler" in out["msg"] and "apt-get install gcc" in out["msg"]
+    assert "xcode-select --install" in out["msg"] and "conda" in out["msg"]
+    assert out["omp"] is False
+
+
+def test_cc_env_is_honoured(cache_dir, monkeypatch):
+    gcc = shutil.which("gcc") or shutil.which("clang")
+    if gcc is None:
+        pytest.skip("no gcc/clang by that name")
+    monkeypatch.setenv("CC", gcc)
+    c._reset_for_tests()
+    info = comp.compiler_info()
+    assert info.path == gcc and info.resolved == os.path.realpath(gcc) and info.args == ()
+    s = src("cc_env").replace("d[0] = 42", "d[0] = LS_VALUE")
+    with pytest.raises(RuntimeError, match="LS_VALUE"):
+        c.load_kernel(s)
+    key = c.kernel_key(s)
+    # extra words in $CC are passed to the compiler and are part of the key
+    monkeypatch.setenv("CC", f"{gcc} -DLS_VALUE=7")
+    c._reset_for_tests()
+    assert comp.compiler_info().args == ("-DLS_VALUE=7",)
+    assert c.kernel_key(s) != key
+    assert call(c.load_kernel(s)) == 7
+
+
+def test_compile_error(cache_dir):
+    bad = "#include <stdint.h>\nint32_t ls_kernel(void **p, int64_t *d) { return undefined_name; }\n"
+    with pytest.raises(RuntimeError) as ei:
+        c.load_kernel(bad)
+    msg = str(ei.value)
+    assert isinstance(ei.value, comp.CompileError)
+    assert "undefined_name" in msg and "error" in msg
+    key = c.kernel_key(bad)
+    saved = os.path.join(c.cache_info()["disk_dir"], key + ".c")
+    assert saved in msg and open(saved).read() == bad
+    info = c.cache_info()
+    assert info["compile_errors"] == 1 and info["entries"] == 0 and info["compiles"] == 0
+    with pytest.raises(RuntimeError):  # failures are not cached as kernels
+        c.load_kernel(bad)
+    assert not [n for n in os.listdir(info["disk_dir"]) if n.endswith((".so", ".tmp"))]
+
+
+def test_libc_malloc_free_and_wrapping(cache_dir):
+    s = ("#include <stdint.h>\n#include <stdlib.h>\n"
+         "int32_t ls_kernel(void **p, int64_t *d) {\n"
+         "    int64_t *buf = malloc(3 * sizeof(int64_t));\n"
+         "    if (!buf) return 1;\n"
+         "    buf[0] = 5; buf[1] = 6; buf[2] = 7;\n"
+         "    p[0] = buf;\n"
+         "    int32_t x = (int32_t)d[1];\n"
+         "    d[0] = (int32_t)(x + 1);  /* wraps with -fwrapv */\n"
+         "    return 0;\n}\n")
+    k = c.load_kernel(s)
+    p = c.ffi.new("void*[1]")
+    d = c.ffi.new("int64_t[2]", [0, 2**31 - 1])
+    assert k.fn(p, d) == 0
+    assert d[0] == -(2**31)
+    buf = c.ffi.cast("int64_t *", p[0])
+    assert [buf[i] for i in range(3)] == [5, 6, 7]
+    c.libc.free(p[0])
+
+
+def test_openmp_kernel(cache_dir):
+    if not comp.openmp_available():
+        pytest.skip("compiler without OpenMP")
+    s = ("#include <stdint.h>\n#include <omp.h>\n"
+         "int32_t ls_kernel(void **p, int64_t *d) {\n"
+         "    int64_t s = 0;\n"
+         "    #pragma omp parallel for reduction(+:s) num_threads(2)\n"
+         "    for (int64_t i = 0; i < d[1]; i++) s += i;\n"
+         "    d[0] = s;\n    return 0;\n}\n")
+    k = c.load_kernel(s)
+    d = c.ffi.new("int64_t[2]", [0, 1000])
+    assert k.fn(c.ffi.NULL, d) == 0 and d[0] == 999 * 1000 // 2
+
+
+# ------------------------------------------------------------------------------------------------
+# threads.py
+
+def test_num_threads(monkeypatch):
+    try:
+        thr.set_num_threads(3)
+        assert thr.get_num_threads() == 3
+        for bad in (0, -1, 1.5, True, "2", None):
+            with pytest.raises(ValueError, match="set_num_threads"):
+                thr.set_num_threads(bad)
+        assert thr.get_num_threads() == 3
+        monkeypatch.setenv("LAZYSPARSE_NUM_THREADS", "4")
+        thr._reset_for_tests()
+        assert thr.get_num_threads() == 4
+        monkeypatch.delenv("LAZYSPARSE_NUM_THREADS")
+        thr._reset_for_tests()
+        assert thr.get_num_threads() == 1
+        monkeypatch.setenv("LAZYSPARSE_NUM_THREADS", "zero")
+        with pytest.warns(RuntimeWarning, match="LAZYSPARSE_NUM_THREADS"):
+            thr._reset_for_tests()
+        assert thr.get_num_threads() == 1
+    finally:
+        monkeypatch.delenv("LAZYSPARSE_NUM_THREADS", raising=False)
+        thr._reset_for_tests()
