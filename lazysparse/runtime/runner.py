@@ -30,15 +30,18 @@ class Runner:
         self.ocount_slots = {desc[1]: k for k, desc in enumerate(abi.d) if desc[0] == "ocount"}
         self._pgetters = [(k, _pgetter(desc)) for k, desc in enumerate(abi.p) if desc[0] in ("in", "out")]
         self._dgetters = [_dgetter(desc, self) for desc in abi.d]
+        self._dense_slots = [k for k, s in enumerate(spec.inputs) if s.dense and s.ndim > 0]
 
     def run(self, storages, ext, out_shape, pat, name):
         ffi = self._ffi
         spec = self.spec
         fmt = spec.output.format
         out = cnt = None
-        if any(st.format.is_dense and not _usable(st.vals) for st in storages):
-            storages = [Storage.from_dense(np.ascontiguousarray(st.vals)) if st.format.is_dense
-                        and not _usable(st.vals) else st for st in storages]
+        for k in self._dense_slots:
+            if not _usable(storages[k].vals):
+                storages = [Storage.from_dense(np.ascontiguousarray(st.vals)) if st.format.is_dense
+                            and not _usable(st.vals) else st for st in storages]
+                break
         if self.out_dense:
             if spec.mode == "dense-count":
                 ident = ops.reduce_identity(spec.stmt.reduce, self.odtype)
@@ -115,7 +118,10 @@ def _own(ffi, libc, ptr, n, dtype):
 
 def _usable(arr):
     """Kernels need aligned, native-order data with element-multiple strides."""
-    return arr.flags.aligned and arr.dtype.isnative and all(s % arr.itemsize == 0 for s in arr.strides)
+    flags = arr.flags
+    if flags.c_contiguous and flags.aligned:
+        return arr.dtype.isnative
+    return flags.aligned and arr.dtype.isnative and all(s % arr.itemsize == 0 for s in arr.strides)
 
 
 def _pgetter(desc):
