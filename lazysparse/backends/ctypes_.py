@@ -101,6 +101,8 @@ def call(op: str, args: list, in_dtypes, out_dtype) -> str:
             return f"ls_ipow(({a}), ({b}))"
         if k == "b":
             return f"(({a}) | !({b}))"
+        if k == "c":  # NumPy: 0 ** 0 == 1 for complex too (C's cpow gives nan)
+            return f"((({b}) == 0) ? ({ctype(out_dtype)})1 : pow(({a}), ({b})))"
         return f"pow(({a}), ({b}))"
     if op == "negative":
         return f"(-({a}))"

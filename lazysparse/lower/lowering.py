@@ -236,6 +236,8 @@ class Lowerer:
                                 lambda acc: None, self.spec.decisions)
         keys = P.keys_of(pat)
         byq = {a.q: a for a in iters}
+        # C names carry the access and the level: one access may locate several levels in a block
+        U = {a.q: f"{a.q}_{a.lvl}" for a in iters}
         # ranges of every iterator at this level
         for a in iters:
             self.declare_range(a, blk)
@@ -244,7 +246,7 @@ class Lowerer:
         if pat == P.TRUE or not keys:
             followers = iters
             for a in followers:
-                blk.add(Decl("int64_t", f"j{a.q}", f"b{a.q}"))
+                blk.add(Decl("int64_t", f"j{U[a.q]}", f"b{U[a.q]}"))
             loop = For(x, "0", self.ext[v], body)
             blk.add(loop)
             self.bind(v)
@@ -256,21 +258,21 @@ class Lowerer:
             d0 = byq[q0]
             followers = [a for a in iters if a.q != q0]
             for a in followers:
-                blk.add(Decl("int64_t", f"j{a.q}", f"b{a.q}"))
-            j = f"j{q0}"
+                blk.add(Decl("int64_t", f"j{U[a.q]}", f"b{U[a.q]}"))
+            j = f"j{U[q0]}"
             lv = d0.spec.format.levels[d0.lvl]
             crd = f"c{d0.slot}_{d0.lvl}"
             if lv.unique:
-                loop = For(j, f"b{q0}", f"z{q0}", body)
+                loop = For(j, f"b{U[q0]}", f"z{U[q0]}", body)
                 body.add(Decl("int64_t", x, f"(int64_t){crd}[{j}]"))
                 seg = None
             else:
-                blk.add(Decl("int64_t", f"g{q0}", "0"))
-                loop = For(j, f"b{q0}", f"z{q0}", body, step=f"{j} = g{q0}")
+                blk.add(Decl("int64_t", f"g{U[q0]}", "0"))
+                loop = For(j, f"b{U[q0]}", f"z{U[q0]}", body, step=f"{j} = g{U[q0]}")
                 body.add(Decl("int64_t", x, f"(int64_t){crd}[{j}]"))
-                body.add(f"g{q0} = {j} + 1;")
-                body.add(f"while (g{q0} < z{q0} && {crd}[g{q0}] == {x}) g{q0}++;")
-                seg = f"g{q0}"
+                body.add(f"g{U[q0]} = {j} + 1;")
+                body.add(f"while (g{U[q0]} < z{U[q0]} && {crd}[g{U[q0]}] == {x}) g{U[q0]}++;")
+                seg = f"g{U[q0]}"
             blk.add(loop)
             self.bind(v)
             self.advance(d0, j, "1", seg)
@@ -281,36 +283,36 @@ class Lowerer:
             merged = [byq[q] for q in sorted(keys)]
             followers = [a for a in iters if a.q not in keys]
             for a in iters:
-                blk.add(Decl("int64_t", f"j{a.q}", f"b{a.q}"))
-            cond = " || ".join("(" + " && ".join(f"j{q} < z{q}" for q in sorted(t)) + ")" for t in pat)
+                blk.add(Decl("int64_t", f"j{U[a.q]}", f"b{U[a.q]}"))
+            cond = " || ".join("(" + " && ".join(f"j{U[q]} < z{U[q]}" for q in sorted(t)) + ")" for t in pat)
             loop = While(cond, body)
             blk.add(loop)
             for a in merged:
                 crd = f"c{a.slot}_{a.lvl}"
-                body.add(Decl("int64_t", f"k{a.q}", f"j{a.q} < z{a.q} ? (int64_t){crd}[j{a.q}] : INT64_MAX"))
-            mn = f"k{merged[0].q}"
+                body.add(Decl("int64_t", f"k{U[a.q]}", f"j{U[a.q]} < z{U[a.q]} ? (int64_t){crd}[j{U[a.q]}] : INT64_MAX"))
+            mn = f"k{U[merged[0].q]}"
             for a in merged[1:]:
-                mn = f"(k{a.q} < {mn} ? k{a.q} : {mn})"
+                mn = f"(k{U[a.q]} < {mn} ? k{U[a.q]} : {mn})"
             body.add(Decl("int64_t", x, mn))
             self.bind(v)
             for a in merged:
-                body.add(Decl("int", f"e{a.q}", f"k{a.q} == {x}"))
+                body.add(Decl("int", f"e{U[a.q]}", f"k{U[a.q]} == {x}"))
                 lv = a.spec.format.levels[a.lvl]
                 seg = None
                 if not lv.unique:
                     crd = f"c{a.slot}_{a.lvl}"
-                    body.add(Decl("int64_t", f"g{a.q}", f"j{a.q} + 1"))
-                    body.add(f"if (e{a.q}) while (g{a.q} < z{a.q} && {crd}[g{a.q}] == {x}) g{a.q}++;")
-                    seg = f"g{a.q}"
-                self.advance(a, f"j{a.q}", f"e{a.q}", seg)
+                    body.add(Decl("int64_t", f"g{U[a.q]}", f"j{U[a.q]} + 1"))
+                    body.add(f"if (e{U[a.q]}) while (g{U[a.q]} < z{U[a.q]} && {crd}[g{U[a.q]}] == {x}) g{U[a.q]}++;")
+                    seg = f"g{U[a.q]}"
+                self.advance(a, f"j{U[a.q]}", f"e{U[a.q]}", seg)
             for a in followers:
                 self.follow(a, x, body)
-            fcond = " || ".join("(" + (" && ".join(f"e{q}" for q in sorted(t)) or "1") + ")" for t in pat)
+            fcond = " || ".join("(" + (" && ".join(f"e{U[q]}" for q in sorted(t)) or "1") + ")" for t in pat)
             inner = Block()
             body.add(If(fcond, inner))
             for a in merged:
-                nxt = f"g{a.q}" if a.seg else f"j{a.q} + 1"
-                body.add(f"if (e{a.q}) j{a.q} = {nxt};")
+                nxt = f"g{U[a.q]}" if a.seg else f"j{U[a.q]} + 1"
+                body.add(f"if (e{U[a.q]}) j{U[a.q]} = {nxt};")
         self.cascade(inner)
         self.emit_output_level(depth, v, inner)
         # restore state for code after the loop
@@ -322,6 +324,7 @@ class Lowerer:
         self.bound.add(v)
 
     def declare_range(self, a: _Acc, blk):
+        u = f"{a.q}_{a.lvl}"
         l = a.lvl
         lv = a.spec.format.levels[l]
         it = self.it_type(a.slot)
@@ -333,23 +336,24 @@ class Lowerer:
             z = a.seg if a.seg else f"(int64_t)({a.pos}) + 1"
         if a.pres != "1":
             b, z = f"({a.pres}) ? {b} : 0", f"({a.pres}) ? {z} : 0"
-        blk.add(Decl("int64_t", f"b{a.q}", b), Decl("int64_t", f"z{a.q}", z))
+        blk.add(Decl("int64_t", f"b{u}", b), Decl("int64_t", f"z{u}", z))
 
     def advance(self, a: _Acc, pos, pres, seg):
         a.lvl += 1
         a.pos, a.pres, a.seg = pos, pres, seg
 
     def follow(self, a: _Acc, x, body):
+        u = f"{a.q}_{a.lvl}"
         crd = f"c{a.slot}_{a.lvl}"
-        j = f"j{a.q}"
-        body.add(f"while ({j} < z{a.q} && {crd}[{j}] < {x}) {j}++;")
-        body.add(Decl("int", f"e{a.q}", f"{j} < z{a.q} && {crd}[{j}] == {x}"))
+        j = f"j{u}"
+        body.add(f"while ({j} < z{u} && {crd}[{j}] < {x}) {j}++;")
+        body.add(Decl("int", f"e{u}", f"{j} < z{u} && {crd}[{j}] == {x}"))
         seg = None
         if not a.spec.format.levels[a.lvl].unique:
-            body.add(Decl("int64_t", f"g{a.q}", f"{j} + 1"))
-            body.add(f"if (e{a.q}) while (g{a.q} < z{a.q} && {crd}[g{a.q}] == {x}) g{a.q}++;")
-            seg = f"g{a.q}"
-        self.advance(a, j, f"e{a.q}", seg)
+            body.add(Decl("int64_t", f"g{u}", f"{j} + 1"))
+            body.add(f"if (e{u}) while (g{u} < z{u} && {crd}[g{u}] == {x}) g{u}++;")
+            seg = f"g{u}"
+        self.advance(a, j, f"e{u}", seg)
 
     def coord(self, ix):
         return str(ix.value) if isinstance(ix, Const) else self.vname[ix]
@@ -364,28 +368,29 @@ class Lowerer:
                 if isinstance(ix, Index) and ix not in self.bound:
                     break
                 l = a.lvl
+                u = f"{a.q}_{l}"
                 lv = a.spec.format.levels[l]
                 c = self.coord(ix)
                 if lv.kind == "dense":
-                    name = f"q{a.q}_{l}"
+                    name = f"q{u}"
                     blk.add(Decl("int64_t", name, f"({a.pos}) * n{a.slot}_{l} + {c}"))
                     self.advance(a, name, a.pres, None)
                     continue
                 self.declare_range(a, blk)
                 crd = f"c{a.slot}_{l}"
-                j = f"j{a.q}"
+                j = f"j{u}"
                 # binary search for the first position with coordinate >= c
-                blk.add(Decl("int64_t", j, f"b{a.q}"), Decl("int64_t", f"hi{a.q}", f"z{a.q}"))
-                blk.add(While(f"{j} < hi{a.q}", Block().add(
-                    Decl("int64_t", f"md{a.q}", f"{j} + ((hi{a.q} - {j}) >> 1)"),
-                    f"if ({crd}[md{a.q}] < {c}) {j} = md{a.q} + 1; else hi{a.q} = md{a.q};")))
-                blk.add(Decl("int", f"e{a.q}", f"{j} < z{a.q} && {crd}[{j}] == {c}"))
+                blk.add(Decl("int64_t", j, f"b{u}"), Decl("int64_t", f"hi{u}", f"z{u}"))
+                blk.add(While(f"{j} < hi{u}", Block().add(
+                    Decl("int64_t", f"md{u}", f"{j} + ((hi{u} - {j}) >> 1)"),
+                    f"if ({crd}[md{u}] < {c}) {j} = md{u} + 1; else hi{u} = md{u};")))
+                blk.add(Decl("int", f"e{u}", f"{j} < z{u} && {crd}[{j}] == {c}"))
                 seg = None
                 if not lv.unique:
-                    blk.add(Decl("int64_t", f"g{a.q}", f"{j} + 1"))
-                    blk.add(f"if (e{a.q}) while (g{a.q} < z{a.q} && {crd}[g{a.q}] == {c}) g{a.q}++;")
-                    seg = f"g{a.q}"
-                self.advance(a, j, f"e{a.q}", seg)
+                    blk.add(Decl("int64_t", f"g{u}", f"{j} + 1"))
+                    blk.add(f"if (e{u}) while (g{u} < z{u} && {crd}[g{u}] == {c}) g{u}++;")
+                    seg = f"g{u}"
+                self.advance(a, j, f"e{u}", seg)
 
     # -- values -------------------------------------------------------------------------------
     def value(self, e):

@@ -71,8 +71,8 @@ def expr_pattern(expr, access_key, scalar_value, replay=None):
         subs = [walk(a) for a in e.args]
         if kind == "intersect":
             return conj(*subs)
-        if kind == "divide":
-            return subs[0]
+        if kind == "divide" and not (isinstance(e.args[1], Access) and not e.args[1].indices):
+            return subs[0]  # implicit zeros of the numerator stay zero (structural convention)
         if kind == "where":
             return disj(conj(subs[0], subs[1]), subs[2])
         # "eval": f at zero decides between union and everywhere

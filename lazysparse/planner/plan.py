@@ -191,10 +191,13 @@ def infer_format(stmt: Statement, specs, densities, ext, out_ndim, decisions=Non
 def infer_from_density(pat, stmt: Statement, densities, ext, out_ndim):
     """The density-dependent part of ``infer_format`` (statements with reductions)."""
     accs = stmt.accesses
-    d = P.estimate_density(pat, lambda q: densities[accs[q].operand])
     n = 1.0
     for r in stmt.reduce_indices:
-        n *= max(ext[r], 1)
+        n *= ext[r]
+    if out_ndim == 0 or (n == 0 and stmt.reduce == "prod"):
+        return resolve_format("dense", out_ndim)  # a scalar; or an empty product, 1 everywhere
+    n = max(n, 1.0)
+    d = P.estimate_density(pat, lambda q: densities[accs[q].operand])
     d = 1.0 - (1.0 - min(d, 1.0)) ** n if d < 1 else 1.0
     return resolve_format("dense", out_ndim) if d > 0.5 else None
 
