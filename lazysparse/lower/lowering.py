@@ -280,43 +280,87 @@ class Lowerer:
                 self.follow(a, x, body)
             inner = body
         else:
-            merged = [byq[q] for q in sorted(keys)]
-            followers = [a for a in iters if a.q not in keys]
-            for a in iters:
-                blk.add(Decl("int64_t", f"j{U[a.q]}", f"b{U[a.q]}"))
-            cond = " || ".join("(" + " && ".join(f"j{U[q]} < z{U[q]}" for q in sorted(t)) + ")" for t in pat)
-            loop = While(cond, body)
-            blk.add(loop)
-            for a in merged:
-                crd = f"c{a.slot}_{a.lvl}"
-                body.add(Decl("int64_t", f"k{U[a.q]}", f"j{U[a.q]} < z{U[a.q]} ? (int64_t){crd}[j{U[a.q]}] : INT64_MAX"))
-            mn = f"k{U[merged[0].q]}"
-            for a in merged[1:]:
-                mn = f"(k{U[a.q]} < {mn} ? k{U[a.q]} : {mn})"
-            body.add(Decl("int64_t", x, mn))
-            self.bind(v)
-            for a in merged:
-                body.add(Decl("int", f"e{U[a.q]}", f"k{U[a.q]} == {x}"))
-                lv = a.spec.format.levels[a.lvl]
-                seg = None
-                if not lv.unique:
-                    crd = f"c{a.slot}_{a.lvl}"
-                    body.add(Decl("int64_t", f"g{U[a.q]}", f"j{U[a.q]} + 1"))
-                    body.add(f"if (e{U[a.q]}) while (g{U[a.q]} < z{U[a.q]} && {crd}[g{U[a.q]}] == {x}) g{U[a.q]}++;")
-                    seg = f"g{U[a.q]}"
-                self.advance(a, f"j{U[a.q]}", f"e{U[a.q]}", seg)
-            for a in followers:
-                self.follow(a, x, body)
-            fcond = " || ".join("(" + (" && ".join(f"e{U[q]}" for q in sorted(t)) or "1") + ")" for t in pat)
-            inner = Block()
-            body.add(If(fcond, inner))
-            for a in merged:
-                nxt = f"g{U[a.q]}" if a.seg else f"j{U[a.q]} + 1"
-                body.add(f"if (e{U[a.q]}) j{U[a.q]} = {nxt};")
+            self.emit_lattice(depth, v, blk, pat, keys, iters, byq, U, snap)
+            return
         self.cascade(inner)
         self.emit_output_level(depth, v, inner)
         # restore state for code after the loop
         self.bound.discard(v)
+        for a in self.accs:
+            a.restore(snap[a.q])
+
+    def emit_lattice(self, depth, v, blk, pat, keys, iters, byq, U, snap):
+        """Merge loops over the lattice points (TACO): one loop per satisfiable subset of the
+        iterators, largest first, each running while all of its iterators have entries left.
+        When one runs out, the loops of the smaller points finish the others without checking it."""
+        x = self.vname[v]
+        for a in iters:
+            blk.add(Decl("int64_t", f"j{U[a.q]}", f"b{U[a.q]}"))
+        keys = sorted(keys)
+        points = []
+        if len(keys) <= 4:
+            from itertools import combinations
+            for n in range(len(keys), 0, -1):
+                for S in combinations(keys, n):
+                    if P.evaluate(pat, set(S)):
+                        points.append(frozenset(S))
+        else:  # many iterators: one loop over the whole lattice
+            points.append(None)
+        for S in points:
+            members = keys if S is None else sorted(S)
+            sub = pat if S is None else frozenset(t for t in pat if t <= S)
+            for a in self.accs:
+                a.restore(snap[a.q])
+            body = Block()
+            if S is None:
+                cond = " || ".join("(" + " && ".join(f"j{U[q]} < z{U[q]}" for q in sorted(t)) + ")" for t in pat)
+            else:
+                cond = " && ".join(f"j{U[q]} < z{U[q]}" for q in members)
+            blk.add(While(cond, body))
+            for q in members:
+                a = byq[q]
+                crd = f"c{a.slot}_{a.lvl}"
+                k = f"(int64_t){crd}[j{U[q]}]"
+                if S is None:
+                    k = f"j{U[q]} < z{U[q]} ? {k} : INT64_MAX"
+                body.add(Decl("int64_t", f"k{U[q]}", k))
+            mn = f"k{U[members[0]]}"
+            for q in members[1:]:
+                mn = f"(k{U[q]} < {mn} ? k{U[q]} : {mn})"
+            body.add(Decl("int64_t", x, mn))
+            self.bind(v)
+            single = len(members) == 1
+            for q in members:
+                a = byq[q]
+                e = "1" if single else f"e{U[q]}"
+                if not single:
+                    body.add(Decl("int", e, f"k{U[q]} == {x}"))
+                seg = None
+                if not a.spec.format.levels[a.lvl].unique:
+                    crd = f"c{a.slot}_{a.lvl}"
+                    body.add(Decl("int64_t", f"g{U[q]}", f"j{U[q]} + 1"))
+                    body.add(f"if ({e}) while (g{U[q]} < z{U[q]} && {crd}[g{U[q]}] == {x}) g{U[q]}++;")
+                    seg = f"g{U[q]}"
+                self.advance(a, f"j{U[q]}", e, seg)
+            for q in keys:
+                if q not in members:  # exhausted in this lattice point: statically absent
+                    self.advance(byq[q], "0", "0", None)
+            for a in iters:
+                if a.q not in keys:
+                    self.follow(a, x, body)
+            if single:
+                inner = body
+            else:
+                fcond = " || ".join("(" + (" && ".join(f"e{U[q]}" for q in sorted(t)) or "1") + ")" for t in sub)
+                inner = Block()
+                body.add(If(fcond, inner))
+            self.cascade(inner)
+            self.emit_output_level(depth, v, body if single else inner)
+            for q in members:
+                a = byq[q]
+                nxt = f"g{U[q]}" if not a.spec.format.levels[snap[q][0]].unique else f"j{U[q]} + 1"
+                body.add(f"j{U[q]} = {nxt};" if single else f"if (e{U[q]}) j{U[q]} = {nxt};")
+            self.bound.discard(v)
         for a in self.accs:
             a.restore(snap[a.q])
 
