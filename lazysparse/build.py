@@ -146,6 +146,21 @@ def _contraction_stmt(out_subs, terms, extents, reduce):
     return intern(Statement(tuple(names[s] for s in out_subs), expr, reduce, cur)), cur
 
 
+def normalize_axes(axes, ndim, opname, shape):
+    """Axes as non-negative ints, checked (type, range, repeats) with errors naming ``opname``."""
+    axes = [axes] if isinstance(axes, (int, np.integer)) else list(axes)
+    out = []
+    for ax in axes:
+        if not isinstance(ax, (int, np.integer)) or isinstance(ax, bool):
+            raise TypeError(f"{opname}: axes must be integers, got {ax!r}")
+        if not -ndim <= ax < ndim:
+            raise ValueError(f"{opname}: axis {ax} is out of bounds for an operand of shape {shape}")
+        out.append(int(ax) % ndim)
+    if len(set(out)) != len(out):
+        raise ValueError(f"{opname}: repeated axis in {axes} for an operand of shape {shape}")
+    return out
+
+
 def reduction(x, axis, op, keepdims=False, dtype=None, opname=None):
     """Lazy reduction of ``x`` over ``axis`` (None, int or tuple) with ``op`` in sum/max/min/prod."""
     opname = opname or op
@@ -155,17 +170,7 @@ def reduction(x, axis, op, keepdims=False, dtype=None, opname=None):
     else:
         if not isinstance(axis, (int, np.integer, tuple, list)):
             raise TypeError(f"{opname}: axis must be an int or tuple of ints, got {axis!r}")
-        axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
-        norm = []
-        for a in axes:
-            if not isinstance(a, (int, np.integer)):
-                raise TypeError(f"{opname}: axis must be an int or tuple of ints, got {a!r}")
-            if not -nd <= a < nd:
-                raise ValueError(f"{opname}: axis {a} is out of bounds for array of dimension {nd}")
-            norm.append(int(a) % nd)
-        if len(set(norm)) != len(norm):
-            raise ValueError(f"{opname}: duplicate value in axis {axis}")
-        axes = tuple(norm)
+        axes = tuple(normalize_axes(axis, nd, opname, x.shape))
     if op in ("max", "min"):
         for a in axes:
             if x.shape[a] == 0:

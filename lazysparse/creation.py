@@ -384,12 +384,7 @@ def zeros(shape, *, format="dense", dtype="float64") -> Array:
     >>> ls.zeros((2, 3), format="csr").nnz
     0
     """
-    shape = _shape(shape, "zeros")
-    dt = _requested_dtype(dtype, "zeros")
-    fmt = resolve_format(format, len(shape))
-    if fmt.is_dense:
-        return Array._from_storage(Storage.from_dense(np.zeros(shape, dtype=dt)))
-    return Array._from_storage(_from_coords(shape, fmt, [np.zeros(0, np.int64)] * len(shape), np.zeros(0, dt)))
+    return _constant(shape, format, dtype, "zeros", 0)
 
 
 def ones(shape, *, format="dense", dtype="float64") -> Array:
@@ -399,14 +394,19 @@ def ones(shape, *, format="dense", dtype="float64") -> Array:
     >>> ls.ones((2, 3), format="csr").nnz
     6
     """
-    shape = _shape(shape, "ones")
-    dt = _requested_dtype(dtype, "ones")
+    return _constant(shape, format, dtype, "ones", 1)
+
+
+def _constant(shape, format, dtype, name, value):
+    """zeros/ones: sparse formats store nothing for 0 and every element for 1."""
+    shape = _shape(shape, name)
+    dt = _requested_dtype(dtype, name)
     fmt = resolve_format(format, len(shape))
     if fmt.is_dense:
-        return Array._from_storage(Storage.from_dense(np.ones(shape, dtype=dt)))
-    size = int(np.prod(shape, dtype=np.int64))
-    coords = np.unravel_index(np.arange(size), shape)
-    return Array._from_storage(_from_coords(shape, fmt, list(coords), np.ones(size, dt)))
+        return Array._from_storage(Storage.from_dense(np.full(shape, value, dtype=dt)))
+    size = 0 if value == 0 else int(np.prod(shape, dtype=np.int64))
+    coords = np.unravel_index(np.arange(size), shape) if shape else ()
+    return Array._from_storage(_from_coords(shape, fmt, list(coords), np.full(size, value, dt)))
 
 
 def eye(n, m=None, *, k=0, format="csr", dtype="float64") -> Array:

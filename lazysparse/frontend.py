@@ -164,17 +164,7 @@ def dot(a, b):
 
 
 def _norm_axes(axes, ndim, opname, shape):
-    axes = [axes] if isinstance(axes, (int, np.integer)) else list(axes)
-    out = []
-    for ax in axes:
-        if not isinstance(ax, (int, np.integer)):
-            raise TypeError(f"{opname}: axes must be integers, got {ax!r}")
-        if not -ndim <= ax < ndim:
-            raise ValueError(f"{opname}: axis {ax} is out of bounds for an operand of shape {shape}")
-        out.append(int(ax) % ndim)
-    if len(set(out)) != len(out):
-        raise ValueError(f"{opname}: repeated axis in {axes} for an operand of shape {shape}")
-    return out
+    return build.normalize_axes(axes, ndim, opname, shape)
 
 
 def tensordot(a, b, axes=2, format=None):

@@ -71,7 +71,8 @@ def expr_pattern(expr, access_key, scalar_value, replay=None):
         subs = [walk(a) for a in e.args]
         if kind == "intersect":
             return conj(*subs)
-        if kind == "divide" and not (isinstance(e.args[1], Access) and not e.args[1].indices):
+        scalar = [isinstance(a, Access) and not a.indices for a in e.args]
+        if kind == "divide" and not scalar[1]:
             return subs[0]  # implicit zeros of the numerator stay zero (structural convention)
         if kind == "where":
             return disj(conj(subs[0], subs[1]), subs[2])
@@ -82,7 +83,9 @@ def expr_pattern(expr, access_key, scalar_value, replay=None):
             svals = [scalar_value(a) if isinstance(a, Access) and not a.indices else None for a in e.args]
             zero = ops.is_zero(ops.value_at_zero(e.op, e.in_dtypes, e.dtype, svals))
         decisions.append(zero)
-        return disj(*subs) if zero else TRUE
+        # 0-d operands are constants: where the tensor arguments are zero the result is f(0, s)
+        tensors = [p for p, s in zip(subs, scalar) if not s]
+        return (disj(*tensors) if tensors else TRUE) if zero else TRUE
 
     p = walk(expr)
     return p, tuple(decisions)

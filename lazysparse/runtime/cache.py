@@ -108,6 +108,8 @@ _dir_fallback = False
 def _reset_for_tests(compiler: bool = True) -> None:
     """Forget everything except already-loaded libraries: memory cache, counters, the resolved
     cache directory (re-read from the environment on next use) and, by default, the compiler."""
+    from . import execute as _ex
+    _ex.STATS["plan_hits"] = 0
     global _dir, _dir_fallback
     with _lock:
         _mem.clear()

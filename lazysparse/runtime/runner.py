@@ -31,6 +31,7 @@ class Runner:
         self._pgetters = [(k, _pgetter(desc)) for k, desc in enumerate(abi.p) if desc[0] in ("in", "out")]
         self._dgetters = [_dgetter(desc, self) for desc in abi.d]
         self._dense_slots = [k for k, s in enumerate(spec.inputs) if s.dense and s.ndim > 0]
+        self._prod_slots = spec.stmt.reduce_indices if spec.stmt.reduce == "prod" else ()
 
     def run(self, storages, ext, out_shape, pat, name):
         ffi = self._ffi
@@ -47,6 +48,8 @@ class Runner:
                 ident = ops.reduce_identity(spec.stmt.reduce, self.odtype)
                 out = np.full(out_shape, ident, dtype=self.odtype)
                 cnt = np.zeros(out_shape, dtype=np.int64)
+            elif self._prod_slots and any(ext[v] == 0 for v in self._prod_slots):
+                out = np.ones(out_shape, dtype=self.odtype)  # an empty product is 1 everywhere
             else:
                 out = np.zeros(out_shape, dtype=self.odtype)
         p = ffi.new("void*[]", max(self.np_, 1))

@@ -1,0 +1,30 @@
+"""Shared test configuration.
+
+* A session-wide temporary ``LAZYSPARSE_CACHE_DIR`` so that test runs never touch ``~/.cache``. It is
+  set at import time of this conftest, i.e. before any test module imports lazysparse. A cache dir
+  given explicitly in the environment is respected (useful to keep compiled kernels between runs).
+* A hypothesis profile ``lazysparse`` (the default): no deadline (the first example of a new kernel
+  compiles C), ``too_slow`` health check suppressed. Tests set their own ``max_examples``;
+  ``LAZYSPARSE_HYPOTHESIS_SCALE=4`` multiplies them (see test_ops_oracle.py).
+"""
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import tempfile
+
+if not os.environ.get("LAZYSPARSE_CACHE_DIR"):
+    _CACHE_DIR = tempfile.mkdtemp(prefix="lazysparse-test-cache-")
+    os.environ["LAZYSPARSE_CACHE_DIR"] = _CACHE_DIR
+    atexit.register(shutil.rmtree, _CACHE_DIR, ignore_errors=True)
+
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+settings.register_profile(
+    "lazysparse",
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    print_blob=True,
+)
+settings.load_profile(os.environ.get("LAZYSPARSE_HYPOTHESIS_PROFILE", "lazysparse"))
