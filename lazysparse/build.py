@@ -94,7 +94,10 @@ def elementwise(op: str, *args, opname=None):
 def _node_array(stmt, children, shape, dtype, format=None):
     Array = _array_cls()
     stmt = intern(stmt)
-    return Array._from_node(make_node(stmt, children, tuple(shape), _DT.get(dtype) or np.dtype(dtype), format))
+    dt = _DT.get(dtype)
+    if dt is None:
+        dt = _DT.setdefault(dtype, np.dtype(dtype))
+    return Array._from_node(make_node(stmt, children, tuple(shape), dt, format))
 
 
 def contraction(out_subs, terms, *, reduce="sum", format=None, opname="einsum"):

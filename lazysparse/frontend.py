@@ -73,6 +73,13 @@ def _contract(out, terms, opname, format=None, name=label_name):
     ``terms`` are ``(Array, labels)``; a label repeated within one operand is a diagonal, whose
     extents must agree exactly (as in NumPy).
     """
+    if not any(1 in a.shape for a, _ in terms):
+        # nothing to broadcast: contraction() checks extents; on a mistake, fall through to the
+        # checks below, whose messages name the user's subscripts
+        try:
+            return build.contraction(tuple(out), terms, format=_format(format, len(out)), opname=opname)
+        except ValueError:
+            pass
     arrs = [a for a, _ in terms]
     extent = {}
     for k, (a, subs) in enumerate(terms):

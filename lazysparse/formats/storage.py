@@ -22,7 +22,7 @@ VALUE_DTYPES = tuple(np.dtype(t) for t in (np.bool_, np.int32, np.int64, np.floa
 
 
 class Storage:
-    __slots__ = ("shape", "format", "pos", "crd", "vals", "index_dtype", "__weakref__")
+    __slots__ = ("shape", "format", "pos", "crd", "vals", "index_dtype", "spec", "__weakref__")
 
     def __init__(self, shape, format: Format, pos, crd, vals, index_dtype=None):
         self.shape = tuple(int(s) for s in shape)
@@ -34,6 +34,7 @@ class Storage:
             arrays = [a for a in self.pos + self.crd if a is not None]
             index_dtype = arrays[0].dtype if arrays else np.dtype(np.int64)
         self.index_dtype = np.dtype(index_dtype)
+        self.spec = None  # the planner's OperandSpec, cached (storage is never mutated)
 
     # -- construction -------------------------------------------------------------------------
     @classmethod
@@ -41,7 +42,7 @@ class Storage:
         n = arr.ndim
         st = object.__new__(cls)
         st.shape, st.format, st.pos, st.crd = arr.shape, _DENSE.resolve(n), [None] * n, [None] * n
-        st.vals, st.index_dtype = arr, _INT64
+        st.vals, st.index_dtype, st.spec = arr, _INT64, None
         return st
 
     # -- queries ------------------------------------------------------------------------------

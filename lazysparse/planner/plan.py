@@ -62,6 +62,14 @@ KernelSpec.__hash__ = _Hashed.__hash__
 
 def operand_spec(st: Storage) -> OperandSpec:
     """Interned: equal specs are the same object, so signature lookups compare by identity."""
+    spec = st.spec
+    if spec is not None:
+        return spec
+    st.spec = spec = _operand_spec(st)
+    return spec
+
+
+def _operand_spec(st: Storage) -> OperandSpec:
     fmt = st.format
     if fmt.is_dense:
         strides = st.vals.strides

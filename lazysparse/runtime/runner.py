@@ -1,6 +1,8 @@
 """A compiled kernel plus the recipe that feeds it buffers and wraps what it returns."""
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from ..backends import c as cbackend
@@ -31,6 +33,7 @@ class Runner:
         self._pgetters = [(k, _pgetter(desc)) for k, desc in enumerate(abi.p) if desc[0] in ("in", "out")]
         self._dgetters = [_dgetter(desc, self) for desc in abi.d]
         self._dense_slots = [k for k, s in enumerate(spec.inputs) if s.dense and s.ndim > 0]
+        self._tls = threading.local()
         self._prod_slots = spec.stmt.reduce_indices if spec.stmt.reduce == "prod" else ()
 
     def run(self, storages, ext, out_shape, pat, name):
@@ -52,18 +55,24 @@ class Runner:
                 out = np.ones(out_shape, dtype=self.odtype)  # an empty product is 1 everywhere
             else:
                 out = np.zeros(out_shape, dtype=self.odtype)
-        p = ffi.new("void*[]", max(self.np_, 1))
+        bufs = getattr(self._tls, "bufs", None)
+        if bufs is None:  # argument arrays reused per thread (a kernel call never re-enters)
+            bufs = self._tls.bufs = (ffi.new("void*[]", max(self.np_, 1)), ffi.new("int64_t[]", max(self.nd_, 1)))
+        p, d = bufs
         keep = [storages]
         for k, get in self._pgetters:
             arr = get(storages, out, cnt)
-            if arr.flags.c_contiguous:
+            try:
                 buf = ffi.from_buffer(arr)
-            else:  # a strided view: its first element's address (kept alive by ``keep``)
+            except ValueError:  # a strided view: its first element's address (kept alive by ``keep``)
                 buf = ffi.cast("void *", arr.__array_interface__["data"][0])
             keep.append(arr)
             keep.append(buf)
             p[k] = buf
-        d = ffi.new("int64_t[]", [get(storages, ext, out, out_shape, pat) for get in self._dgetters] or [0])
+        for k, get in enumerate(self._dgetters):
+            d[k] = get(storages, ext, out, out_shape, pat)
+        for k, _ in self.obuf_slots:  # stale pointers from the last call belong to NumPy now
+            p[k] = ffi.NULL
         rc = self.kernel.fn(p, d)
         del keep
         if rc != 0:
