@@ -77,6 +77,7 @@ class Lowerer:
         self.oit = C.ctype(spec.output.index_dtype)
         self.counter = 0
         self.in_acc = False
+        self.acc_name = "acc"
 
     # -- helpers ------------------------------------------------------------------------------
     def fresh(self, base):
@@ -253,6 +254,9 @@ class Lowerer:
             for a in followers:
                 self.follow(a, x, body)
             inner = body
+        elif len(pat) == 1 and len(keys) == 1 and self._can_split_acc(depth, byq[next(iter(keys))], iters):
+            self.emit_split_accumulators(depth, v, blk, byq[next(iter(keys))], U, snap)
+            return
         elif len(pat) == 1 and len(keys) == 1:
             (q0,) = keys
             d0 = byq[q0]
@@ -286,6 +290,50 @@ class Lowerer:
         self.emit_output_level(depth, v, inner)
         # restore state for code after the loop
         self.bound.discard(v)
+        for a in self.accs:
+            a.restore(snap[a.q])
+
+    SPLIT = 4  # partial accumulators of an innermost floating-point sum
+
+    def _can_split_acc(self, depth, drv, iters):
+        """An innermost floating-point sum driven by one unique sparse level: the candidates for
+        split accumulators (the reduction's association changes, as NumPy's pairwise sum does)."""
+        return (self.in_acc and depth == len(self.order) - 1 and self.stmt.reduce == "sum"
+                and C.kind(self.odt) in "fc" and len(iters) == 1
+                and drv.spec.format.levels[drv.lvl].unique)
+
+    def emit_split_accumulators(self, depth, v, blk, drv, U, snap):
+        """``for j: acc += f(j)`` as SPLIT interleaved partial sums, then the remainder: the
+        additions no longer wait on each other (one add's latency per SPLIT entries)."""
+        u = U[drv.q]
+        j, x0 = f"j{u}", self.vname[v]
+        crd = f"c{drv.slot}_{drv.lvl}"
+        n = self.SPLIT
+        for k in range(1, n):
+            blk.add(Decl(self.oct, f"acc_{k}", C.literal(ops.reduce_identity("sum", self.odt), self.odt)))
+        blk.add(Decl("int64_t", j, f"b{u}"))
+        main, rest = Block(), Block()
+        blk.add(While(f"{j} + {n - 1} < z{u}", main), While(f"{j} < z{u}", rest))
+        for body, copies in ((main, range(n)), (rest, range(1))):
+            for k in copies:
+                for a in self.accs:
+                    a.restore(snap[a.q])
+                copy = Block()
+                body.add(copy)
+                xk = x0 if k == 0 else f"{x0}_{k}"
+                self.vname[v] = xk
+                pos = j if k == 0 else f"({j} + {k})"
+                copy.add(Decl("int64_t", xk, f"(int64_t){crd}[{pos}]"))
+                self.bind(v)
+                self.advance(drv, pos, "1", None)
+                self.acc_name = "acc" if k == 0 else f"acc_{k}"
+                self.cascade(copy)
+                self.emit_output_level(depth, v, copy)
+                self.bound.discard(v)
+            body.add(f"{j} += {len(copies)};")
+        self.vname[v] = x0
+        self.acc_name = "acc"
+        blk.add("acc += " + " + ".join(f"acc_{k}" for k in range(1, n)) + ";")
         for a in self.accs:
             a.restore(snap[a.q])
 
@@ -490,7 +538,7 @@ class Lowerer:
         val = self.leaf_value()
         mode = self.spec.mode
         if self.in_acc:
-            blk.add(C.reduce_step(self.stmt.reduce, "acc", val, self.odt), "cnt++;")
+            blk.add(C.reduce_step(self.stmt.reduce, self.acc_name, val, self.odt), "cnt++;")
         elif mode == "dense":
             blk.add(f"o[{self.dense_addr()}] = {val};")
         elif mode == "dense-inter":
