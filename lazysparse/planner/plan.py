@@ -285,6 +285,18 @@ def choose_order(stmt: Statement, specs, out_fmt):
         if base is not None:
             break
         converted.append(active.pop())  # drop the last operand's constraints; it gets converted
+    bad = _dense_outer_intersection(base, active, specs, outs, red)
+    if bad is not None:
+        # an inner-product order: the dense loop over v visits every (.., v) and intersects
+        # sparse fibers at w, mostly finding nothing. Convert the operand that nests v above w and
+        # put w first (Gustavson's order): work proportional to the products that exist.
+        v, w, X = bad
+        rest = [a for a in active if a is not X]
+        edges2 = [e for a in rest for e in _chain_edges(level_vars(a, specs[a.operand].format))]
+        o = _toposort(vars_, edges2 + [(w, v)], score)
+        if o is not None:
+            active, edges, base = rest, edges2 + [(w, v)], o
+            converted.append(X)
     soft = []
     if out_fmt is not None and out_fmt.is_sparse:
         ov = [outs[m] for m in out_fmt.order]
@@ -299,6 +311,30 @@ def choose_order(stmt: Statement, specs, out_fmt):
             extra += s
             order = o
     return tuple(order), tuple(sorted({a.operand for a in converted}))
+
+
+def _dense_outer_intersection(order, active, specs, outs, red):
+    """``(v, w, X)`` when output index ``v`` is iterated densely (no sparse level holds it) outside
+    reduction index ``w`` at which two or more sparse operands are co-iterated, and operand ``X``
+    stores ``v`` above ``w``; else None."""
+    def sparse_vars(a):
+        lv = level_vars(a, specs[a.operand].format)
+        return [ix for ix, l in zip(lv, specs[a.operand].format.levels) if l.kind != "dense"]
+
+    for wi, w in enumerate(order):
+        if w not in red:
+            continue
+        its = [a for a in active if w in sparse_vars(a)]
+        if len(its) < 2:
+            continue
+        for v in reversed(order[:wi]):  # keep outer (row) loops; fix the innermost
+            if v not in outs or any(v in sparse_vars(a) for a in active):
+                continue
+            for X in its:
+                lv = level_vars(X, specs[X.operand].format)
+                if v in lv and lv.index(v) < lv.index(w):
+                    return v, w, X
+    return None
 
 
 def concordant_format(spec: OperandSpec, acc: Access, order) -> Format:
