@@ -14,6 +14,10 @@ from .loopir import Block, Decl, For, If
 
 def emit_sort_assembly(lw, top: Block):
     nd = len(lw.outs)
+    if (nd == 2 and lw.kd == 1 and not lw.ocoo and not lw.red and lw.olv[1].kind == "compressed"
+            and lw.ovars[1] == lw.order[0]):
+        emit_scatter_assembly(lw, top)
+        return
     it, oct_ = lw.oit, lw.oct
     red = lw.stmt.reduce
     b = Block()
@@ -89,3 +93,22 @@ def _first_diff(nd):
     for l in reversed(range(nd)):
         expr = f"(tc{l}[r] != tc{l}[perm[t - 1]] ? {l} : {expr})"
     return expr
+
+
+def emit_scatter_assembly(lw, top: Block):
+    """One counting pass, no permutation: a dense outer level over a compressed one, entries
+    emitted already sorted by the inner index, no duplicates (no reduction). The histogram of
+    outer coordinates is the position array; a stable scatter puts each entry in place (this is
+    what CSR<->CSC transposition needs)."""
+    it, oct_ = lw.oit, lw.oct
+    b = Block()
+    top.add(b)
+    b.add(For("t", "0", "tn", Block().add("op1[tc0[t] + 1]++;")))
+    b.add(For("t", "0", "osz0", Block().add("op1[t + 1] += op1[t];")))
+    b.add(Decl("int64_t *", "nx", "(int64_t *)malloc((size_t)(osz0 > 0 ? osz0 : 1) * sizeof(int64_t))"),
+          "if (!nx) return 1;")
+    b.add(For("t", "0", "osz0", Block().add("nx[t] = op1[t];")))
+    b.add(f"LS_GROW({it}, oc1, occ1, tn);", f"LS_GROW({oct_}, ov, ovc, tn);")
+    b.add(For("t", "0", "tn", Block().add(Decl("int64_t", "at", "nx[tc0[t]]++"),
+                                          f"oc1[at] = ({it})tc1[t];", "ov[at] = tv[t];")))
+    b.add("on1 = tn;", "free(nx); free(tc0); free(tc1); free(tv);")
