@@ -65,7 +65,6 @@ def broadcast_shapes(opname, shapes):
 
 def elementwise(op: str, *args, opname=None):
     """Lazy elementwise ``op`` over arrays and scalars with NumPy broadcasting."""
-    Array = _array_cls()
     opname = opname or op
     operands = [as_operand(a, opname) for a in args]
     arr_dtypes = tuple(o[0] if isinstance(o, tuple) else str(o.dtype) for o in operands)
@@ -106,7 +105,6 @@ def contraction(out_subs, terms, *, reduce="sum", format=None, opname="einsum"):
     ``terms`` is a list of ``(Array, subscripts)`` where subscripts are tuples of ints naming
     index variables (repeats inside one term allowed: a diagonal). Index extents must agree.
     """
-    Array = _array_cls()
     extents = {}
     for arr, subs in terms:
         if len(subs) != arr.ndim:
@@ -198,6 +196,12 @@ def reduction(x, axis, op, keepdims=False, dtype=None, opname=None):
         from .frontend import reshape_keepdims
         out = reshape_keepdims(out, x.shape, axes)
     return out
+
+
+def identity_statement(ndim, dtype) -> Statement:
+    """``out[i..] = T0[i..]``: a copy, i.e. a format conversion when the result format differs."""
+    idx = _IDX[:ndim]
+    return intern(Statement(idx, Access(0, idx), "sum", str(np.dtype(dtype))))
 
 
 def relabel(x, perm, opname="transpose"):

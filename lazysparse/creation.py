@@ -434,13 +434,11 @@ def convert(x: Array, format) -> Array:
     ls.dense
     """
     from . import build
-    from .ir.nodes import Access, Statement
     fmt = resolve_format(format, x.ndim)
     st = x.storage
     if st.format == fmt:
         return x if not x.is_lazy and x._storage is st else Array._from_storage(st)
-    idx = build._IDX[:x.ndim]
-    node = build._node_array(Statement(idx, Access(0, idx), "sum", str(x.dtype)), (Array._from_storage(st),),
+    node = build._node_array(build.identity_statement(x.ndim, x.dtype), (Array._from_storage(st),),
                              x.shape, x.dtype, format=fmt)
     return node.materialize()
 

@@ -76,19 +76,6 @@ class Storage:
                 tot += a.nbytes
         return tot
 
-    def level_counts(self):
-        """Number of positions at each level (parent count of the next level)."""
-        counts = []
-        parent = 1
-        for l, lv in enumerate(self.format.levels):
-            if lv.kind == "dense":
-                parent = parent * self.level_size(l)
-            elif lv.kind == "compressed":
-                parent = int(self.pos[l][-1]) if len(self.pos[l]) else 0
-            # singleton keeps the parent's count
-            counts.append(parent)
-        return counts
-
     def __repr__(self):
         return (f"<Storage shape={self.shape} format={self.format!r} dtype={self.dtype} "
                 f"index={self.index_dtype} nnz={self.nnz}>")

@@ -81,9 +81,6 @@ class Statement(_Hashed):
                     seen.append(ix)
         return tuple(seen)
 
-    @property
-    def nops(self) -> int:
-        return 1 + max((a.operand for a in accesses_of(self.expr)), default=-1)
 
     def __repr__(self):
         red = self.reduce_indices

@@ -19,12 +19,11 @@ through ``d[]`` and buffers through ``p[]`` (see ``ABI``).
 from __future__ import annotations
 
 from ..backends import ctypes_ as C
-from ..formats.levels import Level
 from ..ir import ops
-from ..ir.nodes import Access, Call, Const, Index, accesses_of
+from ..ir.nodes import Access, Const, Index, accesses_of
 from ..planner import patterns as P
 from ..planner.plan import KernelSpec, level_vars
-from .loopir import Block, Comment, Decl, For, If, Line, While
+from .loopir import Block, Decl, For, If, While
 
 
 class ABI:
@@ -75,15 +74,10 @@ class Lowerer:
         self.oct = C.ctype(self.odt)
         self.ofmt = spec.output.format
         self.oit = C.ctype(spec.output.index_dtype)
-        self.counter = 0
         self.in_acc = False
         self.acc_name = "acc"
 
     # -- helpers ------------------------------------------------------------------------------
-    def fresh(self, base):
-        self.counter += 1
-        return f"{base}{self.counter}"
-
     def it_type(self, slot):
         return C.ctype(self.spec.inputs[slot].index_dtype)
 
@@ -197,7 +191,7 @@ class Lowerer:
             if l == 0 and self.ocoo:
                 top.add(f"op0[1] = on{nd - 1};")
             elif l == 0:
-                top.add(f"op0[1] = on0;")
+                top.add("op0[1] = on0;")
             else:
                 body = Block().add(f"if (op{l}[t] < op{l}[t - 1]) op{l}[t] = op{l}[t - 1];")
                 top.add(For("t", "1", f"({self.dense_count}) + 1", body))
@@ -419,7 +413,6 @@ class Lowerer:
         u = f"{a.q}_{a.lvl}"
         l = a.lvl
         lv = a.spec.format.levels[l]
-        it = self.it_type(a.slot)
         if lv.kind == "compressed":
             pos = f"p{a.slot}_{l}"
             b, z = f"(int64_t){pos}[{a.pos}]", f"(int64_t){pos}[({a.pos}) + 1]"

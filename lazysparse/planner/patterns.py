@@ -8,10 +8,8 @@ the DNF terms are exactly the merge-lattice loop conditions).
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ..ir import ops
-from ..ir.nodes import Access, Call
+from ..ir.nodes import Access
 
 TRUE = frozenset([frozenset()])
 FALSE = frozenset()

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..formats import Format, Storage, resolve_format
 from ..formats.levels import COMPRESSED, DENSE
-from ..ir.nodes import Access, Call, Const, Index, Statement, _Hashed, accesses_of
+from ..ir.nodes import Access, Call, Index, Statement, _Hashed, accesses_of
 from . import patterns as P
 
 INT32_MAX = 2**31 - 1

@@ -178,10 +178,8 @@ def execute(stmt: Statement, storages, out_shape, req_format=None, name="materia
 
 def convert_storage(st: Storage, fmt: Format) -> Storage:
     """Change a storage's format with a generated kernel (``out[i..] = A[i..]``)."""
-    from ..build import _IDX
-    idx = _IDX[:st.ndim]
-    stmt = Statement(idx, Access(0, idx), "sum", str(st.dtype))
-    return execute(stmt, [st], st.shape, fmt, name="asformat")
+    from ..build import identity_statement
+    return execute(identity_statement(st.ndim, st.dtype), [st], st.shape, fmt, name="asformat")
 
 
 _SPECS = {}

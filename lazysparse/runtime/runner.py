@@ -9,7 +9,6 @@ from ..backends import c as cbackend
 from ..formats import Storage
 from ..ir import ops
 from ..lower.lowering import lower
-from ..planner import patterns as P
 
 
 class Runner:
@@ -39,7 +38,6 @@ class Runner:
     def run(self, storages, ext, out_shape, pat, name):
         ffi = self._ffi
         spec = self.spec
-        fmt = spec.output.format
         out = cnt = None
         for k in self._dense_slots:
             if not _usable(storages[k].vals):
