@@ -59,12 +59,6 @@ class Array:
     def __init__(self, *args, **kwargs):
         raise TypeError("use ls.asarray(...) to create a lazysparse Array")
 
-    def _identity(self):
-        """What makes two arrays the same DAG input (used for hash-consing)."""
-        if self._node is not None:
-            return ("n", id(self._node))
-        return ("s", id(self._storage))
-
     # -- attributes --------------------------------------------------------------------------
     @property
     def ndim(self) -> int:
@@ -120,10 +114,15 @@ class Array:
         if fusion != "auto" or device is not None or schedule is not None:
             from .runtime.execute import check_options
             check_options("materialize", fusion=fusion, device=device, schedule=schedule)
-        compute_nodes = _execute().compute_nodes
-        if self._node is not None and self._node.result is None:
-            compute_nodes([self._node], fusion=fusion, schedule=schedule)
-        out = Array._from_storage(self.storage)
+        node = self._node
+        if node is None:
+            st = self._storage
+        else:
+            st = node.result
+            if st is None:
+                _execute().compute_nodes([node], fusion=fusion, schedule=schedule)
+                st = node.result
+        out = Array._from_storage(st)
         if format is not None:
             out = out.asformat(format)
         return out
@@ -226,12 +225,10 @@ class Array:
     def __invert__(self): return build.elementwise("invert", self, opname="~")
 
     def __matmul__(self, o):
-        from .frontend import matmul
-        return matmul(self, o)
+        return _frontend.matmul(self, o)
 
     def __rmatmul__(self, o):
-        from .frontend import matmul
-        return matmul(o, self)
+        return _frontend.matmul(o, self)
 
     def multiply(self, o): return self.__mul__(o)
 
@@ -278,3 +275,7 @@ class Array:
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         from .frontend import array_ufunc
         return array_ufunc(ufunc, method, inputs, kwargs)
+
+
+build.Array = Array
+from . import frontend as _frontend  # noqa: E402  (frontend builds Arrays lazily)

@@ -20,10 +20,10 @@ _IDX = tuple(Index(f"i{k}") for k in range(64))
 _DT = {}
 
 
+Array = None  # lazysparse.Array, set by array.py once the class exists (it imports this module)
+
+
 def _array_cls():
-    from .array import Array
-    global _array_cls
-    _array_cls = lambda: Array  # noqa: E731  (import once; array.py imports this module)
     return Array
 
 
@@ -63,9 +63,31 @@ def broadcast_shapes(opname, shapes):
                          f"{' '.join(str(tuple(s)) for s in shapes)}") from None
 
 
+_PYSCALARS = (bool, int, float, complex)
+# (op, per-argument (shape, dtype) or Python scalar type) -> (stmt, shape, dtype, in_dtypes):
+# a repeated elementwise line skips broadcasting and statement construction (checked once)
+_ELEMENTWISE = {}
+_CACHE_MAX = 4096
+
+
 def elementwise(op: str, *args, opname=None):
     """Lazy elementwise ``op`` over arrays and scalars with NumPy broadcasting."""
-    opname = opname or op
+    key = (op, *[(a.shape, a.dtype) if type(a) is Array else type(a) for a in args])
+    hit = _ELEMENTWISE.get(key)
+    if hit is not None:
+        stmt, shape, dtype, in_dtypes = hit
+        children = tuple([a if type(a) is Array else _scalar_array(a, d) for a, d in zip(args, in_dtypes)])
+        return Array._from_node(make_node(stmt, children, shape, dtype))
+    out = _elementwise(op, args, opname or op)
+    if all(type(a) is Array or type(a) in _PYSCALARS for a in args):
+        if len(_ELEMENTWISE) > _CACHE_MAX:
+            _ELEMENTWISE.clear()
+        node = out._node
+        _ELEMENTWISE[key] = (node.stmt, node.shape, node.dtype, node.stmt.expr.in_dtypes)
+    return out
+
+
+def _elementwise(op, args, opname):
     operands = [as_operand(a, opname) for a in args]
     arr_dtypes = tuple(o[0] if isinstance(o, tuple) else str(o.dtype) for o in operands)
     in_dtypes, out_dtype = ops.resolve(op, arr_dtypes)

@@ -25,10 +25,7 @@ _IDX = build._IDX
 
 
 def _array_cls():
-    from .array import Array
-    global _array_cls
-    _array_cls = lambda: Array  # noqa: E731  (import once)
-    return Array
+    return build.Array
 
 
 _FAST = {np.dtype(t) for t in (np.bool_, np.int32, np.int64, np.float32, np.float64, np.complex64, np.complex128)}
@@ -130,7 +127,29 @@ def matmul(a, b, format=None):
     >>> ls.matmul(np.ones((5, 2, 3)), np.ones(3)).shape
     (5, 2)
     """
+    Array = build.Array
+    key = None
+    if format is None and type(a) is Array and type(b) is Array:
+        key = (a.shape, b.shape, a.dtype, b.dtype)
+        hit = _MATMUL.get(key)
+        if hit is not None:  # the same shapes and dtypes were checked and built before
+            stmt, shape, dtype, fmt = hit
+            return Array._from_node(build.make_node(stmt, (a, b), shape, dtype, fmt))
     a, b = _as_array(a, "matmul"), _as_array(b, "matmul")
+    out = _matmul(a, b, format)
+    node = out._node
+    if key is not None and node is not None and len(node.children) == 2 and \
+            node.children[0] is a and node.children[1] is b:
+        if len(_MATMUL) > build._CACHE_MAX:
+            _MATMUL.clear()
+        _MATMUL[key] = (node.stmt, node.shape, node.dtype, node.format)
+    return out
+
+
+_MATMUL = {}
+
+
+def _matmul(a, b, format):
     for k, x in enumerate((a, b)):
         if x.ndim == 0:
             raise ValueError(f"matmul: input operand {k} does not have enough dimensions (has 0, "

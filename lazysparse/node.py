@@ -10,8 +10,22 @@ import weakref
 
 from .ir.nodes import Statement
 
-_INTERN = weakref.WeakValueDictionary()
+# key -> weak reference to the live node. A plain dict with C-level weakrefs: building a node is
+# on every lazy operation's path, and WeakValueDictionary runs Python code per get and set.
+_INTERN = {}
 _INTERN_LOCK = threading.Lock()
+
+
+class _Ref(weakref.ref):
+    __slots__ = ("key",)
+
+
+def _forget(ref):
+    # runs when a node dies (any thread, any time): never takes the lock, which the dying
+    # node's last owner may hold; a race can only drop a fresher entry, which costs sharing,
+    # never correctness
+    if _INTERN.get(ref.key) is ref:
+        _INTERN.pop(ref.key, None)
 
 
 class Node:
@@ -32,10 +46,21 @@ class Node:
 
 def make_node(stmt: Statement, children: tuple, shape: tuple, dtype, format=None) -> Node:
     """Return the unique node for this statement over these children."""
-    key = (stmt, tuple(c._identity() for c in children), shape, format)
+    # ids, not the objects: hashing them is C-level. A live node keeps its statement and
+    # children alive, so the ids are unique while the entry matters; statements are interned,
+    # so equal statements have one id (one that is not only loses sharing)
+    key = (id(stmt), *[id(c._node or c._storage) for c in children], shape, format)
+    ref = _INTERN.get(key)
+    if ref is not None:
+        node = ref()
+        if node is not None:
+            return node
     with _INTERN_LOCK:
-        node = _INTERN.get(key)
+        ref = _INTERN.get(key)
+        node = ref() if ref is not None else None
         if node is None:
             node = Node(stmt, children, shape, dtype, format)
-            _INTERN[key] = node
+            ref = _Ref(node, _forget)
+            ref.key = key
+            _INTERN[key] = ref
     return node

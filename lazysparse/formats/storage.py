@@ -21,8 +21,16 @@ VALUE_DTYPES = tuple(np.dtype(t) for t in (np.bool_, np.int32, np.int64, np.floa
                                            np.complex64, np.complex128))
 
 
+def usable(arr: np.ndarray) -> bool:
+    """Kernels need aligned, native-order data with element-multiple strides."""
+    flags = arr.flags
+    if flags.c_contiguous and flags.aligned:
+        return arr.dtype.isnative
+    return flags.aligned and arr.dtype.isnative and all(s % arr.itemsize == 0 for s in arr.strides)
+
+
 class Storage:
-    __slots__ = ("shape", "format", "pos", "crd", "vals", "index_dtype", "spec", "__weakref__")
+    __slots__ = ("shape", "format", "pos", "crd", "vals", "index_dtype", "spec", "stats", "__weakref__")
 
     def __init__(self, shape, format: Format, pos, crd, vals, index_dtype=None):
         self.shape = tuple(int(s) for s in shape)
@@ -35,14 +43,26 @@ class Storage:
             index_dtype = arrays[0].dtype if arrays else np.dtype(np.int64)
         self.index_dtype = np.dtype(index_dtype)
         self.spec = None  # the planner's OperandSpec, cached (storage is never mutated)
+        self.stats = None  # per-level nonzero statistics, cached (see segment_stats)
 
     # -- construction -------------------------------------------------------------------------
     @classmethod
     def from_dense(cls, arr: np.ndarray) -> "Storage":
+        """Dense storage over ``arr`` itself (no copy) when kernels can address it: aligned,
+        native byte order, strides a multiple of the item size; otherwise over a C-contiguous
+        native copy, made once here so that no kernel call has to check again."""
+        if not usable(arr):
+            arr = np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("="))
+        return cls.wrap_dense(arr)
+
+    @classmethod
+    def wrap_dense(cls, arr: np.ndarray, fmt: Format = None) -> "Storage":
+        """``from_dense`` for arrays known to be usable (kernel results and views of them);
+        ``fmt``: the dense format of ``arr.ndim``, when the caller has it."""
         n = arr.ndim
         st = object.__new__(cls)
-        st.shape, st.format, st.pos, st.crd = arr.shape, _DENSE.resolve(n), [None] * n, [None] * n
-        st.vals, st.index_dtype, st.spec = arr, _INT64, None
+        st.shape, st.format, st.pos, st.crd = arr.shape, fmt or _DENSE.resolve(n), [None] * n, [None] * n
+        st.vals, st.index_dtype, st.spec, st.stats = arr, _INT64, None, None
         return st
 
     # -- queries ------------------------------------------------------------------------------
@@ -68,6 +88,25 @@ class Storage:
         if self.is_dense:
             return int(np.prod(self.shape, dtype=np.int64))
         return int(self.vals.shape[0])
+
+    def segment_stats(self, l: int):
+        """``(mean, max)`` segment length of compressed level ``l`` (entries per parent
+        position), computed once: schedules chosen at run time read it on every call."""
+        stats = self.stats
+        if stats is None:
+            stats = self.stats = {}
+        r = stats.get(l)
+        if r is None:
+            pos = self.pos[l]
+            n = pos.shape[0] - 1 if pos is not None else None
+            if n is None:
+                r = (1.0, 1)  # a singleton level: one entry per parent
+            elif n <= 0:
+                r = (0.0, 0)
+            else:
+                r = (float(pos[n] - pos[0]) / n, int(np.diff(pos).max()))
+            stats[l] = r
+        return r
 
     def nbytes(self) -> int:
         tot = self.vals.nbytes

@@ -88,9 +88,13 @@ class Lowerer:
         for v in self.order:
             top.add(Decl("int64_t", self.ext[v], self.abi.int(("ext", v))))
         self.declare_output(top)
+        self.sched = Block()  # run-time schedule flags, declared as the loops ask for them
+        self.sched_flags = {}
         body = Block()
         top.add(body)
         self.emit(0, body)
+        at = top.body.index(body)
+        top.body[at:at] = self.sched.body
         self.finish_output(top)
         top.add("return 0;")
         return top
@@ -249,40 +253,66 @@ class Lowerer:
                 self.follow(a, x, body)
             inner = body
         elif len(pat) == 1 and len(keys) == 1 and self._can_split_acc(depth, byq[next(iter(keys))], iters):
-            self.emit_split_accumulators(depth, v, blk, byq[next(iter(keys))], U, snap)
+            # two schedules of one loop, picked at run time from the driving level's segment
+            # lengths (runtime.runner.split_flag): split accumulators hide the add latency on long
+            # or uniform segments, the plain loop mispredicts less on short, skewed ones
+            drv = byq[next(iter(keys))]
+            flag = self.sched_flag(("split", drv.slot, drv.lvl))
+            split, plain = Block(), Block()
+            blk.add(If(flag, split, plain))
+            self.emit_split_accumulators(depth, v, split, drv, U, snap)
+            self.emit_single_driver(depth, v, plain, keys, byq, iters, U, snap)
             return
         elif len(pat) == 1 and len(keys) == 1:
-            (q0,) = keys
-            d0 = byq[q0]
-            followers = [a for a in iters if a.q != q0]
-            for a in followers:
-                blk.add(Decl("int64_t", f"j{U[a.q]}", f"b{U[a.q]}"))
-            j = f"j{U[q0]}"
-            lv = d0.spec.format.levels[d0.lvl]
-            crd = f"c{d0.slot}_{d0.lvl}"
-            if lv.unique:
-                loop = For(j, f"b{U[q0]}", f"z{U[q0]}", body)
-                body.add(Decl("int64_t", x, f"(int64_t){crd}[{j}]"))
-                seg = None
-            else:
-                blk.add(Decl("int64_t", f"g{U[q0]}", "0"))
-                loop = For(j, f"b{U[q0]}", f"z{U[q0]}", body, step=f"{j} = g{U[q0]}")
-                body.add(Decl("int64_t", x, f"(int64_t){crd}[{j}]"))
-                body.add(f"g{U[q0]} = {j} + 1;")
-                body.add(f"while (g{U[q0]} < z{U[q0]} && {crd}[g{U[q0]}] == {x}) g{U[q0]}++;")
-                seg = f"g{U[q0]}"
-            blk.add(loop)
-            self.bind(v)
-            self.advance(d0, j, "1", seg)
-            for a in followers:
-                self.follow(a, x, body)
-            inner = body
+            self.emit_single_driver(depth, v, blk, keys, byq, iters, U, snap)
+            return
         else:
             self.emit_lattice(depth, v, blk, pat, keys, iters, byq, U, snap)
             return
         self.cascade(inner)
         self.emit_output_level(depth, v, inner)
         # restore state for code after the loop
+        self.bound.discard(v)
+        for a in self.accs:
+            a.restore(snap[a.q])
+
+    def sched_flag(self, desc):
+        name = self.sched_flags.get(desc)
+        if name is None:
+            name = self.sched_flags[desc] = f"{desc[0]}{len(self.sched_flags)}"
+            self.sched.add(Decl("const int", name, f"(int){self.abi.int(desc)}"))
+        return name
+
+    def emit_single_driver(self, depth, v, blk, keys, byq, iters, U, snap):
+        """One sparse level drives the loop; the other iterators follow it."""
+        x = self.vname[v]
+        body = Block()
+        (q0,) = keys
+        d0 = byq[q0]
+        followers = [a for a in iters if a.q != q0]
+        for a in followers:
+            blk.add(Decl("int64_t", f"j{U[a.q]}", f"b{U[a.q]}"))
+        j = f"j{U[q0]}"
+        lv = d0.spec.format.levels[d0.lvl]
+        crd = f"c{d0.slot}_{d0.lvl}"
+        if lv.unique:
+            loop = For(j, f"b{U[q0]}", f"z{U[q0]}", body)
+            body.add(Decl("int64_t", x, f"(int64_t){crd}[{j}]"))
+            seg = None
+        else:
+            blk.add(Decl("int64_t", f"g{U[q0]}", "0"))
+            loop = For(j, f"b{U[q0]}", f"z{U[q0]}", body, step=f"{j} = g{U[q0]}")
+            body.add(Decl("int64_t", x, f"(int64_t){crd}[{j}]"))
+            body.add(f"g{U[q0]} = {j} + 1;")
+            body.add(f"while (g{U[q0]} < z{U[q0]} && {crd}[g{U[q0]}] == {x}) g{U[q0]}++;")
+            seg = f"g{U[q0]}"
+        blk.add(loop)
+        self.bind(v)
+        self.advance(d0, j, "1", seg)
+        for a in followers:
+            self.follow(a, x, body)
+        self.cascade(body)
+        self.emit_output_level(depth, v, body)
         self.bound.discard(v)
         for a in self.accs:
             a.restore(snap[a.q])

@@ -6,13 +6,14 @@ The ``KernelSpec`` is the kernel's canonical signature: it holds no shapes and n
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..formats import Format, Storage, resolve_format
 from ..formats.levels import COMPRESSED, DENSE
-from ..ir.nodes import Access, Call, Index, Statement, _Hashed, accesses_of
+from ..ir.nodes import Access, Call, Index, Statement, _Hashed, accesses_of, intern
 from . import patterns as P
 
 INT32_MAX = 2**31 - 1
@@ -97,26 +98,30 @@ def level_vars(acc: Access, fmt: Format):
 
 
 def split_shared_slots(stmt: Statement, storages):
-    """Give every access of a sparse operand its own slot, so each can be converted alone."""
+    """Give every access of a sparse operand its own slot, so each can be converted alone.
+
+    Returns ``(stmt, storages, extra)``: the new slots are ``storages[k] for k in extra``,
+    appended after the original ones.
+    """
     if not _has_repeated_slot(stmt):
-        return stmt, storages
+        return stmt, storages, ()
     seen = set()
-    new_st = list(storages)
+    extra = []
 
     def walk(e):
         if isinstance(e, Access):
-            st = storages[e.operand]
-            if st.format.is_dense or e.operand not in seen:
+            if storages[e.operand].format.is_dense or e.operand not in seen:
                 seen.add(e.operand)
                 return e
-            new_st.append(st)
-            return Access(len(new_st) - 1, e.indices)
+            extra.append(e.operand)
+            return Access(len(storages) + len(extra) - 1, e.indices)
         return Call(e.op, tuple(walk(a) for a in e.args), e.in_dtypes, e.dtype)
 
     expr = walk(stmt.expr)
-    if expr is stmt.expr:
-        return stmt, storages
-    return Statement(stmt.out_indices, expr, stmt.reduce, stmt.dtype), new_st
+    if not extra:
+        return stmt, storages, ()
+    new = intern(Statement(stmt.out_indices, expr, stmt.reduce, stmt.dtype))
+    return new, [*storages, *[storages[k] for k in extra]], tuple(extra)
 
 
 _REPEATED = {}
@@ -133,8 +138,8 @@ def _has_repeated_slot(stmt):
 _EXT_SRC = {}
 
 
-def extents(stmt: Statement, storages, out_shape):
-    """Extent of every index: outputs from the result shape, the rest from an operand."""
+def extent_sources(stmt: Statement):
+    """``(index, slot, mode)`` for every non-output index: the operand dimension giving its extent."""
     src = _EXT_SRC.get(stmt)
     if src is None:
         seen, src = set(stmt.out_indices), []
@@ -144,8 +149,13 @@ def extents(stmt: Statement, storages, out_shape):
                     seen.add(ix)
                     src.append((ix, a.operand, m))
         src = _EXT_SRC[stmt] = tuple(src)
+    return src
+
+
+def extents(stmt: Statement, storages, out_shape):
+    """Extent of every index: outputs from the result shape, the rest from an operand."""
     ext = dict(zip(stmt.out_indices, out_shape))
-    for ix, k, m in src:
+    for ix, k, m in extent_sources(stmt):
         ext[ix] = storages[k].shape[m]
     return ext
 
@@ -196,18 +206,40 @@ def infer_format(stmt: Statement, specs, densities, ext, out_ndim, decisions=Non
     return None  # sparse, shape decided by the loop order
 
 
-def infer_from_density(pat, stmt: Statement, densities, ext, out_ndim):
-    """The density-dependent part of ``infer_format`` (statements with reductions)."""
+def density_rule(pat, stmt: Statement, out_ndim):
+    """The density-dependent part of ``infer_format`` (statements with reductions), as a function
+    ``(storages, out_shape) -> Format or None`` of the operands alone: the warm path calls it on
+    every run, so everything that depends only on the statement is worked out here, once.
+
+    The estimate: the pattern's density ``d`` assuming independent operands, then the chance that
+    at least one of the ``n`` reduced points is present, ``1 - (1 - d)^n``; dense above 1/2.
+    """
+    dense = resolve_format("dense", out_ndim)
+    red = set(stmt.reduce_indices)
+    red_src = tuple((k, m) for ix, k, m in extent_sources(stmt) if ix in red)
     accs = stmt.accesses
-    n = 1.0
-    for r in stmt.reduce_indices:
-        n *= ext[r]
-    if out_ndim == 0 or (n == 0 and stmt.reduce == "prod"):
-        return resolve_format("dense", out_ndim)  # a scalar; or an empty product, 1 everywhere
-    n = max(n, 1.0)
-    d = P.estimate_density(pat, lambda q: densities[accs[q].operand])
-    d = 1.0 - (1.0 - min(d, 1.0)) ** n if d < 1 else 1.0
-    return resolve_format("dense", out_ndim) if d > 0.5 else None
+    terms = None if pat == P.TRUE else tuple(tuple(accs[q].operand for q in t) for t in pat)
+    empty_prod = stmt.reduce == "prod"
+
+    def rule(storages, out_shape):
+        n = 1.0
+        for k, m in red_src:
+            n *= storages[k].shape[m]
+        if out_ndim == 0 or terms is None or (n == 0 and empty_prod):
+            return dense  # a scalar, a full iteration space, or an empty product (1 everywhere)
+        miss = 1.0
+        for t in terms:
+            d = 1.0
+            for k in t:
+                st = storages[k]
+                if not st.format._dense:
+                    d *= st.vals.shape[0] / max(1, math.prod(st.shape))
+            miss *= 1.0 - min(d, 1.0)
+        d = 1.0 - miss
+        d = 1.0 - (1.0 - d) ** max(n, 1.0) if d < 1 else 1.0
+        return dense if d > 0.5 else None
+
+    return rule
 
 
 def _default_sparse(order_vars, out_indices):

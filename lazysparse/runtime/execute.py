@@ -12,7 +12,7 @@ import threading
 import numpy as np
 
 from ..formats import Format, Storage, resolve_format
-from ..ir.nodes import Access, Index, Statement, accesses_of
+from ..ir.nodes import Access, Index, Statement, accesses_of, intern
 from ..planner import patterns as P
 from ..planner import plan as PL
 
@@ -98,9 +98,31 @@ def _is_relabel(stmt: Statement):
 
 
 def execute(stmt: Statement, storages, out_shape, req_format=None, name="materialize") -> Storage:
-    """Compute one statement over concrete storages; returns the result storage."""
-    stmt, storages = PL.split_shared_slots(stmt, storages)
-    specs = tuple([PL.operand_spec(st) for st in storages])
+    """Compute one statement over concrete storages; returns the result storage.
+
+    A warm call is one dictionary lookup on (statement, operand specs, requested format) that
+    yields a *bound plan*: the generated call of the kernel plus the few checks that can change
+    the plan (a density-dependent result format, an index width that depends on the shape). A
+    miss, or a bound plan that declines, takes the planning path below, which binds the plan.
+    """
+    # keyed by ids (C-level hashing): statements and operand specs are interned, and a bound
+    # plan keeps its statement alive, so an id cannot be reused while its entry exists
+    specs = [st.spec or PL.operand_spec(st) for st in storages]
+    bound = _BOUND.get((id(stmt), *[id(s) for s in specs], req_format))
+    if bound is not None:
+        out = bound(storages, out_shape, name)
+        if out is not None:
+            return out
+    return _plan_and_run(stmt, storages, tuple(specs), out_shape, req_format, name)
+
+
+_BOUND = {}
+_RULES = {}
+
+
+def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name):
+    stmt, storages, extra = PL.split_shared_slots(stmt0, storages0)
+    specs = specs0 + tuple(specs0[k] for k in extra)
     nd = len(out_shape)
     ext = PL.extents(stmt, storages, out_shape)
     has_scalars = any(st.ndim == 0 for st in storages)
@@ -119,22 +141,24 @@ def execute(stmt: Statement, storages, out_shape, req_format=None, name="materia
             _ANALYSIS[akey] = an
     pat, decisions, fixed = an
     if fixed is None:
-        dens = [st.vals.shape[0] / max(1, math.prod(st.shape)) if not st.format.is_dense else 1.0
-                for st in storages]
-        out_fmt = PL.infer_from_density(pat, stmt, dens, ext, nd)
+        rule = _RULES.get(akey) if not has_scalars else None
+        if rule is None:
+            rule = PL.density_rule(pat, stmt, nd)
+            if not has_scalars:
+                _RULES[akey] = rule
+        out_fmt = rule(storages, out_shape)
     else:
         out_fmt = fixed or None
+    bkey = None
+    if not has_scalars and intern(stmt0) is stmt0:
+        bkey = (id(stmt0), *[id(s) for s in specs0], req_format)
     # a relabelling whose result format mirrors the operand is a view: no kernel
     if _is_relabel(stmt) and out_fmt is not None:
-        src = storages[0]
-        acc = stmt.expr
-        if src.format.is_dense and out_fmt.is_dense:
-            perm = [acc.indices.index(ix) for ix in stmt.out_indices]
-            return Storage.from_dense(np.transpose(src.vals, perm))
-        if not src.format.is_dense:
-            mirrored = Format(src.format.levels, tuple(stmt.out_indices.index(acc.indices[m]) for m in src.format.order))
-            if mirrored == out_fmt:
-                return Storage(out_shape, out_fmt, src.pos, src.crd, src.vals, src.index_dtype)
+        view = _relabel_view(stmt, storages[0], out_fmt, out_shape)
+        if view is not None:
+            if bkey is not None and fixed is not None:
+                _BOUND[bkey] = lambda sts, shape, name, stmt0=stmt0: _relabel_view(stmt, sts[0], out_fmt, shape)
+            return view
     okey = (stmt, specs, out_fmt, decisions)
     planned = _ORDERS.get(okey)
     if planned is None:
@@ -173,7 +197,44 @@ def execute(stmt: Statement, storages, out_shape, req_format=None, name="materia
     log = getattr(_LOG, "items", None)
     if log is not None:
         log.append((runner.spec, runner))
-    return runner.run(storages, ext, out_shape, pat, name)
+    if bkey is not None and (fmt.is_dense or idt == "int32"):
+        _BOUND[bkey] = _bind(stmt0, extra, runner, out_fmt, None if fixed is not None else rule,
+                             fmt.is_sparse)
+    return runner.call(storages, out_shape, name)
+
+
+def _bind(stmt0, extra, runner, out_fmt, density_rule, sparse_out):
+    """The warm path of one plan: returns the result, or None when the plan does not apply."""
+    call = runner.call
+    INT32_MAX = PL.INT32_MAX
+    prod = math.prod
+
+    def bound(sts, shape, name, stmt0=stmt0):  # (holds the statement whose id is the key)
+        if extra:
+            sts = [*sts, *[sts[k] for k in extra]]
+        if density_rule is not None and density_rule(sts, shape) is not out_fmt:
+            return None
+        if sparse_out and prod(shape) > INT32_MAX:
+            return None  # int64 indices: planned again
+        STATS["plan_hits"] += 1
+        log = getattr(_LOG, "items", None)
+        if log is not None:
+            log.append((runner.spec, runner))
+        return call(sts, shape, name)
+
+    return bound
+
+
+def _relabel_view(stmt, src, out_fmt, out_shape):
+    acc = stmt.expr
+    if src.format.is_dense and out_fmt.is_dense:
+        perm = [acc.indices.index(ix) for ix in stmt.out_indices]
+        return Storage.wrap_dense(np.transpose(src.vals, perm))
+    if not src.format.is_dense:
+        mirrored = Format(src.format.levels, tuple(stmt.out_indices.index(acc.indices[m]) for m in src.format.order))
+        if mirrored == out_fmt:
+            return Storage(out_shape, out_fmt, src.pos, src.crd, src.vals, src.index_dtype)
+    return None
 
 
 def convert_storage(st: Storage, fmt: Format) -> Storage:
@@ -215,6 +276,8 @@ class kernel_log:
 
 
 def plan_cache_clear():
+    _BOUND.clear()
+    _RULES.clear()
     _RUNNERS.clear()
     _SPECS.clear()
     _ANALYSIS.clear()

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import threading
+import weakref
 
 import numpy as np
 
@@ -12,6 +13,14 @@ from ..lower.lowering import lower
 
 
 class Runner:
+    """A compiled kernel with a generated Python call: ``runner.call(storages, out_shape, name)``.
+
+    The call is specialised to the kernel's ABI when the runner is built (JAX-style: trace once,
+    then a warm call is straight-line code): every ``p[k]``/``d[k]`` slot becomes one line that
+    reads the buffer or the size it needs, with no per-slot dispatch at run time. The generated
+    source holds only names and integers made here, never user strings.
+    """
+
     def __init__(self, spec):
         self.spec = spec
         block, abi = lower(spec)
@@ -21,74 +30,41 @@ class Runner:
         from .cache import ffi, libc, load_kernel
         self.kernel = load_kernel(self.source)
         self._ffi, self._libc = ffi, libc
-        self.np_ = len(abi.p)
-        self.nd_ = len(abi.d)
         fmt = spec.output.format
         self.out_dense = fmt.is_dense
         self.odtype = np.dtype(spec.stmt.dtype)
         self.oidx = np.dtype(spec.output.index_dtype)
         self.obuf_slots = [(k, desc) for k, desc in enumerate(abi.p) if desc[0] == "obuf"]
         self.ocount_slots = {desc[1]: k for k, desc in enumerate(abi.d) if desc[0] == "ocount"}
-        self._pgetters = [(k, _pgetter(desc)) for k, desc in enumerate(abi.p) if desc[0] in ("in", "out")]
-        self._dgetters = [_dgetter(desc, self) for desc in abi.d]
-        self._dense_slots = [k for k, s in enumerate(spec.inputs) if s.dense and s.ndim > 0]
         self._tls = threading.local()
-        self._prod_slots = spec.stmt.reduce_indices if spec.stmt.reduce == "prod" else ()
+        self.glue = glue_source(spec, abi)
+        self.call = _compile_glue(self.glue, self)
 
     def run(self, storages, ext, out_shape, pat, name):
-        ffi = self._ffi
-        spec = self.spec
-        out = cnt = None
-        for k in self._dense_slots:
-            if not _usable(storages[k].vals):
-                storages = [Storage.from_dense(np.ascontiguousarray(st.vals)) if st.format.is_dense
-                            and not _usable(st.vals) else st for st in storages]
-                break
-        if self.out_dense:
-            if spec.mode == "dense-count":
-                ident = ops.reduce_identity(spec.stmt.reduce, self.odtype)
-                out = np.full(out_shape, ident, dtype=self.odtype)
-                cnt = np.zeros(out_shape, dtype=np.int64)
-            elif self._prod_slots and any(ext[v] == 0 for v in self._prod_slots):
-                out = np.ones(out_shape, dtype=self.odtype)  # an empty product is 1 everywhere
-            else:
-                out = np.zeros(out_shape, dtype=self.odtype)
-        bufs = getattr(self._tls, "bufs", None)
-        if bufs is None:  # argument arrays reused per thread (a kernel call never re-enters)
-            bufs = self._tls.bufs = (ffi.new("void*[]", max(self.np_, 1)), ffi.new("int64_t[]", max(self.nd_, 1)))
-        p, d = bufs
-        keep = [storages]
-        for k, get in self._pgetters:
-            arr = get(storages, out, cnt)
-            try:
-                buf = ffi.from_buffer(arr)
-            except ValueError:  # a strided view: its first element's address (kept alive by ``keep``)
-                buf = ffi.cast("void *", arr.__array_interface__["data"][0])
-            keep.append(arr)
-            keep.append(buf)
-            p[k] = buf
-        for k, get in enumerate(self._dgetters):
-            d[k] = get(storages, ext, out, out_shape, pat)
-        for k, _ in self.obuf_slots:  # stale pointers from the last call belong to NumPy now
-            p[k] = ffi.NULL
-        rc = self.kernel.fn(p, d)
-        del keep
-        if rc != 0:
-            self._free_partial(p)
-            raise MemoryError(f"{name}: out of memory while assembling a result of shape {out_shape}")
-        if self.out_dense:
-            return Storage.from_dense(out)
-        return self._wrap_sparse(p, d, out_shape)
+        """Compatibility entry (``ext`` and ``pat`` are recomputed by the generated call)."""
+        return self.call(storages, out_shape, name)
 
-    def _hint(self, storages, out_shape, pat):
+    def _bufs(self):
+        """Argument arrays reused per thread (a kernel call never re-enters), and per input slot
+        a weak reference to the storage whose buffers they hold."""
+        bufs = getattr(self._tls, "bufs", None)
+        if bufs is None:
+            ffi = self._ffi
+            bufs = self._tls.bufs = (ffi.new("void*[]", max(len(self.abi.p), 1)),
+                                     ffi.new("int64_t[]", max(len(self.abi.d), 1)),
+                                     [None] * len(self.spec.inputs))
+        return bufs
+
+    def _hint(self, storages, out_shape):
         tot = sum(st.nnz for st in storages if not st.format.is_dense and st.ndim)
         full = int(np.prod(out_shape, dtype=np.float64)) if out_shape else 1
         return int(max(16, min(full, tot if tot else full, 1 << 26)))
 
-    def _free_partial(self, p):
+    def _failed(self, p, out_shape, name):
         for k, _ in self.obuf_slots:
             if p[k] != self._ffi.NULL:
                 self._libc.free(p[k])
+        raise MemoryError(f"{name}: out of memory while assembling a result of shape {out_shape}")
 
     def _wrap_sparse(self, p, d, out_shape):
         ffi, libc = self._ffi, self._libc
@@ -116,6 +92,122 @@ class Runner:
         return Storage(out_shape, fmt, pos, crd, vals, self.oidx)
 
 
+def glue_source(spec, abi) -> str:
+    """Python source of ``call(sts, shape, name)`` for one kernel: marshal, run, wrap."""
+    from ..planner.plan import extent_sources
+    stmt = spec.stmt
+    out_pos = {v: j for j, v in enumerate(stmt.out_indices)}
+    src = {ix: (k, m) for ix, k, m in extent_sources(stmt)}
+
+    def ext(v):
+        if v in out_pos:
+            return f"shape[{out_pos[v]}]"
+        k, m = src[v]
+        return f"s{k}.shape[{m}]"
+
+    n_in = len(spec.inputs)
+    L = ["def call(sts, shape, name):"]
+    L.append("    " + "".join(f"s{k}, " for k in range(n_in)) + "= sts" if n_in else "    pass")
+    fmt = spec.output.format
+    if fmt.is_dense:
+        if spec.mode == "dense-count":
+            L.append("    out = full(shape, IDENT, ODT)")
+            L.append("    cnt = zeros(shape, I64)")
+        else:
+            prod = [ext(v) for v in stmt.reduce_indices] if stmt.reduce == "prod" else []
+            if prod:  # an empty product is 1 everywhere
+                L.append(f"    out = (ones if 0 in ({', '.join(prod)},) else zeros)(shape, ODT)")
+            else:
+                L.append("    out = zeros(shape, ODT)")
+    # Lines per input slot, run only when the slot holds a different storage than in this
+    # thread's previous call (a weak reference remembers it): storages are immutable, so the
+    # pointers and sizes already in p[]/d[] are still right. Iterative code (A @ x in a loop)
+    # then marshals only what changed.
+    per_slot = {k: [] for k in range(n_in)}
+    always = []
+    for k, desc in enumerate(abi.p):
+        if desc[0] == "out":
+            always.append(f"b{k} = fb(BC, {'out' if desc[1] == 'vals' else 'cnt'}, True); p[{k}] = b{k}")
+        elif desc[0] == "in":
+            slot, what = desc[1], desc[2]
+            if what == "vals" and spec.inputs[slot].dense:
+                # a strided view has no buffer: the address of its first element
+                per_slot[slot] += ["try:", f"    b{k} = fb(BC, s{slot}.vals, False)", "except ValueError:",
+                                   f"    b{k} = addr(s{slot}.vals)", f"p[{k}] = b{k}"]
+            elif what == "vals":
+                per_slot[slot].append(f"b{k} = fb(BC, s{slot}.vals, False); p[{k}] = b{k}")
+            else:
+                per_slot[slot].append(f"b{k} = fb(BC, s{slot}.{what}[{desc[3]}], False); p[{k}] = b{k}")
+        elif desc[0] == "obuf":
+            always.append(f"p[{k}] = NULL")  # stale pointers from the last call belong to NumPy now
+        else:
+            raise AssertionError(desc)
+    for k, desc in enumerate(abi.d):
+        tag, dest = desc[0], always
+        if tag == "ext":
+            val = ext(desc[1])
+            if desc[1] not in out_pos:
+                dest = per_slot[src[desc[1]][0]]
+        elif tag == "stride":
+            it = np.dtype(spec.inputs[desc[1]].dtype).itemsize
+            val, dest = f"s{desc[1]}.vals.strides[{desc[2]}] // {it}", per_slot[desc[1]]
+        elif tag == "size":
+            val = f"s{desc[1]}.shape[{spec.inputs[desc[1]].format.order[desc[2]]}]"
+            dest = per_slot[desc[1]]
+        elif tag == "ostride":
+            val = f"out.strides[{desc[1]}] // {np.dtype(stmt.dtype).itemsize}"
+        elif tag == "osize":
+            val = f"shape[{fmt.order[desc[1]]}]"
+        elif tag == "ohint":
+            val = "hint(sts, shape)"
+        elif tag == "split":
+            val, dest = f"split_flag(s{desc[1]}, {desc[2]})", per_slot[desc[1]]
+        else:
+            continue  # slots the kernel writes
+        dest.append(f"d[{k}] = {val}")
+    L.append("    p, d, memo = bufs()")
+    for k in range(n_in):
+        if per_slot[k]:
+            L.append(f"    m = memo[{k}]")
+            L.append(f"    if m is None or m() is not s{k}:")
+            L += ["        " + ln for ln in per_slot[k]]
+            L.append(f"        memo[{k}] = wref(s{k})")
+    L += ["    " + ln for ln in always]
+    L.append("    if fn(p, d):")
+    L.append("        failed(p, shape, name)")
+    L.append("    return wrap(out, OFMT)" if fmt.is_dense else "    return wrap_sparse(p, d, shape)")
+    return "\n".join(L) + "\n"
+
+
+def _compile_glue(source, runner):
+    import _cffi_backend
+    ffi = runner._ffi
+    fb, BC = _cffi_backend.from_buffer, ffi.BCharA
+
+    def addr(arr):  # the caller keeps arr alive for the call
+        return ffi.cast("void *", arr.__array_interface__["data"][0])
+
+    spec = runner.spec
+    ident = (ops.reduce_identity(spec.stmt.reduce, runner.odtype)
+             if spec.mode == "dense-count" else None)
+    env = dict(fb=fb, BC=BC, addr=addr, wref=weakref.ref, OFMT=spec.output.format, NULL=ffi.NULL, bufs=runner._bufs,
+               fn=runner.kernel.fn, failed=runner._failed, hint=runner._hint,
+               wrap=Storage.wrap_dense, wrap_sparse=runner._wrap_sparse, split_flag=split_flag,
+               zeros=np.zeros, ones=np.ones, full=np.full, ODT=runner.odtype,
+               I64=np.dtype(np.int64), IDENT=ident)
+    exec(compile(source, "<lazysparse glue>", "exec"), env)
+    return env["call"]
+
+
+def split_flag(st, l):
+    """Split accumulators for the sums driven by level ``l`` of ``st``? They hide the latency of
+    the additions when segments are long or uniform; on short, skewed segments (power-law rows)
+    the plain loop wins, mispredicting one loop exit per segment instead of two (measured on the
+    corpus: docs/design.md, "run-time schedule flags")."""
+    mean, mx = st.segment_stats(l)
+    return 1 if mean >= 32 or (mean >= 8 and mx <= 4 * mean) else 0
+
+
 def _own(ffi, libc, ptr, n, dtype):
     """A NumPy array owning a malloc'd buffer (freed when the array dies). No copy."""
     n = int(n)
@@ -124,46 +216,3 @@ def _own(ffi, libc, ptr, n, dtype):
         return np.zeros(0, dtype=dtype)
     cptr = ffi.gc(ffi.cast("char *", ptr), libc.free)
     return np.frombuffer(ffi.buffer(cptr, n * dtype.itemsize), dtype=dtype)
-
-
-def _usable(arr):
-    """Kernels need aligned, native-order data with element-multiple strides."""
-    flags = arr.flags
-    if flags.c_contiguous and flags.aligned:
-        return arr.dtype.isnative
-    return flags.aligned and arr.dtype.isnative and all(s % arr.itemsize == 0 for s in arr.strides)
-
-
-def _pgetter(desc):
-    if desc[0] == "out":
-        return (lambda sts, out, cnt: out) if desc[1] == "vals" else (lambda sts, out, cnt: cnt)
-    k, what = desc[1], desc[2]
-    if what == "vals":
-        return lambda sts, out, cnt: sts[k].vals
-    l = desc[3]
-    if what == "pos":
-        return lambda sts, out, cnt: sts[k].pos[l]
-    return lambda sts, out, cnt: sts[k].crd[l]
-
-
-def _dgetter(desc, runner):
-    tag = desc[0]
-    if tag == "ext":
-        v = desc[1]
-        return lambda sts, ext, out, shape, pat: ext[v]
-    if tag == "stride":
-        k, m = desc[1], desc[2]
-        return lambda sts, ext, out, shape, pat: sts[k].vals.strides[m] // sts[k].vals.itemsize
-    if tag == "size":
-        k, l = desc[1], desc[2]
-        return lambda sts, ext, out, shape, pat: sts[k].shape[sts[k].format.order[l]]
-    if tag == "ostride":
-        m = desc[1]
-        return lambda sts, ext, out, shape, pat: out.strides[m] // out.itemsize
-    if tag == "osize":
-        l = desc[1]
-        order = runner.spec.output.format.order
-        return lambda sts, ext, out, shape, pat: shape[order[l]]
-    if tag == "ohint":
-        return lambda sts, ext, out, shape, pat: runner._hint(sts, shape, pat)
-    return lambda sts, ext, out, shape, pat: 0  # slots the kernel writes
