@@ -44,7 +44,7 @@ class Array:
         a._storage = st
         a._node = None
         a.shape = st.shape
-        a.dtype = st.dtype
+        a.dtype = st.vals.dtype
         return a
 
     @classmethod
@@ -120,7 +120,16 @@ class Array:
         else:
             st = node.result
             if st is None:
-                _execute().compute_nodes([node], fusion=fusion, schedule=schedule)
+                ex = _EXEC[0] if _EXEC else _execute()
+                sts = []
+                for c in node.children:  # one operation over concrete operands: no traversal
+                    s = c._storage or c._node.result
+                    if s is None:
+                        ex.compute_nodes([node], fusion=fusion, schedule=schedule)
+                        break
+                    sts.append(s)
+                else:
+                    node.result = ex.execute(node.stmt, sts, node.shape, node.format, name="materialize")
                 st = node.result
         out = Array._from_storage(st)
         if format is not None:

@@ -16,7 +16,8 @@ A@A, ``add3`` A+B+C.
 
 Method: each lazysparse result is first checked against scipy (``np.allclose``; failures are marked
 and not timed).  Then every library gets one warm-up call (lazysparse compiles here; its time is
-reported as ``first_ms``) and ``--repeat`` timed calls with ``time.perf_counter``; the median is
+reported as ``first_ms``) and ``--repeat`` timed calls with ``time.perf_counter``, interleaved:
+each round calls every library once, so drift on a shared machine hits all alike; the median is
 reported.  A lazysparse call builds a fresh lazy expression and materializes it (build + run, warm
 kernel cache).  Peers run with one thread unless ``--threads`` says otherwise (``OMP_NUM_THREADS``,
 ``MKL_NUM_THREADS``, ... are set before any library loads, by re-executing the interpreter).
@@ -33,9 +34,8 @@ import platform
 import statistics
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 _THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS",
                 "VECLIB_MAXIMUM_THREADS", "LAZYSPARSE_NUM_THREADS")
@@ -66,22 +66,6 @@ def _ensure_threads(threads: int, argv: list[str]) -> None:
 
 # ---------------------------------------------------------------------------------------------
 # timing
-
-def measure(fn: Callable, repeat: int, budget_s: float):
-    """(median ms, first-call ms, result of the first call); fewer repeats when a call is slow."""
-    t0 = time.perf_counter()
-    first = fn()
-    first_s = time.perf_counter() - t0
-    n = repeat
-    if first_s * repeat > budget_s:
-        n = max(1, int(budget_s / max(first_s, 1e-9)))
-    times = []
-    for _ in range(n):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times) * 1e3, first_s * 1e3, first
-
 
 # ---------------------------------------------------------------------------------------------
 # inputs
@@ -401,21 +385,55 @@ def run_case(ls_fn, peer_fns: dict, repeat: int, budget_s: float):
         if rec["check"] == "FAILED":
             rec["lazysparse"] = {"error": "wrong result", "first_ms": first_ms}
         else:
-            med, _, _ = measure(ls_call, repeat, budget_s)
-            rec["lazysparse"] = {"median_ms": med, "first_ms": first_ms}
+            rec["lazysparse"] = {"first_ms": first_ms}
     except Exception as e:
         rec["check"] = "ERROR"
         rec["lazysparse"] = {"error": f"{type(e).__name__}: {e}"[:300]}
 
+    fns = {} if "error" in rec["lazysparse"] else {"lazysparse": ls_call}
     for name, fn in peer_fns.items():
-        if name in rec["peers"]:
-            continue
-        try:
-            med, first_ms, _ = measure(fn, repeat, budget_s)
-            rec["peers"][name] = {"median_ms": med, "first_ms": first_ms}
-        except Exception as e:
-            rec["peers"][name] = {"error": f"{type(e).__name__}: {e}"[:300]}
+        if name not in rec["peers"]:
+            fns[name] = fn
+    for name, res in measure_interleaved(fns, repeat, budget_s).items():
+        if name == "lazysparse":
+            rec["lazysparse"].update(res)
+        else:
+            rec["peers"][name] = res
     return rec
+
+
+def measure_interleaved(fns: dict, repeat: int, budget_s: float) -> dict:
+    """Median times of several libraries on one input, measured in interleaved rounds: every
+    round calls each library once (in a rotating order), so drift on a shared machine hits all
+    of them alike. Each library first gets one untimed warm-up call; one whose warm-up took long
+    is timed in fewer rounds (``budget_s`` per library). Returns {name: {median_ms, first_ms}}
+    or {name: {error}}."""
+    out, live, rounds, times = {}, [], {}, {}
+    for name, fn in fns.items():
+        try:
+            t0 = time.perf_counter()
+            fn()
+            first_s = time.perf_counter() - t0
+        except Exception as e:
+            out[name] = {"error": f"{type(e).__name__}: {e}"[:300]}
+            continue
+        live.append(name)
+        rounds[name] = repeat if first_s * repeat <= budget_s else max(1, int(budget_s / max(first_s, 1e-9)))
+        times[name] = []
+        out[name] = {"first_ms": first_s * 1e3}
+    for r in range(repeat):
+        order = live[r % len(live):] + live[:r % len(live)] if live else []
+        for name in order:
+            if len(times[name]) >= rounds[name]:
+                continue
+            t0 = time.perf_counter()
+            fns[name]()
+            times[name].append(time.perf_counter() - t0)
+    for name in live:
+        if name == "lazysparse":  # its first call is the compiling one, reported by run_case
+            out[name].pop("first_ms")
+        out[name]["median_ms"] = statistics.median(times[name]) * 1e3
+    return out
 
 
 def _row(item, kernel, rec, peers):

@@ -153,8 +153,28 @@ def test_einsum_builds_one_contraction_node():
     stmt = c._node.stmt
     assert isinstance(stmt, Statement) and len(stmt.reduce_indices) == 1
     assert c._node.children == (a, b)
-    # identical expressions are one node (hash-consing)
-    assert ls.einsum("ij,jk->ik", a, b)._node is c._node
+    # identical expressions are the same statement (interned), over the same children
+    d = ls.einsum("ij,jk->ik", a, b)
+    assert d._node.stmt is stmt and d._node.children == (a, b)
+
+
+def test_common_subexpressions_run_once():
+    """Within one DAG and across the outputs of one compute(), equal subexpressions share a kernel run."""
+    import scipy.sparse as sp
+    from lazysparse.runtime.execute import kernel_log
+    A = ls.asarray(sp.random(20, 30, density=0.3, format="csr", random_state=0))
+    x = ls.asarray(np.arange(30.0))
+    want = A.to_scipy() @ np.arange(30.0)
+    with kernel_log() as log:
+        s, t, u = ls.compute((A @ x) + (A @ x), (A @ x) * 2, A @ x)
+    # A @ x once, the sum once, the product once
+    assert len(log) == 3
+    np.testing.assert_allclose(s.todense(), 2 * want)
+    np.testing.assert_allclose(t.todense(), 2 * want)
+    np.testing.assert_allclose(u.todense(), want)
+    with kernel_log() as log:  # different operands are different subexpressions
+        ls.compute(A @ x, A @ ls.asarray(np.ones(30)))
+    assert len(log) == 2
 
 
 # -- matmul, dot, tensordot ----------------------------------------------------------------------

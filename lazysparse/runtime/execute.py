@@ -54,7 +54,12 @@ def compute(*arrays, fusion="auto", schedule=None):
 
 
 def compute_nodes(nodes, fusion="auto", schedule=None):
-    """Materialize nodes, children first (iteratively: DAGs can be deep)."""
+    """Materialize nodes, children first (iteratively: DAGs can be deep).
+
+    Common subexpressions are computed once: nodes with the same statement, shape and requested
+    format over the same children (the same concrete arrays, or children that are themselves the
+    same subexpression) share one result, within one DAG and across the nodes of one call.
+    """
     if len(nodes) == 1:
         n = nodes[0]
         sts = [c._storage if c._storage is not None else c._node.result for c in n.children]
@@ -78,11 +83,21 @@ def compute_nodes(nodes, fusion="auto", schedule=None):
         for c in n.children:
             if c._node is not None and c._node.result is None:
                 stack.append((c._node, False))
+    canon = {}  # structural key -> the node computed for it
+    rep = {}    # id(node) -> id of its canonical node
     for n in todo:
+        key = (id(n.stmt), n.shape, n.format,
+               *[("s", id(c._storage)) if c._storage is not None else
+                 ("n", rep.get(id(c._node), id(c._node))) for c in n.children])
+        first = canon.setdefault(key, n)
+        rep[id(n)] = id(first)
         if n.result is None:
-            sts = [c._storage if c._storage is not None else c._node.result for c in n.children]
-            n.result = execute(n.stmt, sts, n.shape, n.format, name="materialize")
-            n.children = tuple(c if c._storage is not None else _concrete(c) for c in n.children)
+            if first is not n and first.result is not None:
+                n.result = first.result
+            else:
+                sts = [c._storage if c._storage is not None else c._node.result for c in n.children]
+                n.result = execute(n.stmt, sts, n.shape, n.format, name="materialize")
+        n.children = tuple(c if c._storage is not None else _concrete(c) for c in n.children)
 
 
 def _concrete(arr):
@@ -107,13 +122,19 @@ def execute(stmt: Statement, storages, out_shape, req_format=None, name="materia
     """
     # keyed by ids (C-level hashing): statements and operand specs are interned, and a bound
     # plan keeps its statement alive, so an id cannot be reused while its entry exists
-    specs = [st.spec or PL.operand_spec(st) for st in storages]
-    bound = _BOUND.get((id(stmt), *[id(s) for s in specs], req_format))
+    if len(storages) == 2:  # the common arity, without comprehension frames
+        a, b = storages
+        specs = (a.spec or PL.operand_spec(a), b.spec or PL.operand_spec(b))
+        key = (id(stmt), id(specs[0]), id(specs[1]), req_format)
+    else:
+        specs = tuple([st.spec or PL.operand_spec(st) for st in storages])
+        key = (id(stmt), *[id(s) for s in specs], req_format)
+    bound = _BOUND.get(key)
     if bound is not None:
         out = bound(storages, out_shape, name)
         if out is not None:
             return out
-    return _plan_and_run(stmt, storages, tuple(specs), out_shape, req_format, name)
+    return _plan_and_run(stmt, storages, specs, out_shape, req_format, name)
 
 
 _BOUND = {}

@@ -165,7 +165,10 @@ def glue_source(spec, abi) -> str:
         else:
             continue  # slots the kernel writes
         dest.append(f"d[{k}] = {val}")
-    L.append("    p, d, memo = bufs()")
+    L.append("    try:")
+    L.append("        p, d, memo = tls.bufs")
+    L.append("    except AttributeError:")
+    L.append("        p, d, memo = bufs()")
     for k in range(n_in):
         if per_slot[k]:
             L.append(f"    m = memo[{k}]")
@@ -190,7 +193,7 @@ def _compile_glue(source, runner):
     spec = runner.spec
     ident = (ops.reduce_identity(spec.stmt.reduce, runner.odtype)
              if spec.mode == "dense-count" else None)
-    env = dict(fb=fb, BC=BC, addr=addr, wref=weakref.ref, OFMT=spec.output.format, NULL=ffi.NULL, bufs=runner._bufs,
+    env = dict(fb=fb, BC=BC, addr=addr, tls=runner._tls, wref=weakref.ref, OFMT=spec.output.format, NULL=ffi.NULL, bufs=runner._bufs,
                fn=runner.kernel.fn, failed=runner._failed, hint=runner._hint,
                wrap=Storage.wrap_dense, wrap_sparse=runner._wrap_sparse, split_flag=split_flag,
                zeros=np.zeros, ones=np.ones, full=np.full, ODT=runner.odtype,
