@@ -22,8 +22,8 @@ def emit_sort_assembly(lw, top: Block):
     red = lw.stmt.reduce
     b = Block()
     top.add(b)
-    b.add(Decl("int64_t *", "perm", "(int64_t *)malloc((size_t)(tn > 0 ? tn : 1) * sizeof(int64_t))"),
-          Decl("int64_t *", "tmp", "(int64_t *)malloc((size_t)(tn > 0 ? tn : 1) * sizeof(int64_t))"),
+    b.add(Decl("int64_t *", "perm", "(int64_t *)ls_malloc((size_t)(tn > 0 ? tn : 1) * sizeof(int64_t))"),
+          Decl("int64_t *", "tmp", "(int64_t *)ls_malloc((size_t)(tn > 0 ? tn : 1) * sizeof(int64_t))"),
           "if (!perm || !tmp) return 1;")
     b.add(For("t", "0", "tn", Block().add("perm[t] = t;")))
     # entries are emitted in loop order: if the innermost level's index is the outermost loop,
@@ -34,7 +34,7 @@ def emit_sort_assembly(lw, top: Block):
             continue
         s = Block()
         b.add(s)
-        s.add(Decl("int64_t *", "h", f"(int64_t *)calloc((size_t)osz{l} + 1, sizeof(int64_t))"), "if (!h) return 1;")
+        s.add(Decl("int64_t *", "h", f"(int64_t *)ls_calloc((size_t)osz{l} + 1, sizeof(int64_t))"), "if (!h) return 1;")
         s.add(For("t", "0", "tn", Block().add(f"h[tc{l}[t] + 1]++;")))
         s.add(For("t", "0", f"osz{l}", Block().add("h[t + 1] += h[t];")))
         s.add(For("t", "0", "tn", Block().add(f"tmp[h[tc{l}[perm[t]]]++] = perm[t];")))
@@ -105,7 +105,7 @@ def emit_scatter_assembly(lw, top: Block):
     top.add(b)
     b.add(For("t", "0", "tn", Block().add("op1[tc0[t] + 1]++;")))
     b.add(For("t", "0", "osz0", Block().add("op1[t + 1] += op1[t];")))
-    b.add(Decl("int64_t *", "nx", "(int64_t *)malloc((size_t)(osz0 > 0 ? osz0 : 1) * sizeof(int64_t))"),
+    b.add(Decl("int64_t *", "nx", "(int64_t *)ls_malloc((size_t)(osz0 > 0 ? osz0 : 1) * sizeof(int64_t))"),
           "if (!nx) return 1;")
     b.add(For("t", "0", "osz0", Block().add("nx[t] = op1[t];")))
     b.add(f"LS_GROW({it}, oc1, occ1, tn);", f"LS_GROW({oct_}, ov, ovc, tn);")

@@ -152,28 +152,28 @@ class Lowerer:
             if lv.kind == "compressed":
                 if l == self.kd:
                     size = f"({dense_count}) + 1"
-                    top.add(Decl(f"{it} *", f"op{l}", f"({it} *)calloc((size_t)({size}), sizeof({it}))"))
+                    top.add(Decl(f"{it} *", f"op{l}", f"({it} *)ls_calloc((size_t)({size}), sizeof({it}))"))
                 else:
                     top.add(Decl("int64_t", f"opc{l}", "ocap"))
-                    top.add(Decl(f"{it} *", f"op{l}", f"({it} *)calloc((size_t)ocap + 1, sizeof({it}))"))
+                    top.add(Decl(f"{it} *", f"op{l}", f"({it} *)ls_calloc((size_t)ocap + 1, sizeof({it}))"))
                 top.add(f"if (!op{l}) return 1;")
                 self.obufs.append(("pos", l))
             if lv.kind != "dense":
                 top.add(Decl("int64_t", f"occ{l}", "ocap"))
-                top.add(Decl(f"{it} *", f"oc{l}", f"({it} *)malloc((size_t)ocap * sizeof({it}))"))
+                top.add(Decl(f"{it} *", f"oc{l}", f"({it} *)ls_malloc((size_t)ocap * sizeof({it}))"))
                 top.add(Decl("int64_t", f"on{l}", "0"))
                 top.add(f"if (!oc{l}) return 1;")
                 self.obufs.append(("crd", l))
         top.add(Decl("int64_t", "ovc", "ocap"))
-        top.add(Decl(f"{self.oct} *", "ov", f"({self.oct} *)malloc((size_t)ocap * sizeof({self.oct}))"))
+        top.add(Decl(f"{self.oct} *", "ov", f"({self.oct} *)ls_malloc((size_t)ocap * sizeof({self.oct}))"))
         top.add("if (!ov) return 1;")
         self.obufs.append(("vals", None))
         if mode == "sort":
             top.add(Decl("int64_t", "tn", "0"), Decl("int64_t", "tcap", "ocap"))
             for l in range(nd):
-                top.add(Decl("int64_t *", f"tc{l}", "(int64_t *)malloc((size_t)tcap * sizeof(int64_t))"))
+                top.add(Decl("int64_t *", f"tc{l}", "(int64_t *)ls_malloc((size_t)tcap * sizeof(int64_t))"))
                 top.add(f"if (!tc{l}) return 1;")
-            top.add(Decl(f"{self.oct} *", "tv", f"({self.oct} *)malloc((size_t)tcap * sizeof({self.oct}))"))
+            top.add(Decl(f"{self.oct} *", "tv", f"({self.oct} *)ls_malloc((size_t)tcap * sizeof({self.oct}))"))
             top.add("if (!tv) return 1;")
 
     def finish_output(self, top):
