@@ -205,15 +205,18 @@ def _probe(argv0: list) -> tuple[bool, bool]:
     return march, omp
 
 
-def _probe_cache_path(probe_dir: str | None, argv0: list, version: str) -> str | None:
+def _probe_cache_path(probe_dir: str | None, argv0: list) -> str | None:
+    # keyed by the compiler executable's identity on disk (path, mtime, size), not by its
+    # ``--version`` line: that line is what the file remembers, so that a new process that
+    # finds its kernels on disk runs no subprocess at all
     if not probe_dir:
         return None
     try:
         st = os.stat(argv0[0])
     except OSError:
         return None
-    ident = "\0".join([os.path.realpath(argv0[0]), *argv0, version, str(st.st_mtime_ns), str(st.st_size), machine_id(),
-                       " ".join(BASE_FLAGS), "probe-v1"])
+    ident = "\0".join([os.path.realpath(argv0[0]), *argv0, str(st.st_mtime_ns), str(st.st_size), machine_id(),
+                       " ".join(BASE_FLAGS), "probe-v2"])
     return os.path.join(probe_dir, "compiler-" + hashlib.sha256(ident.encode()).hexdigest()[:24]
                         + ".json")
 
@@ -230,21 +233,23 @@ def _read_probe(cache_path: str | None):
         if (hasattr(os, "getuid") and st.st_uid != os.getuid()) or (st.st_mode & 0o022):
             return None
         data = json.loads(os.read(fd, 4096).decode())
-        return bool(data["march_native"]), bool(data["openmp"])
+        if not isinstance(data["version"], str):
+            return None
+        return data["version"], bool(data["march_native"]), bool(data["openmp"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
     finally:
         os.close(fd)
 
 
-def _write_probe(cache_path: str | None, march: bool, omp: bool) -> None:
+def _write_probe(cache_path: str | None, version: str, march: bool, omp: bool) -> None:
     if not cache_path:
         return
     try:
         tmp = f"{cache_path}.{os.getpid()}.{threading.get_ident()}.{os.urandom(4).hex()}.tmp"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as f:
-            json.dump({"march_native": march, "openmp": omp}, f)
+            json.dump({"version": version, "march_native": march, "openmp": omp}, f)
         os.replace(tmp, cache_path)
     except OSError:
         pass
@@ -266,13 +271,14 @@ def compiler_info(probe_dir: str | None = None) -> CompilerInfo:
             return _info
         path, args = _find_compiler()
         argv0 = [path, *args]
-        version = _version_line(argv0)
-        cpath = _probe_cache_path(probe_dir, argv0, version)
+        cpath = _probe_cache_path(probe_dir, argv0)
         probed = _read_probe(cpath)
         if probed is None:
-            probed = _probe(argv0)
-            _write_probe(cpath, *probed)
-        march, omp = probed
+            version = _version_line(argv0)
+            march, omp = _probe(argv0)
+            _write_probe(cpath, version, march, omp)
+        else:
+            version, march, omp = probed
         flags = list(BASE_FLAGS)
         if march:
             flags.append("-march=native")
