@@ -17,8 +17,8 @@ A@A, ``add3`` A+B+C.
 Method: each lazysparse result is first checked against scipy (``np.allclose``; failures are marked
 and not timed).  Then every library gets one warm-up call (lazysparse compiles here; its time is
 reported as ``first_ms``) and ``--repeat`` timed calls with ``time.perf_counter``, interleaved:
-each round calls every library once, so drift on a shared machine hits all alike; the median is
-reported.  A lazysparse call builds a fresh lazy expression and materializes it (build + run, warm
+each round calls every library once in a shuffled order, so drift on a shared machine hits all
+alike; the median is reported.  A lazysparse call builds a fresh lazy expression and materializes it (build + run, warm
 kernel cache).  Peers run with one thread unless ``--threads`` says otherwise (``OMP_NUM_THREADS``,
 ``MKL_NUM_THREADS``, ... are set before any library loads, by re-executing the interpreter).
 Peers that are not installed are skipped; a peer that cannot do a kernel shows ``-``.
@@ -404,8 +404,9 @@ def run_case(ls_fn, peer_fns: dict, repeat: int, budget_s: float):
 
 def measure_interleaved(fns: dict, repeat: int, budget_s: float) -> dict:
     """Median times of several libraries on one input, measured in interleaved rounds: every
-    round calls each library once (in a rotating order), so drift on a shared machine hits all
-    of them alike. Each library first gets one untimed warm-up call; one whose warm-up took long
+    round calls each library once, in a shuffled order (seeded), so drift on a shared machine
+    hits all of them alike and each follows each other equally often (what ran just before a
+    call decides how much of its working set is still in cache). Each library first gets one untimed warm-up call; one whose warm-up took long
     is timed in fewer rounds (``budget_s`` per library). Returns {name: {median_ms, first_ms}}
     or {name: {error}}."""
     out, live, rounds, times = {}, [], {}, {}
@@ -421,8 +422,11 @@ def measure_interleaved(fns: dict, repeat: int, budget_s: float) -> dict:
         rounds[name] = repeat if first_s * repeat <= budget_s else max(1, int(budget_s / max(first_s, 1e-9)))
         times[name] = []
         out[name] = {"first_ms": first_s * 1e3}
+    import random
+    rng = random.Random(0)
     for r in range(repeat):
-        order = live[r % len(live):] + live[:r % len(live)] if live else []
+        order = list(live)
+        rng.shuffle(order)
         for name in order:
             if len(times[name]) >= rounds[name]:
                 continue

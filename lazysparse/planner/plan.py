@@ -239,6 +239,7 @@ def density_rule(pat, stmt: Statement, out_ndim):
         d = 1.0 - (1.0 - d) ** max(n, 1.0) if d < 1 else 1.0
         return dense if d > 0.5 else None
 
+    rule.slots = tuple(sorted({k for k, _ in red_src} | {k for t in (terms or ()) for k in t}))
     return rule
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import threading
+import weakref
 
 import numpy as np
 
@@ -229,12 +230,25 @@ def _bind(stmt0, extra, runner, out_fmt, density_rule, sparse_out):
     call = runner.call
     INT32_MAX = PL.INT32_MAX
     prod = math.prod
+    # the verdict of the density rule, remembered for the storage it reads when it reads one
+    # (A @ x, A.sum(axis)): storages are immutable, so the same storage gives the same verdict
+    k0 = density_rule.slots[0] if density_rule is not None and len(density_rule.slots) == 1 else None
+    last = [None]
+    wref = weakref.ref
 
     def bound(sts, shape, name, stmt0=stmt0):  # (holds the statement whose id is the key)
         if extra:
             sts = [*sts, *[sts[k] for k in extra]]
-        if density_rule is not None and density_rule(sts, shape) is not out_fmt:
-            return None
+        if density_rule is not None:
+            c = last[0]
+            if k0 is not None and c is not None and c[0]() is sts[k0]:
+                verdict = c[1]
+            else:
+                verdict = density_rule(sts, shape)
+                if k0 is not None:
+                    last[0] = (wref(sts[k0]), verdict)
+            if verdict is not out_fmt:
+                return None
         if sparse_out and prod(shape) > INT32_MAX:
             return None  # int64 indices: planned again
         STATS["plan_hits"] += 1
