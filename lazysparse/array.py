@@ -131,7 +131,8 @@ class Array:
                 else:
                     node.result = ex.execute(node.stmt, sts, node.shape, node.format, name="materialize")
                 st = node.result
-        out = Array._from_storage(st)
+        out = object.__new__(Array)  # Array._from_storage(st), inline: this is the warm path
+        out._storage, out._node, out.shape, out.dtype = st, None, st.shape, st.vals.dtype
         if format is not None:
             out = out.asformat(format)
         return out

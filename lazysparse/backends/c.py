@@ -12,8 +12,12 @@ def emit(block: Block, header_comment: str = "") -> str:
         # but neutralised anyway
         out.append("/* " + header_comment.replace("*/", "* /") + " */")
     out.append("int32_t ls_kernel(void **p, int64_t *d) {")
+    n = len(out)
     _emit_block(block, out, 1)
     out.append("}")
+    if any("_mm512_" in s for s in out[n:]):
+        # vector schedules (lower/simd.py) only: the header is slow to parse
+        out.insert(1, "#if defined(__AVX512F__) && defined(__AVX512VL__)\n#include <immintrin.h>\n#endif")
     return "\n".join(out) + "\n"
 
 

@@ -23,6 +23,7 @@ from ..ir import ops
 from ..ir.nodes import Access, Const, Index, accesses_of
 from ..planner import patterns as P
 from ..planner.plan import KernelSpec, level_vars
+from . import simd
 from .loopir import Block, Decl, For, If, While
 
 
@@ -258,8 +259,12 @@ class Lowerer:
             # or uniform segments, the plain loop mispredicts less on short, skewed ones
             drv = byq[next(iter(keys))]
             flag = self.sched_flag(("split", drv.slot, drv.lvl))
+            # a vector target runs the segment W entries at a time instead (faster than both
+            # scalar schedules on every corpus matrix, lower/simd.py)
+            vec = simd.segment_sum(self, v, drv, U)
             split, plain = Block(), Block()
-            blk.add(If(flag, split, plain))
+            choice = Block().add(If(flag, split, plain))
+            blk.add(simd.guarded(vec, choice) if vec is not None else choice)
             self.emit_split_accumulators(depth, v, split, drv, U, snap)
             self.emit_single_driver(depth, v, plain, keys, byq, iters, U, snap)
             return
@@ -512,20 +517,24 @@ class Lowerer:
         if isinstance(e, Access):
             a = self.accs[self._walk_q]  # value() walks accesses in accesses_of order
             self._walk_q += 1
-            k = a.slot
-            if a.spec.dense:
-                if a.spec.ndim == 0:
-                    return f"v{k}s"
-                off = " + ".join(self._term(self.coord(ix), self._stride(a.spec, k, m))
-                                 for m, ix in enumerate(e.indices))
-                return f"v{k}[{off}]"
-            if a.pres == "1":
-                return f"v{k}[{a.pos}]"
-            return f"(({a.pres}) ? v{k}[{a.pos}] : ({C.ctype(a.spec.dtype)})0)"
+            return self.value_of_access(a, e)
         args = []
         for arg, d in zip(e.args, e.in_dtypes):
             args.append(C.cast(self.value(arg), self.dtype_of(arg), d))
         return C.call(e.op, args, e.in_dtypes, e.dtype)
+
+    def value_of_access(self, a, e):
+        """C value of access ``e`` (lowering state ``a``) at the current loop point."""
+        k = a.slot
+        if a.spec.dense:
+            if a.spec.ndim == 0:
+                return f"v{k}s"
+            off = " + ".join(self._term(self.coord(ix), self._stride(a.spec, k, m))
+                             for m, ix in enumerate(e.indices))
+            return f"v{k}[{off}]"
+        if a.pres == "1":
+            return f"v{k}[{a.pos}]"
+        return f"(({a.pres}) ? v{k}[{a.pos}] : ({C.ctype(a.spec.dtype)})0)"
 
     @staticmethod
     def _stride(spec, k, m):

@@ -178,7 +178,16 @@ def glue_source(spec, abi) -> str:
     L += ["    " + ln for ln in always]
     L.append("    if fn(p, d):")
     L.append("        failed(p, shape, name)")
-    L.append("    return wrap(out, OFMT)" if fmt.is_dense else "    return wrap_sparse(p, d, shape)")
+    if fmt.is_dense:  # Storage.wrap_dense(out, OFMT), inline; every slot of Storage is set
+        fields = dict(shape="out.shape", format="OFMT", pos="[None] * ND", crd="[None] * ND",
+                      vals="out", index_dtype="I64", spec="None", stats="None")
+        slots = [s for s in Storage.__slots__ if s != "__weakref__"]
+        assert sorted(slots) == sorted(fields), "Storage changed: update the glue's inline wrap"
+        L.append("    st = new(Storage)")
+        L += [f"    st.{s} = {fields[s]}" for s in slots]
+        L.append("    return st")
+    else:
+        L.append("    return wrap_sparse(p, d, shape)")
     return "\n".join(L) + "\n"
 
 
@@ -193,9 +202,9 @@ def _compile_glue(source, runner):
     spec = runner.spec
     ident = (ops.reduce_identity(spec.stmt.reduce, runner.odtype)
              if spec.mode == "dense-count" else None)
-    env = dict(fb=fb, BC=BC, addr=addr, tls=runner._tls, wref=weakref.ref, OFMT=spec.output.format, NULL=ffi.NULL, bufs=runner._bufs,
+    env = dict(fb=fb, BC=BC, addr=addr, new=object.__new__, Storage=Storage, ND=spec.output.format.ndim, tls=runner._tls, wref=weakref.ref, OFMT=spec.output.format, NULL=ffi.NULL, bufs=runner._bufs,
                fn=runner.kernel.fn, failed=runner._failed, hint=runner._hint,
-               wrap=Storage.wrap_dense, wrap_sparse=runner._wrap_sparse, split_flag=split_flag,
+               wrap_sparse=runner._wrap_sparse, split_flag=split_flag,
                zeros=np.zeros, ones=np.ones, full=np.full, ODT=runner.odtype,
                I64=np.dtype(np.int64), IDENT=ident)
     exec(compile(source, "<lazysparse glue>", "exec"), env)

@@ -1,0 +1,151 @@
+"""A vector schedule for innermost segment sums: ``for j in [b, z): acc += f(j)``.
+
+The loop a sparse level drives at the bottom of an accumulation (SpMV's row, a row sum, the
+``k`` loop of any contraction whose innermost index is sparse) runs a handful of iterations per
+segment on power-law data. Scalar code then pays a mispredicted loop exit per segment and one
+add latency per entry. With AVX-512 the segment is processed ``W`` entries at a time with masked
+loads and gathers, so a segment of up to ``W`` entries is one iteration whatever its length
+(measured on the corpus, one core, C harness: 1.1-2.4x faster than the better of the plain and
+split-accumulator scalar loops on every matrix but cs4, where rows of 4 tie).
+
+The vector code is emitted under ``#if`` on the compiler's target macros, beside the scalar loop:
+a machine without AVX-512 compiles the scalar one. It applies when ``f`` is built from
+``+ - * negative`` over values of the result's float type, and each operand of ``f`` is either
+the driving level's own values (a contiguous load), a dense operand indexed by the driving
+coordinate with unit stride (a gather), or a value that does not change within the segment (a
+broadcast). Masked-off lanes are never added, so broadcasts and NaNs in them are harmless. The
+sum's association changes, as with split accumulators.
+"""
+from __future__ import annotations
+
+from ..ir.nodes import Access, Index
+from .loopir import Block, Line
+
+# (value dtype, index dtype) -> vector spelling; other combinations keep the scalar loop
+# Full iterations use unmasked loads and gathers (measured 20% faster than constant all-ones
+# masks); the tail is masked.
+_KINDS = {
+    ("float64", "int32"): dict(W=8, mask="__mmask8", v="__m512d", sfx="pd", isz=8, iv="__m256i",
+                               iload="_mm256_maskz_loadu_epi32", uiload="_mm256_loadu_si256",
+                               gather="_mm512_mask_i32gather_pd", ugather="_mm512_i32gather_pd"),
+    ("float64", "int64"): dict(W=8, mask="__mmask8", v="__m512d", sfx="pd", isz=8, iv="__m512i",
+                               iload="_mm512_maskz_loadu_epi64", uiload="_mm512_loadu_si512",
+                               gather="_mm512_mask_i64gather_pd", ugather="_mm512_i64gather_pd"),
+    ("float32", "int32"): dict(W=16, mask="__mmask16", v="__m512", sfx="ps", isz=4, iv="__m512i",
+                               iload="_mm512_maskz_loadu_epi32", uiload="_mm512_loadu_si512",
+                               gather="_mm512_mask_i32gather_ps", ugather="_mm512_i32gather_ps"),
+}
+_OPS = {"add": "add", "subtract": "sub", "multiply": "mul"}
+GUARD = "#if defined(__AVX512F__) && defined(__AVX512VL__)"
+
+
+def segment_sum(lw, v, drv, U):
+    """C lines of the vector segment sum for the loop over index ``v`` driven by access ``drv``
+    (lowering state: ``drv`` not yet advanced, ``v`` not yet bound), or None when ``f`` does not
+    qualify. Adds into ``acc`` (and ``cnt``), like the scalar loop it stands beside."""
+    kind = _KINDS.get((lw.odt, lw.spec.inputs[drv.slot].index_dtype))
+    if kind is None or lw.stmt.reduce != "sum":
+        return None
+    u = U[drv.q]
+    # the driver must resolve fully here (its values are then contiguous in j), and nothing else
+    # may need per-entry work (a located level, another iterator)
+    if drv.lvl != len(drv.lvars) - 1:
+        return None
+    for a in lw.accs:
+        if a is drv or a.spec.dense:
+            continue
+        if a.lvl < len(a.lvars):
+            return None  # a sparse operand still to be resolved: per-entry searches
+    W, sfx, m = kind["W"], kind["sfx"], kind["mask"]
+    j = f"vj{u}"
+    crd = f"c{drv.slot}_{drv.lvl}"
+    bodies = []
+    for masked in (False, True):
+        terms = []
+        expr = _vexpr(lw, lw.stmt.expr, v, drv, u, kind, terms, iter(lw.accs), masked)
+        if expr is None:
+            return None
+        if masked:
+            bodies.append([f"{kind['iv']} vi = {kind['iload']}(m, {crd} + {j});", *terms,
+                           f"vacc = _mm512_mask_add_{sfx}(vacc, m, vacc, {expr});"])
+        else:
+            bodies.append([f"{kind['iv']} vi = {kind['uiload']}((const void *)({crd} + {j}));", *terms,
+                           f"vacc = _mm512_add_{sfx}(vacc, {expr});"])
+    lines = [
+        GUARD,
+        f"{kind['v']} vacc = _mm512_setzero_{sfx}();",
+        f"int64_t {j} = b{u};",
+        f"for (; {j} + {W} <= z{u}; {j} += {W}) {{",
+        *["  " + s for s in bodies[0]],
+        "}",
+        f"if ({j} < z{u}) {{",
+        f"  const {m} m = ({m})((1u << (z{u} - {j})) - 1);",
+        *["  " + s for s in bodies[1]],
+        "}",
+        f"acc += _mm512_reduce_add_{sfx}(vacc);",
+        f"cnt += z{u} - b{u};",
+        "#else",
+    ]
+    return lines
+
+
+def _vexpr(lw, e, v, drv, u, kind, terms, accs, masked):
+    """Vector expression for ``e``; accesses are consumed from ``accs`` in ``accesses_of`` order.
+    ``masked``: lanes beyond the segment are off (the tail iteration)."""
+    sfx = kind["sfx"]
+    if isinstance(e, Access):
+        a = next(accs)
+        k = a.slot
+        if a is drv:
+            if masked:
+                return f"_mm512_maskz_loadu_{sfx}(m, v{k} + vj{u})"
+            return f"_mm512_loadu_{sfx}(v{k} + vj{u})"
+        if a.spec.dense:
+            if a.spec.dtype != lw.odt:
+                return None
+            if a.spec.ndim == 0:
+                return f"_mm512_set1_{sfx}(v{k}s)"
+            ms = [m for m, ix in enumerate(e.indices) if ix == v]
+            if not ms:
+                return f"_mm512_set1_{sfx}({lw.value_of_access(a, e)})"
+            if len(ms) != 1 or lw._stride(a.spec, k, ms[0]) != "1":
+                return None  # a diagonal or a strided gather: keep the scalar loop
+            rest = [lw._term(lw.coord(ix), lw._stride(a.spec, k, mm))
+                    for mm, ix in enumerate(e.indices) if mm != ms[0]]
+            base = f"v{k}" + (f" + {' + '.join(rest)}" if rest else "")
+            name = f"vg{len(terms)}"
+            if masked:
+                terms.append(f"{kind['v']} {name} = {kind['gather']}(_mm512_setzero_{sfx}(), m, vi, {base}, {kind['isz']});")
+            else:
+                terms.append(f"{kind['v']} {name} = {kind['ugather']}(vi, {base}, {kind['isz']});")
+            return name
+        # a sparse operand resolved outside this loop: constant within the segment
+        if a.spec.dtype != lw.odt or any(isinstance(ix, Index) and ix == v for ix in e.indices):
+            return None
+        return f"_mm512_set1_{sfx}({lw.value_of_access(a, e)})"
+    if any(d != lw.odt for d in e.in_dtypes) or e.dtype != lw.odt:
+        return None
+    args = []
+    for arg in e.args:
+        x = _vexpr(lw, arg, v, drv, u, kind, terms, accs, masked)
+        if x is None:
+            return None
+        args.append(x)
+    if e.op in _OPS and len(args) == 2:
+        return f"_mm512_{_OPS[e.op]}_{sfx}({args[0]}, {args[1]})"
+    if e.op == "negative" and len(args) == 1:
+        return f"_mm512_sub_{sfx}(_mm512_setzero_{sfx}(), {args[0]})"
+    return None
+
+
+def guarded(lines, scalar: Block) -> Block:
+    """The vector lines, then the scalar block as the ``#else`` branch."""
+    blk = Block()
+    for s in lines:
+        blk.add(Line(s))
+    blk.add(scalar)
+    blk.add(Line("#endif"))
+    return blk
+
+
+__all__ = ["segment_sum", "guarded", "GUARD"]
