@@ -115,6 +115,15 @@ class Array:
             from .runtime.execute import check_options
             check_options("materialize", fusion=fusion, device=device, schedule=schedule)
         node = self._node
+        if format is not None and node is not None and node.result is None and node.format is None:
+            # compute straight into the requested format (a dense result that would not fit in
+            # memory is never formed); this array keeps no value: its inferred format may differ
+            from .formats import resolve_format
+            from .node import Node
+            fmt = resolve_format(format, len(node.shape))
+            tmp = Node(node.stmt, node.children, node.shape, node.dtype, fmt)
+            (_EXEC[0] if _EXEC else _execute()).compute_nodes([tmp], fusion=fusion, schedule=schedule)
+            return Array._from_storage(tmp.result)
         if node is None:
             st = self._storage
         else:

@@ -15,6 +15,7 @@ import numpy as np
 from ..formats import Format, Storage, resolve_format
 from ..ir.nodes import Access, Index, Statement, accesses_of, intern
 from ..planner import patterns as P
+from . import memory
 from ..planner import plan as PL
 
 FUSION_VALUES = ("auto", "max", "none")
@@ -209,6 +210,7 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name):
         idt = PL.output_index_dtype(fmt, out_shape, bound)
     else:
         idt = "int64"
+        _guard(stmt, mode, out_shape, name)
     runner = _RUNNERS.get((okey, idt))
     if runner is not None:
         STATS["plan_hits"] += 1
@@ -225,6 +227,16 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name):
     return runner.call(storages, out_shape, name)
 
 
+def _guard(stmt, mode, shape, name):
+    """The memory guard for a dense result (runtime/memory.py)."""
+    n = math.prod(shape) * (np.dtype(stmt.dtype).itemsize + (8 if mode == "dense-count" else 0))
+    if n >= GUARD_MIN:
+        memory.check_dense(n, shape, f"the result of {stmt!r}", name)
+
+
+GUARD_MIN = 64 << 10  # dense results under 64 KiB are never refused (no check on the warm path)
+
+
 def _bind(stmt0, extra, runner, out_fmt, density_rule, sparse_out):
     """The warm path of one plan: returns the result, or None when the plan does not apply."""
     call = runner.call
@@ -233,6 +245,9 @@ def _bind(stmt0, extra, runner, out_fmt, density_rule, sparse_out):
     # the verdict of the density rule, remembered for the storage it reads when it reads one
     # (A @ x, A.sum(axis)): storages are immutable, so the same storage gives the same verdict
     k0 = density_rule.slots[0] if density_rule is not None and len(density_rule.slots) == 1 else None
+    stmt, mode = runner.spec.stmt, runner.spec.mode
+    # dense results: bytes per element, for the memory guard
+    isz = 0 if sparse_out else np.dtype(stmt.dtype).itemsize + (8 if mode == "dense-count" else 0)
     last = [None]
     wref = weakref.ref
 
@@ -249,8 +264,11 @@ def _bind(stmt0, extra, runner, out_fmt, density_rule, sparse_out):
                     last[0] = (wref(sts[k0]), verdict)
             if verdict is not out_fmt:
                 return None
-        if sparse_out and prod(shape) > INT32_MAX:
-            return None  # int64 indices: planned again
+        if sparse_out:
+            if prod(shape) > INT32_MAX:
+                return None  # int64 indices: planned again
+        elif prod(shape) * isz >= GUARD_MIN:
+            _guard(stmt, mode, shape, name)
         STATS["plan_hits"] += 1
         log = getattr(_LOG, "items", None)
         if log is not None:

@@ -1,0 +1,76 @@
+"""The memory guard: no dense result or intermediate larger than ``LAZYSPARSE_MEMORY_LIMIT``.
+
+A lazy expression can ask for a dense array far larger than the machine (``A @ B.T`` of two tall
+sparse matrices inferred dense, ``U @ V.T`` before fusion). Allocating it would swap the machine
+to a halt or get the process killed; instead the planner checks every dense result against the
+limit before the kernel allocates it and raises ``MemoryError`` naming the operation.
+
+``LAZYSPARSE_MEMORY_LIMIT``: bytes, optionally with a K/M/G/T suffix (powers of 1024), e.g.
+``8G``; ``0`` or ``none`` turns the guard off. Default: 3/4 of the memory available when first
+checked (``MemAvailable`` on Linux, else physical memory).
+"""
+from __future__ import annotations
+
+import os
+import re
+
+_ENV = "LAZYSPARSE_MEMORY_LIMIT"
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+_cached = {}
+
+
+def parse_limit(text: str):
+    """Bytes from ``"8G"``-style text; None for ``0``/``none`` (no limit). ValueError otherwise."""
+    t = text.strip().upper().removesuffix("B").removesuffix("I")
+    if t in ("0", "NONE", "OFF"):
+        return None
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([KMGT]?)", t)
+    if not m:
+        raise ValueError(f"{_ENV}={text!r}: expected a number of bytes with an optional K/M/G/T "
+                         "suffix (e.g. 8G), or 0/none for no limit")
+    return int(float(m.group(1)) * _UNITS[m.group(2)])
+
+
+def _available() -> int:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 1 << 62
+
+
+def limit():
+    """The limit in bytes, or None. The environment is read on every call (cheap), the default
+    once per process."""
+    text = os.environ.get(_ENV)
+    if text is not None and text.strip():
+        hit = _cached.get(text)
+        if hit is None:
+            hit = _cached[text] = (parse_limit(text),)
+        return hit[0]
+    if "default" not in _cached:
+        _cached["default"] = _available() * 3 // 4
+    return _cached["default"]
+
+
+def check_dense(nbytes: int, shape, what: str, name: str):
+    """Raise ``MemoryError`` when a dense array of ``nbytes`` would exceed the limit."""
+    lim = limit()
+    if lim is not None and nbytes > lim:
+        raise MemoryError(
+            f"{name}: {what} would be a dense array of shape {tuple(shape)} ({_human(nbytes)}), over "
+            f"the memory limit of {_human(lim)} ({_ENV}); ask for a sparse result instead, e.g. "
+            "materialize(format='csr') or format='coo', or raise the limit")
+
+
+def _human(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024

@@ -1,0 +1,83 @@
+"""Guarantee 5 (issue 5): no dense result or intermediate beyond LAZYSPARSE_MEMORY_LIMIT.
+
+Each test fails if the guard is removed: the limits are set below the arrays' sizes, and the
+expected outcome is a MemoryError naming the operation (or, for sparse requests, a result)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import lazysparse as ls
+from lazysparse.runtime import memory
+
+
+@pytest.fixture
+def operands():
+    A = ls.asarray(sp.random(300, 200, density=0.05, format="csr", random_state=0))
+    X = np.random.default_rng(0).random((200, 300))
+    return A, X
+
+
+def test_dense_result_over_the_limit_raises(operands, monkeypatch):
+    A, X = operands
+    monkeypatch.setenv("LAZYSPARSE_MEMORY_LIMIT", "100K")  # the result is 300*300*8 = 703 KiB
+    with pytest.raises(MemoryError, match=r"materialize: the result of .* dense array of shape \(300, 300\)"):
+        (A @ X).materialize()
+
+
+def test_warm_plan_is_guarded_too(operands, monkeypatch):
+    A, X = operands
+    monkeypatch.setenv("LAZYSPARSE_MEMORY_LIMIT", "none")
+    want = A.to_scipy() @ X
+    np.testing.assert_allclose((A @ X).todense(), want)  # plans and binds the kernel
+    monkeypatch.setenv("LAZYSPARSE_MEMORY_LIMIT", "100K")
+    with pytest.raises(MemoryError, match="LAZYSPARSE_MEMORY_LIMIT"):
+        (A @ X).materialize()
+    monkeypatch.setenv("LAZYSPARSE_MEMORY_LIMIT", "1G")
+    np.testing.assert_allclose((A @ X).todense(), want)
+
+
+def test_dense_intermediate_is_guarded(operands, monkeypatch):
+    A, X = operands
+    monkeypatch.setenv("LAZYSPARSE_MEMORY_LIMIT", "100K")
+    with pytest.raises(MemoryError, match="dense array"):
+        ((A @ X) * 2).sum(axis=0).materialize()  # the 300 x 300 intermediate is dense
+
+
+def test_asking_for_a_sparse_format_avoids_the_dense_array(operands, monkeypatch):
+    A, X = operands
+    Xs = sp.random(200, 300, density=0.01, format="csr", random_state=1)
+    monkeypatch.setenv("LAZYSPARSE_MEMORY_LIMIT", "100K")
+    r = (A @ ls.asarray(Xs)).materialize(format="csr")
+    assert r.format == "csr"
+    np.testing.assert_allclose(r.to_scipy().toarray(), (A.to_scipy() @ Xs).toarray())
+    with pytest.raises(MemoryError):  # an explicit dense conversion is a dense result too
+        r.todense()
+
+
+def test_small_arrays_and_no_limit(operands, monkeypatch):
+    A, _ = operands
+    monkeypatch.setenv("LAZYSPARSE_MEMORY_LIMIT", "1K")
+    x = np.ones(200)  # 300 * 8 bytes: under the 64 KiB floor of the guard
+    np.testing.assert_allclose((A @ x).todense(), A.to_scipy() @ x)
+    monkeypatch.setenv("LAZYSPARSE_MEMORY_LIMIT", "0")
+    assert memory.limit() is None
+
+
+@pytest.mark.parametrize("text,want", [("8G", 8 << 30), ("512m", 512 << 20), ("1024", 1024), ("1.5K", 1536),
+                                       ("4GiB", 4 << 30), ("none", None), ("0", None)])
+def test_parse_limit(text, want):
+    assert memory.parse_limit(text) == want
+
+
+@pytest.mark.parametrize("text", ["lots", "-1G", "8X", "", "1e9"])
+def test_bad_limit_is_a_clear_error(text, operands, monkeypatch):
+    with pytest.raises(ValueError, match="LAZYSPARSE_MEMORY_LIMIT"):
+        memory.parse_limit(text)
+
+
+def test_default_is_a_fraction_of_available_memory(monkeypatch):
+    monkeypatch.delenv("LAZYSPARSE_MEMORY_LIMIT", raising=False)
+    lim = memory.limit()
+    assert lim is not None and 0 < lim <= memory._available()
