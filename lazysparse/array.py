@@ -117,12 +117,13 @@ class Array:
         node = self._node
         if format is not None and node is not None and node.result is None and node.format is None:
             # compute straight into the requested format (a dense result that would not fit in
-            # memory is never formed); this array keeps no value: its inferred format may differ
+            # memory is never formed); the node keeps that value, as API.md asks
             from .formats import resolve_format
             from .node import Node
             fmt = resolve_format(format, len(node.shape))
             tmp = Node(node.stmt, node.children, node.shape, node.dtype, fmt)
             (_EXEC[0] if _EXEC else _execute()).compute_nodes([tmp], fusion=fusion, schedule=schedule)
+            node.result = tmp.result
             return Array._from_storage(tmp.result)
         if node is None:
             st = self._storage

@@ -56,6 +56,18 @@ def test_asking_for_a_sparse_format_avoids_the_dense_array(operands, monkeypatch
         r.todense()
 
 
+def test_materialize_with_format_keeps_the_value():
+    """API.md: a lazy array remembers its materialized value, also when a format was asked for."""
+    from lazysparse.runtime.execute import kernel_log
+    A = ls.asarray(sp.random(30, 20, density=0.2, format="csr", random_state=3))
+    e = A * 2
+    with kernel_log() as log:
+        r1 = e.materialize(format="coo")
+        r2 = e.materialize()
+    assert len(log) == 1 and r1.format == "coo"
+    np.testing.assert_allclose(r2.todense(), 2 * A.to_scipy().toarray())
+
+
 def test_small_arrays_and_no_limit(operands, monkeypatch):
     A, _ = operands
     monkeypatch.setenv("LAZYSPARSE_MEMORY_LIMIT", "1K")
