@@ -130,19 +130,9 @@ class Array:
         else:
             st = node.result
             if st is None:
-                ex = _EXEC[0] if _EXEC else _execute()
-                sts = []
-                for c in node.children:  # one operation over concrete operands: no traversal
-                    s = c._storage or c._node.result
-                    if s is None:
-                        ex.compute_nodes([node], fusion=fusion, schedule=schedule)
-                        break
-                    sts.append(s)
-                else:
-                    node.result = ex.execute(node.stmt, sts, node.shape, node.format, name="materialize")
+                (_EXEC[0] if _EXEC else _execute()).compute_nodes([node], fusion=fusion, schedule=schedule)
                 st = node.result
-        out = object.__new__(Array)  # Array._from_storage(st), inline: this is the warm path
-        out._storage, out._node, out.shape, out.dtype = st, None, st.shape, st.vals.dtype
+        out = Array._from_storage(st)
         if format is not None:
             out = out.asformat(format)
         return out

@@ -59,13 +59,13 @@ def test_changing_operands_between_warm_calls(seeds, reuse):
     """Same kernel, operands swapped, reused or replaced at random: every result is right."""
     xs = [np.random.default_rng(s).standard_normal(30) for s in seeds]
     mats = [sp.random(25, 30, density=0.3, format="csr", random_state=s) for s in seeds]
-    lA_prev = lx_prev = None
+    prev_A = prev_x = None  # (lazysparse array, the NumPy/scipy original it wraps)
     for k, (A, x) in enumerate(zip(mats, xs)):
-        lA = lA_prev if (reuse[k] and lA_prev is not None) else ls.asarray(A)
-        lx = lx_prev if (reuse[(k + 1) % 6] and lx_prev is not None) else ls.asarray(x)
-        want = lA.to_scipy().toarray() @ lx.todense()
-        np.testing.assert_allclose((lA @ lx).todense(), want, rtol=1e-12, atol=1e-12)
-        lA_prev, lx_prev = lA, lx
+        cur_A = prev_A if (reuse[k] and prev_A is not None) else (ls.asarray(A), A)
+        cur_x = prev_x if (reuse[(k + 1) % 6] and prev_x is not None) else (ls.asarray(x), x)
+        want = cur_A[1].toarray() @ cur_x[1]
+        np.testing.assert_allclose((cur_A[0] @ cur_x[0]).todense(), want, rtol=1e-12, atol=1e-12)
+        prev_A, prev_x = cur_A, cur_x
 
 
 def test_operand_dies_and_another_takes_its_place():
@@ -106,13 +106,13 @@ def test_threads_share_a_warm_kernel():
 def test_density_dependent_format_replans():
     """The bound plan of A @ x declines when A's density changes the inferred result format."""
     x = np.ones(100)
-    dense_rows = ls.asarray(sp.random(100, 100, density=0.2, format="csr", random_state=1))
-    one_row = ls.asarray(sp.csr_matrix((np.ones(3), np.array([1, 5, 9]), np.r_[0, 3, np.full(99, 3)]),
-                                       shape=(100, 100)))
+    D = sp.random(100, 100, density=0.2, format="csr", random_state=1)
+    O = sp.csr_matrix((np.ones(3), np.array([1, 5, 9]), np.r_[0, 3, np.full(99, 3)]), shape=(100, 100))
+    dense_rows, one_row = ls.asarray(D), ls.asarray(O)
     r1 = (dense_rows @ x).materialize()
     r2 = (one_row @ x).materialize()
     r3 = (dense_rows @ x).materialize()
     assert r1.format == "dense" and r3.format == "dense"
     assert r2.format != "dense"
-    np.testing.assert_allclose(r2.todense(), one_row.to_scipy() @ x)
-    np.testing.assert_allclose(r3.todense(), dense_rows.to_scipy() @ x)
+    np.testing.assert_allclose(r2.todense(), O.toarray() @ x)
+    np.testing.assert_allclose(r3.todense(), D.toarray() @ x)

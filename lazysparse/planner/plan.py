@@ -227,15 +227,11 @@ def density_rule(pat, stmt: Statement, out_ndim):
             n *= storages[k].shape[m]
         if out_ndim == 0 or terms is None or (n == 0 and empty_prod):
             return dense  # a scalar, a full iteration space, or an empty product (1 everywhere)
-        miss = 1.0
-        for t in terms:
-            d = 1.0
-            for k in t:
-                st = storages[k]
-                if not st.format._dense:
-                    d *= st.vals.shape[0] / max(1, math.prod(st.shape))
-            miss *= 1.0 - min(d, 1.0)
-        d = 1.0 - miss
+        def density(q):
+            st = storages[accs[q].operand]
+            return 1.0 if st.format._dense else st.vals.shape[0] / max(1, math.prod(st.shape))
+
+        d = P.estimate_density(pat, density)
         d = 1.0 - (1.0 - d) ** max(n, 1.0) if d < 1 else 1.0
         return dense if d > 0.5 else None
 

@@ -40,10 +40,6 @@ class Runner:
         self.glue = glue_source(spec, abi)
         self.call = _compile_glue(self.glue, self)
 
-    def run(self, storages, ext, out_shape, pat, name):
-        """Compatibility entry (``ext`` and ``pat`` are recomputed by the generated call)."""
-        return self.call(storages, out_shape, name)
-
     def _bufs(self):
         """Argument arrays reused per thread (a kernel call never re-enters), and per input slot
         a weak reference to the storage whose buffers they hold."""
@@ -178,16 +174,7 @@ def glue_source(spec, abi) -> str:
     L += ["    " + ln for ln in always]
     L.append("    if fn(p, d):")
     L.append("        failed(p, shape, name)")
-    if fmt.is_dense:  # Storage.wrap_dense(out, OFMT), inline; every slot of Storage is set
-        fields = dict(shape="out.shape", format="OFMT", pos="[None] * ND", crd="[None] * ND",
-                      vals="out", index_dtype="I64", spec="None", stats="None")
-        slots = [s for s in Storage.__slots__ if s != "__weakref__"]
-        assert sorted(slots) == sorted(fields), "Storage changed: update the glue's inline wrap"
-        L.append("    st = new(Storage)")
-        L += [f"    st.{s} = {fields[s]}" for s in slots]
-        L.append("    return st")
-    else:
-        L.append("    return wrap_sparse(p, d, shape)")
+    L.append("    return wrap(out, OFMT)" if fmt.is_dense else "    return wrap_sparse(p, d, shape)")
     return "\n".join(L) + "\n"
 
 
@@ -202,7 +189,7 @@ def _compile_glue(source, runner):
     spec = runner.spec
     ident = (ops.reduce_identity(spec.stmt.reduce, runner.odtype)
              if spec.mode == "dense-count" else None)
-    env = dict(fb=fb, BC=BC, addr=addr, new=object.__new__, Storage=Storage, ND=spec.output.format.ndim, tls=runner._tls, wref=weakref.ref, OFMT=spec.output.format, NULL=ffi.NULL, bufs=runner._bufs,
+    env = dict(fb=fb, BC=BC, addr=addr, wrap=Storage.wrap_dense, tls=runner._tls, wref=weakref.ref, OFMT=spec.output.format, NULL=ffi.NULL, bufs=runner._bufs,
                fn=runner.kernel.fn, failed=runner._failed, hint=runner._hint,
                wrap_sparse=runner._wrap_sparse, split_flag=split_flag,
                zeros=np.zeros, ones=np.ones, full=np.full, ODT=runner.odtype,
