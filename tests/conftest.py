@@ -3,6 +3,7 @@
 * A session-wide temporary ``LAZYSPARSE_CACHE_DIR`` so that test runs never touch ``~/.cache``. It is
   set at import time of this conftest, i.e. before any test module imports lazysparse. A cache dir
   given explicitly in the environment is respected (useful to keep compiled kernels between runs).
+* ``LAZYSPARSE_POISON=1``: dense results that a kernel is trusted to overwrite start as garbage.
 * A hypothesis profile ``lazysparse`` (the default): no deadline (the first example of a new kernel
   compiles C), ``too_slow`` health check suppressed. Tests set their own ``max_examples``;
   ``LAZYSPARSE_HYPOTHESIS_SCALE=4`` multiplies them (see test_ops_oracle.py).
@@ -18,6 +19,9 @@ if not os.environ.get("LAZYSPARSE_CACHE_DIR"):
     _CACHE_DIR = tempfile.mkdtemp(prefix="lazysparse-test-cache-")
     os.environ["LAZYSPARSE_CACHE_DIR"] = _CACHE_DIR
     atexit.register(shutil.rmtree, _CACHE_DIR, ignore_errors=True)
+
+# results a kernel claims to overwrite entirely start as garbage, not zeros (runtime/runner.py)
+os.environ.setdefault("LAZYSPARSE_POISON", "1")
 
 from hypothesis import HealthCheck, settings  # noqa: E402
 

@@ -3,7 +3,8 @@
 A warm call skips planning and re-marshals only the operand slots whose storage changed since the
 thread's previous call of the same kernel. These tests check, against dense NumPy, that results stay
 right when operands change between calls, when an operand dies and another takes its place, across
-threads, and under both values of the split-accumulator schedule flag.
+threads, and under every run-time schedule variant (vector, split accumulators, plain loop) that
+the tuner measures on the first calls with a new operand.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lazysparse as ls
+from lazysparse.runtime import tuning
 from lazysparse.runtime.runner import split_flag
 
 
@@ -116,3 +118,83 @@ def test_density_dependent_format_replans():
     assert r2.format != "dense"
     np.testing.assert_allclose(r2.todense(), O.toarray() @ x)
     np.testing.assert_allclose(r3.todense(), D.toarray() @ x)
+
+
+def _choice(lA):
+    """The tuner's entry on lA's storage: a variant tuple once measured, else its state."""
+    ents = [v for k, v in (lA.storage.stats or {}).items() if isinstance(k, tuple) and k[0] == "tune"]
+    assert len(ents) == 1
+    return ents[0]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_every_variant_is_right_while_the_tuner_measures(dtype, monkeypatch):
+    """The first calls with a new matrix run each schedule variant in turn; every result is
+    right, and the choice is then fixed on the matrix."""
+    seen = []
+    orig = tuning.Sites.apply
+    monkeypatch.setattr(tuning.Sites, "apply", lambda self, v, d: (seen.append(v), orig(self, v, d)))
+    A = _csr(40, 90, [0, 1, 7, 8, 9, 16, 17, 33] * 5, 11, dtype)
+    lA = ls.asarray(A)
+    rng = np.random.default_rng(12)
+    tol = 1e-4 if dtype == np.float32 else 1e-12
+    for _ in range(3 * tuning.SAMPLES + 3):
+        x = rng.standard_normal(90).astype(dtype)
+        np.testing.assert_allclose((lA @ x).todense(), A.toarray() @ x, rtol=tol, atol=tol)
+    chosen = _choice(lA)
+    assert type(chosen) is tuple
+    assert {(0, 1), (0, 0)} <= {v[0] for v in seen}  # both scalar loops ran
+    # a later call runs the chosen variant and stays right
+    np.testing.assert_allclose((lA @ x).todense(), A.toarray() @ x, rtol=tol, atol=tol)
+    assert _choice(lA) == chosen
+
+
+def _fake_sites(caps_slot=True):
+    d = [("ext", 0), ("split", 0, 1)] + ([("vec", 0, 1), ("simd",)] if caps_slot else [])
+    return tuning.Sites(d, "k")
+
+
+class _St:
+    stats = None
+
+    def segment_stats(self, l):
+        return (20.0, 30)  # uniform rows of 20: the static split flag is 1
+
+
+def test_tuner_keeps_the_fastest_variant_by_its_best_time():
+    sites = _fake_sites()
+    st0 = _St()
+    d = [0] * 4
+    state = sites.start([st0], d)
+    assert (d[1], d[2]) == (1, 1)  # static choice: vector, split flag from the row statistics
+    d[3] = 1  # the kernel reports its vector code as built
+    # split accumulators are fastest at their best, though one of their calls was noisy
+    times = {(1, 0): [5.0, 4.0, 4.5], (0, 1): [9.0, 2.0, 3.0], (0, 0): [3.5, 3.0, 6.0]}
+    k, done, n = -1, False, {v: 0 for v in times}
+    while not done:
+        k = state.pick(d)
+        v = (d[2], d[1]) if d[2] == 0 else (1, 0)
+        done = state.record(k, times[v][n[v]], d)
+        n[v] += 1
+    assert st0.stats[sites.tag] == ((0, 1),) and (d[1], d[2]) == (1, 0)
+    assert all(c == tuning.SAMPLES for c in n.values())
+    # a later operand with the same storage starts from the choice, without measuring
+    d2 = [0] * 4
+    assert sites.start([st0], d2) is None and (d2[1], d2[2]) == (1, 0)
+    # a thread still holding the old state gets the choice too
+    assert state.pick(d2) == -1 and state.record(-1, 1.0, d2) is True
+
+
+def test_tuner_without_vector_code_measures_the_scalar_loops():
+    sites = _fake_sites()
+    d = [0] * 4
+    state = sites.start([_St()], d)
+    d[3] = 0  # built without AVX-512: the vec flag selects nothing
+    assert state.record(-1, 1.0, d) is False
+    assert state.variants == [((0, 1),), ((0, 0),)]
+
+
+def test_tuner_off(monkeypatch):
+    monkeypatch.setattr(tuning, "ENABLED", False)
+    d = [0] * 4
+    assert _fake_sites().start([_St()], d) is None and (d[1], d[2]) == (1, 1)

@@ -33,6 +33,8 @@ class ABI:
     def __init__(self):
         self.p = []
         self.d = []
+        # the kernel stores every element of its dense result (no zero-fill needed before it)
+        self.writes_all = False
 
     def ptr(self, desc):
         self.p.append(desc)
@@ -77,6 +79,7 @@ class Lowerer:
         self.oit = C.ctype(spec.output.index_dtype)
         self.in_acc = False
         self.acc_name = "acc"
+        self.out_partial = False  # some loop over a result index skips coordinates
 
     # -- helpers ------------------------------------------------------------------------------
     def it_type(self, slot):
@@ -98,6 +101,9 @@ class Lowerer:
         top.body[at:at] = self.sched.body
         self.finish_output(top)
         top.add("return 0;")
+        # every loop over a result index ran over its whole extent and each point stores once
+        # with "=": the result buffer may start uninitialised (np.empty, not a zero-fill pass)
+        self.abi.writes_all = self.spec.mode in ("dense", "dense-acc") and not self.out_partial
         return top
 
     def declare_inputs(self, top):
@@ -243,6 +249,8 @@ class Lowerer:
             self.declare_range(a, blk)
         snap = {a.q: a.snapshot() for a in self.accs}
         body = Block()
+        if depth < len(self.outs) and not (pat == P.TRUE or not keys):
+            self.out_partial = True
         if pat == P.TRUE or not keys:
             followers = iters
             for a in followers:
@@ -254,17 +262,24 @@ class Lowerer:
                 self.follow(a, x, body)
             inner = body
         elif len(pat) == 1 and len(keys) == 1 and self._can_split_acc(depth, byq[next(iter(keys))], iters):
-            # two schedules of one loop, picked at run time from the driving level's segment
-            # lengths (runtime.runner.split_flag): split accumulators hide the add latency on long
-            # or uniform segments, the plain loop mispredicts less on short, skewed ones
+            # schedules of one loop picked at run time (runtime/tuning.py measures them; the
+            # segment lengths give the first guess): split accumulators hide the add latency on
+            # long or uniform segments, the plain loop mispredicts less on short, skewed ones
             drv = byq[next(iter(keys))]
             flag = self.sched_flag(("split", drv.slot, drv.lvl))
-            # a vector target runs the segment W entries at a time instead (faster than both
-            # scalar schedules on every corpus matrix, lower/simd.py)
+            # a vector target can run the segment W entries at a time instead (lower/simd.py),
+            # a third choice behind its own flag
             vec = simd.segment_sum(self, v, drv, U)
             split, plain = Block(), Block()
             choice = Block().add(If(flag, split, plain))
-            blk.add(simd.guarded(vec, choice) if vec is not None else choice)
+            if vec is not None:
+                vflag = self.sched_flag(("vec", drv.slot, drv.lvl))
+                if ("simd",) not in self.sched_flags:
+                    self.sched_flags[("simd",)] = None
+                    self.sched.add(simd.capability(self.abi.int(("simd",))))
+                blk.add(simd.guarded(vflag, vec, choice))
+            else:
+                blk.add(choice)
             self.emit_split_accumulators(depth, v, split, drv, U, snap)
             self.emit_single_driver(depth, v, plain, keys, byq, iters, U, snap)
             return

@@ -8,8 +8,10 @@ loads and gathers, so a segment of up to ``W`` entries is one iteration whatever
 (measured on the corpus, one core, C harness: 1.1-2.4x faster than the better of the plain and
 split-accumulator scalar loops on every matrix but cs4, where rows of 4 tie).
 
-The vector code is emitted under ``#if`` on the compiler's target macros, beside the scalar loop:
-a machine without AVX-512 compiles the scalar one. It applies when ``f`` is built from
+The vector code is emitted under ``#if`` on the compiler's target macros, beside the scalar loop
+and behind a run-time flag: a machine without AVX-512 compiles the scalar loop only, and where
+both exist the faster one for the input at hand is measured (runtime/tuning.py: on uniform rows
+of ~13 entries, cage10, the scalar loop wins in-process by ~10%). It applies when ``f`` is built from
 ``+ - * negative`` over values of the result's float type, and each operand of ``f`` is either
 the driving level's own values (a contiguous load), a dense operand indexed by the driving
 coordinate with unit stride (a gather), or a value that does not change within the segment (a
@@ -72,7 +74,6 @@ def segment_sum(lw, v, drv, U):
             bodies.append([f"{kind['iv']} vi = {kind['uiload']}((const void *)({crd} + {j}));", *terms,
                            f"vacc = _mm512_add_{sfx}(vacc, {expr});"])
     lines = [
-        GUARD,
         f"{kind['v']} vacc = _mm512_setzero_{sfx}();",
         f"int64_t {j} = b{u};",
         f"for (; {j} + {W} <= z{u}; {j} += {W}) {{",
@@ -84,7 +85,6 @@ def segment_sum(lw, v, drv, U):
         "}",
         f"acc += _mm512_reduce_add_{sfx}(vacc);",
         f"cnt += z{u} - b{u};",
-        "#else",
     ]
     return lines
 
@@ -138,14 +138,20 @@ def _vexpr(lw, e, v, drv, u, kind, terms, accs, masked):
     return None
 
 
-def guarded(lines, scalar: Block) -> Block:
-    """The vector lines, then the scalar block as the ``#else`` branch."""
-    blk = Block()
+def guarded(flag: str, lines, scalar: Block) -> Block:
+    """``if (flag) {vector lines} else scalar`` where the target has the vector instructions,
+    the scalar block alone elsewhere. The flag is a run-time schedule choice: the vector loop is
+    not faster on every input (runtime/tuning.py measures)."""
+    blk = Block().add(Line(GUARD), Line(f"if ({flag}) {{"))
     for s in lines:
-        blk.add(Line(s))
-    blk.add(scalar)
-    blk.add(Line("#endif"))
+        blk.add(Line("  " + s))
+    blk.add(Line("} else"), Line("#endif"), scalar)
     return blk
 
 
-__all__ = ["segment_sum", "guarded", "GUARD"]
+def capability(slot: str) -> Block:
+    """Lines that report to the caller, through ``slot``, whether this build has the vector code."""
+    return Block().add(Line(GUARD), Line(f"{slot} = 1;"), Line("#else"), Line(f"{slot} = 0;"), Line("#endif"))
+
+
+__all__ = ["segment_sum", "guarded", "capability", "GUARD"]

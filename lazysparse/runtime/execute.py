@@ -218,7 +218,7 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name):
         ospec = PL.OperandSpec(fmt, stmt.dtype, idt, ())
         runner = _get_runner(PL.KernelSpec(stmt, specs, ospec, order, mode, decisions))
         _RUNNERS[(okey, idt)] = runner
-    log = getattr(_LOG, "items", None)
+    log = getattr(_LOG, "items", None) if _LOGGING[0] else None
     if log is not None:
         log.append((runner.spec, runner))
     if bkey is not None and (fmt.is_dense or idt == "int32"):
@@ -231,7 +231,7 @@ def _guard(stmt, mode, shape, name):
     """The memory guard for a dense result (runtime/memory.py)."""
     n = math.prod(shape) * (np.dtype(stmt.dtype).itemsize + (8 if mode == "dense-count" else 0))
     if n >= GUARD_MIN:
-        memory.check_dense(n, shape, f"the result of {stmt!r}", name)
+        memory.check_dense(n, shape, lambda: f"the result of {stmt!r}", name)
 
 
 GUARD_MIN = 64 << 10  # dense results under 64 KiB are never refused (no check on the warm path)
@@ -250,6 +250,7 @@ def _bind(stmt0, extra, runner, out_fmt, density_rule, sparse_out):
     isz = 0 if sparse_out else np.dtype(stmt.dtype).itemsize + (8 if mode == "dense-count" else 0)
     last = [None]
     wref = weakref.ref
+    limit = memory.limit
 
     def bound(sts, shape, name, stmt0=stmt0):  # (holds the statement whose id is the key)
         if extra:
@@ -267,10 +268,15 @@ def _bind(stmt0, extra, runner, out_fmt, density_rule, sparse_out):
         if sparse_out:
             if prod(shape) > INT32_MAX:
                 return None  # int64 indices: planned again
-        elif prod(shape) * isz >= GUARD_MIN:
-            _guard(stmt, mode, shape, name)
+        else:
+            nbytes = prod(shape) * isz
+            if nbytes >= GUARD_MIN:
+                lim = limit()  # (inline: right after a kernel every call and lookup is slow)
+                if lim is not None and nbytes > lim:
+                    _guard(stmt, mode, shape, name)
         STATS["plan_hits"] += 1
-        log = getattr(_LOG, "items", None)
+        # (a thread-local miss raises inside getattr: only looked up while some log is open)
+        log = getattr(_LOG, "items", None) if _LOGGING[0] else None
         if log is not None:
             log.append((runner.spec, runner))
         return call(sts, shape, name)
@@ -314,6 +320,8 @@ def _get_runner(spec):
 
 
 _LOG = threading.local()
+_LOGGING = [0]  # open kernel_logs in any thread
+_LOGGING_LOCK = threading.Lock()
 
 
 class kernel_log:
@@ -321,11 +329,16 @@ class kernel_log:
 
     def __enter__(self):
         self.items = []
+        self._prev = getattr(_LOG, "items", None)
         _LOG.items = self.items
+        with _LOGGING_LOCK:
+            _LOGGING[0] += 1
         return self.items
 
     def __exit__(self, *exc):
-        _LOG.items = None
+        _LOG.items = self._prev
+        with _LOGGING_LOCK:
+            _LOGGING[0] -= 1
 
 
 def plan_cache_clear():

@@ -45,10 +45,24 @@ def _available() -> int:
         return 1 << 62
 
 
+# os.environ.get raises and catches a KeyError when the variable is unset, which costs ~20 µs
+# right after a kernel has evicted the interpreter from cache (every warm call of a large dense
+# result checks the limit); the mapping behind os.environ is a plain dict on POSIX
+_RAW = getattr(os.environ, "_data", None)
+_RAW_KEY = os.environ.encodekey(_ENV) if _RAW is not None and hasattr(os.environ, "encodekey") else None
+
+
+def _env_text():
+    if _RAW_KEY is not None:
+        raw = _RAW.get(_RAW_KEY)
+        return None if raw is None else os.environ.decodevalue(raw)
+    return os.environ.get(_ENV)
+
+
 def limit():
-    """The limit in bytes, or None. The environment is read on every call (cheap), the default
-    once per process."""
-    text = os.environ.get(_ENV)
+    """The limit in bytes, or None. The environment is read on every call, the default once
+    per process."""
+    text = _env_text()
     if text is not None and text.strip():
         hit = _cached.get(text)
         if hit is None:
@@ -59,10 +73,14 @@ def limit():
     return _cached["default"]
 
 
-def check_dense(nbytes: int, shape, what: str, name: str):
-    """Raise ``MemoryError`` when a dense array of ``nbytes`` would exceed the limit."""
+def check_dense(nbytes: int, shape, what, name: str):
+    """Raise ``MemoryError`` when a dense array of ``nbytes`` would exceed the limit. ``what``
+    describes the array; a callable is only called to write the message (the warm path checks
+    every large dense result, and describing it costs more than the check)."""
     lim = limit()
     if lim is not None and nbytes > lim:
+        if callable(what):
+            what = what()
         raise MemoryError(
             f"{name}: {what} would be a dense array of shape {tuple(shape)} ({_human(nbytes)}), over "
             f"the memory limit of {_human(lim)} ({_ENV}); ask for a sparse result instead, e.g. "

@@ -1,6 +1,7 @@
 """A compiled kernel plus the recipe that feeds it buffers and wraps what it returns."""
 from __future__ import annotations
 
+import os
 import threading
 import weakref
 
@@ -10,6 +11,8 @@ from ..backends import c as cbackend
 from ..formats import Storage
 from ..ir import ops
 from ..lower.lowering import lower
+from . import tuning
+from .tuning import split_flag  # noqa: F401  (tests and callers import it from here)
 
 
 class Runner:
@@ -37,7 +40,8 @@ class Runner:
         self.obuf_slots = [(k, desc) for k, desc in enumerate(abi.p) if desc[0] == "obuf"]
         self.ocount_slots = {desc[1]: k for k, desc in enumerate(abi.d) if desc[0] == "ocount"}
         self._tls = threading.local()
-        self.glue = glue_source(spec, abi)
+        self.sites = tuning.Sites.of(abi.d, self.kernel.key)
+        self.glue = glue_source(spec, abi, self.sites)
         self.call = _compile_glue(self.glue, self)
 
     def _bufs(self):
@@ -48,7 +52,7 @@ class Runner:
             ffi = self._ffi
             bufs = self._tls.bufs = (ffi.new("void*[]", max(len(self.abi.p), 1)),
                                      ffi.new("int64_t[]", max(len(self.abi.d), 1)),
-                                     [None] * len(self.spec.inputs))
+                                     [None] * (len(self.spec.inputs) + 1))  # + tuning state
         return bufs
 
     def _hint(self, storages, out_shape):
@@ -88,8 +92,9 @@ class Runner:
         return Storage(out_shape, fmt, pos, crd, vals, self.oidx)
 
 
-def glue_source(spec, abi) -> str:
-    """Python source of ``call(sts, shape, name)`` for one kernel: marshal, run, wrap."""
+def glue_source(spec, abi, sites=None) -> str:
+    """Python source of ``call(sts, shape, name)`` for one kernel: marshal, run, wrap.
+    ``sites``: the kernel's run-time schedule sites (runtime/tuning.py), set by the tuner."""
     from ..planner.plan import extent_sources
     stmt = spec.stmt
     out_pos = {v: j for j, v in enumerate(stmt.out_indices)}
@@ -114,7 +119,7 @@ def glue_source(spec, abi) -> str:
             if prod:  # an empty product is 1 everywhere
                 L.append(f"    out = (ones if 0 in ({', '.join(prod)},) else zeros)(shape, ODT)")
             else:
-                L.append("    out = zeros(shape, ODT)")
+                L.append(f"    out = {'empty' if abi.writes_all else 'zeros'}(shape, ODT)")
     # Lines per input slot, run only when the slot holds a different storage than in this
     # thread's previous call (a weak reference remembers it): storages are immutable, so the
     # pointers and sizes already in p[]/d[] are still right. Iterative code (A @ x in a loop)
@@ -156,8 +161,6 @@ def glue_source(spec, abi) -> str:
             val = f"shape[{fmt.order[desc[1]]}]"
         elif tag == "ohint":
             val = "hint(sts, shape)"
-        elif tag == "split":
-            val, dest = f"split_flag(s{desc[1]}, {desc[2]})", per_slot[desc[1]]
         else:
             continue  # slots the kernel writes
         dest.append(f"d[{k}] = {val}")
@@ -165,15 +168,37 @@ def glue_source(spec, abi) -> str:
     L.append("        p, d, memo = tls.bufs")
     L.append("    except AttributeError:")
     L.append("        p, d, memo = bufs()")
+    site_slots = {slot for slot, *_ in sites.sites} if sites is not None else set()
+    if site_slots:
+        L.append("    fresh = False")
     for k in range(n_in):
         if per_slot[k]:
             L.append(f"    m = memo[{k}]")
             L.append(f"    if m is None or m() is not s{k}:")
             L += ["        " + ln for ln in per_slot[k]]
             L.append(f"        memo[{k}] = wref(s{k})")
+            if k in site_slots:
+                L.append("        fresh = True")
+    if site_slots:  # schedule flags: the measured choice for these operands, or still measuring
+        L.append("    if fresh:")
+        L.append(f"        memo[{n_in}] = tstart(sts, d)")
     L += ["    " + ln for ln in always]
-    L.append("    if fn(p, d):")
-    L.append("        failed(p, shape, name)")
+    if site_slots:
+        L += [f"    tv = memo[{n_in}]",
+              "    if tv is None:",
+              "        rc = fn(p, d)",
+              "    else:",
+              "        k = tv.pick(d)",
+              "        t0 = clock()",
+              "        rc = fn(p, d)",
+              "        t1 = clock()",
+              "        if tv.record(k, t1 - t0, d):",
+              f"            memo[{n_in}] = None",
+              "    if rc:",
+              "        failed(p, shape, name)"]
+    else:
+        L.append("    if fn(p, d):")
+        L.append("        failed(p, shape, name)")
     L.append("    return wrap(out, OFMT)" if fmt.is_dense else "    return wrap_sparse(p, d, shape)")
     return "\n".join(L) + "\n"
 
@@ -191,20 +216,23 @@ def _compile_glue(source, runner):
              if spec.mode == "dense-count" else None)
     env = dict(fb=fb, BC=BC, addr=addr, wrap=Storage.wrap_dense, tls=runner._tls, wref=weakref.ref, OFMT=spec.output.format, NULL=ffi.NULL, bufs=runner._bufs,
                fn=runner.kernel.fn, failed=runner._failed, hint=runner._hint,
-               wrap_sparse=runner._wrap_sparse, split_flag=split_flag,
-               zeros=np.zeros, ones=np.ones, full=np.full, ODT=runner.odtype,
+               wrap_sparse=runner._wrap_sparse, clock=tuning.clock,
+               tstart=runner.sites.start if runner.sites is not None else None,
+               zeros=np.zeros, empty=_poisoned if POISON else np.empty, ones=np.ones, full=np.full, ODT=runner.odtype,
                I64=np.dtype(np.int64), IDENT=ident)
     exec(compile(source, "<lazysparse glue>", "exec"), env)
     return env["call"]
 
 
-def split_flag(st, l):
-    """Split accumulators for the sums driven by level ``l`` of ``st``? They hide the latency of
-    the additions when segments are long or uniform; on short, skewed segments (power-law rows)
-    the plain loop wins, mispredicting one loop exit per segment instead of two (measured on the
-    corpus: docs/design.md, "run-time schedule flags")."""
-    mean, mx = st.segment_stats(l)
-    return 1 if mean >= 32 or (mean >= 8 and mx <= 4 * mean) else 0
+# LAZYSPARSE_POISON=1 (the test suite sets it) fills results that kernels are trusted to
+# overwrite entirely with garbage (NaN, or -7 for integers, True for bool) instead of leaving
+# them uninitialised, so that a kernel skipping one element fails an oracle test every time
+POISON = os.environ.get("LAZYSPARSE_POISON", "") not in ("", "0")
+
+
+def _poisoned(shape, dtype):
+    k = np.dtype(dtype).kind
+    return np.full(shape, True if k == "b" else (-7 if k in "iu" else np.nan), dtype=dtype)
 
 
 def _own(ffi, libc, ptr, n, dtype):

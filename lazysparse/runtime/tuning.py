@@ -1,0 +1,146 @@
+"""Measured choice among a kernel's run-time schedule variants (a first autoscheduler step).
+
+Some schedule decisions cannot be read off cheap statistics. The innermost segment sum (SpMV's
+row, a row sum, any contraction whose innermost index is sparse) has three loops in one kernel,
+picked by ``d[]`` flags: AVX-512 vector, split scalar accumulators, plain scalar (lowering.py).
+Segment lengths pick well between the two scalar loops (``split_flag``), but whether the vector
+loop wins also depends on column locality and on how much of the working set survives between
+calls: measured in-process on the corpus, it is 25-45% faster than scipy's scalar loop on most
+matrices and ~10% slower on cage10 (uniform rows of ~13 entries).
+
+So the variants are timed on the data itself, FFTW-style: the first calls on a new operand run
+each variant ``SAMPLES`` times (interleaved, each call still computes the right result), and
+the fastest by its best time is kept for that operand. The choice is stored on the storage that
+drives the schedule sites (storages are immutable, so it stays valid), so ``A @ x`` in a loop
+settles within a handful of calls and then costs nothing. ``LAZYSPARSE_TUNE=0`` turns
+measuring off: the static choice (vector where built, else ``split_flag``) is used.
+"""
+from __future__ import annotations
+
+import itertools
+import os
+import time
+import weakref
+
+SAMPLES = 3        # timed calls per variant; its best counts (robust to one noisy call)
+MAX_VARIANTS = 9   # more sites than this many combinations: keep the static choice
+ENABLED = os.environ.get("LAZYSPARSE_TUNE", "1") != "0"
+clock = time.perf_counter
+
+
+def split_flag(st, l):
+    """Split accumulators for the sums driven by level ``l`` of ``st``? They hide the latency of
+    the additions when segments are long or uniform; on short, skewed segments (power-law rows)
+    the plain loop wins, mispredicting one loop exit per segment instead of two (measured on the
+    corpus: docs/design.md, "run-time schedule flags")."""
+    mean, mx = st.segment_stats(l)
+    return 1 if mean >= 32 or (mean >= 8 and mx <= 4 * mean) else 0
+
+
+class Sites:
+    """The schedule sites of one kernel: per driving (slot, level), the ``d[]`` indices of its
+    ``split`` flag and, where a vector loop was generated, its ``vec`` flag."""
+
+    def __init__(self, abi_d, kernel_key):
+        sites = {}
+        self.caps = None  # d[] slot where the kernel reports whether its vector code is built
+        for k, desc in enumerate(abi_d):
+            if desc[0] in ("split", "vec"):
+                sites.setdefault((desc[1], desc[2]), {})[desc[0]] = k
+            elif desc[0] == "simd":
+                self.caps = k
+        self.sites = [(slot, lvl, f["split"], f.get("vec")) for (slot, lvl), f in sites.items()]
+        self.tag = ("tune", kernel_key)
+        self.key_slot = self.sites[0][0]
+
+    @classmethod
+    def of(cls, abi_d, kernel_key):
+        """The sites of a kernel, or None when it has no run-time schedule flags."""
+        return cls(abi_d, kernel_key) if any(desc[0] == "split" for desc in abi_d) else None
+
+    def apply(self, variant, d):
+        for (_, _, ks, kv), (vec, split) in zip(self.sites, variant):
+            d[ks] = split
+            if kv is not None:
+                d[kv] = vec
+
+    def start(self, sts, d):
+        """Set the flags for a call on new operands; returns the tuning state while the
+        operand's variants are still being measured, else None."""
+        st = sts[self.key_slot]
+        stats = st.stats
+        if stats is None:
+            stats = st.stats = {}
+        ent = stats.get(self.tag)
+        if type(ent) is tuple:  # measured before: the winner
+            self.apply(ent, d)
+            return None
+        default = tuple((1 if kv is not None else 0, split_flag(sts[slot], lvl))
+                        for slot, lvl, _, kv in self.sites)
+        self.apply(default, d)
+        if not ENABLED:
+            return None
+        if ent is None:
+            ent = stats[self.tag] = _State(self, st, default)
+        return ent
+
+
+class _State:
+    """Samples per variant for one operand; replaced by the winning variant when complete."""
+
+    def __init__(self, sites: Sites, st, default):
+        # the storage weakly: its stats dict holds this state until the choice replaces it
+        self.sites, self.storage, self.default = sites, weakref.ref(st), default
+        self.variants = None  # known after the first call reports the vector capability
+        self.samples = None
+        self.chosen = None    # the winner, once measured (other threads may still hold self)
+
+    def _enumerate(self, caps: bool):
+        per_site = []
+        for _, _, _, kv in self.sites.sites:
+            opts = [(0, 1), (0, 0)]
+            if kv is not None and caps:
+                opts.insert(0, (1, 0))
+            per_site.append(opts)
+        return list(itertools.product(*per_site))
+
+    def pick(self, d):
+        """Flags of the next variant to time (its index), or -1: the defaults already in ``d``."""
+        if self.chosen is not None:
+            self.sites.apply(self.chosen, d)
+            return -1
+        if self.variants is None:
+            return -1
+        counts = [len(s) for s in self.samples]
+        k = counts.index(min(counts))
+        self.sites.apply(self.variants[k], d)
+        return k
+
+    def record(self, k, seconds, d) -> bool:
+        """Add a sample; True when the choice is made (and ``d`` holds it)."""
+        if self.chosen is not None:
+            self.sites.apply(self.chosen, d)
+            return True
+        if self.variants is None:
+            caps = self.sites.caps is not None and d[self.sites.caps] == 1
+            variants = self._enumerate(caps)
+            if len(variants) > MAX_VARIANTS or len(variants) < 2:
+                self._lock(self.default, d)
+                return True
+            # the default, as run: vector (split irrelevant) where built, else its scalar loop
+            ran = tuple((1, 0) if vec and caps else (0, split) for vec, split in self.default)
+            self.variants, self.samples = variants, [[] for _ in variants]
+            k = variants.index(ran)
+        self.samples[k].append(seconds)
+        if min(len(s) for s in self.samples) < SAMPLES:
+            return False
+        best = min(range(len(self.variants)), key=lambda i: min(self.samples[i]))
+        self._lock(self.variants[best], d)
+        return True
+
+    def _lock(self, variant, d):
+        self.chosen = variant
+        st = self.storage()
+        if st is not None:
+            st.stats[self.sites.tag] = variant
+        self.sites.apply(variant, d)
