@@ -7,7 +7,7 @@ Runs on the Cora citation graph shipped with the package and on a generated R-MA
 * SDDMM  ``S = einsum("ij,ik,jk->ij", A, U, V)``  (U, V: n x 32; one dot product per nonzero of A)
 
 Each lazysparse result is checked against scipy/NumPy, then both sides are timed (median of
-several runs after one warm-up, which is when lazysparse compiles).  The exit status is non-zero if
+interleaved rounds after one warm-up, which is when lazysparse compiles).  The exit status is non-zero if
 any check fails.  ``--small`` (or ``LAZYSPARSE_DEMO_SMALL=1``) uses a smaller R-MAT graph and fewer
 repeats, for tests.
 """
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import time
 
@@ -64,15 +63,6 @@ def allclose(result, expected, rtol=1e-7, atol=1e-9) -> bool:
     return bool(diff.max() <= atol + rtol * scale)
 
 
-def median_ms(fn, repeat: int) -> float:
-    """Median wall time of ``fn()`` in milliseconds over ``repeat`` runs (after the caller warmed up)."""
-    times = []
-    for _ in range(max(1, repeat)):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times) * 1e3
-
 
 def _materialize(x):
     return x.materialize() if getattr(x, "is_lazy", False) else x
@@ -108,15 +98,16 @@ def kernels(A: sp.csr_array, seed: int = 0):
 def run(small: bool = False, repeat: int | None = None, scale: int | None = None,
         out=sys.stdout) -> bool:
     """Run the demo; print the table to ``out``; return True when every check passed."""
+    from .bench import measure_interleaved
     if repeat is None:
-        repeat = 3 if small else 5
+        repeat = 3 if small else 21
     if scale is None:
         scale = 10 if small else 14
     graphs = [("cora", datasets.load("cora")),
               (f"rmat-{scale}", datasets.rmat(scale, edge_factor=16, seed=0))]
 
-    print(f"lazysparse {ls.__version__} demo: median of {repeat} runs after one warm-up "
-          f"(the warm-up compiles); threads={ls.get_num_threads()}", file=out)
+    print(f"lazysparse {ls.__version__} demo: median of {repeat} interleaved rounds after one "
+          f"warm-up (the warm-up compiles); threads={ls.get_num_threads()}", file=out)
     for gname, A in graphs:
         print(f"  {gname}: {A.shape[0]:,} x {A.shape[1]:,}, nnz {A.nnz:,}", file=out)
     header = f"{'kernel':<22} {'graph':<9} {'lazysparse ms':>14} {'scipy ms':>10} {'ratio':>7}  check"
@@ -131,8 +122,14 @@ def run(small: bool = False, repeat: int | None = None, scale: int | None = None
                 first_ms = (time.perf_counter() - t0) * 1e3
                 expected = reference()
                 ok = allclose(result, expected)
-                ls_ms = median_ms(lambda: _materialize(build()), repeat)
-                sp_ms = median_ms(reference, repeat)
+                # interleaved rounds, as in the side-by-side bench: drift on a shared machine
+                # hits both sides alike (and lazysparse's first calls measure its schedules)
+                times = measure_interleaved({"lazysparse": lambda: _materialize(build()),
+                                             "scipy": reference}, repeat, budget_s=4.0)
+                for side in times.values():
+                    if "error" in side:
+                        raise RuntimeError(side["error"])
+                ls_ms, sp_ms = times["lazysparse"]["median_ms"], times["scipy"]["median_ms"]
                 status = "ok" if ok else "FAILED"
                 line = (f"{kname:<22} {gname:<9} {ls_ms:>14.3f} {sp_ms:>10.3f} "
                         f"{ls_ms / sp_ms:>7.2f}  {status}  (first call {first_ms:.0f} ms)")
