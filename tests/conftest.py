@@ -23,6 +23,7 @@ if not os.environ.get("LAZYSPARSE_CACHE_DIR"):
 # results a kernel claims to overwrite entirely start as garbage, not zeros (runtime/runner.py)
 os.environ.setdefault("LAZYSPARSE_POISON", "1")
 
+import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
 
 settings.register_profile(
@@ -32,3 +33,28 @@ settings.register_profile(
     print_blob=True,
 )
 settings.load_profile(os.environ.get("LAZYSPARSE_HYPOTHESIS_PROFILE", "lazysparse"))
+
+
+def _in_threads(work, n):
+    """Run ``work(i)`` in ``n`` threads at once; returns the exceptions they raised."""
+    import threading
+    errors = []
+
+    def guarded(i):
+        try:
+            work(i)
+        except BaseException as e:  # reported to the test
+            errors.append(e)
+
+    threads = [threading.Thread(target=guarded, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return errors
+
+
+@pytest.fixture
+def in_threads():
+    """``in_threads(work, n)``: run ``work(0..n-1)`` concurrently, return what they raised."""
+    return _in_threads

@@ -9,7 +9,6 @@ the tuner measures on the first calls with a new operand.
 from __future__ import annotations
 
 import gc
-import threading
 
 import numpy as np
 import pytest
@@ -80,29 +79,22 @@ def test_operand_dies_and_another_takes_its_place():
         gc.collect()
 
 
-def test_threads_share_a_warm_kernel():
+def test_threads_share_a_warm_kernel(in_threads):
     mats = [sp.random(60, 50, density=0.2, format="csr", random_state=k) for k in range(8)]
     xs = [np.random.default_rng(k).standard_normal(50) for k in range(8)]
     (ls.asarray(mats[0]) @ xs[0]).materialize()  # warm
-    errors = []
+    wrong = []
 
     def work(k):
-        try:
-            lA = ls.asarray(mats[k])
-            for r in range(30):
-                x = xs[(k + r) % 8]
-                got = (lA @ x).todense()
-                if not np.allclose(got, mats[k] @ x, rtol=1e-12, atol=1e-12):
-                    errors.append((k, r))
-        except Exception as e:  # pragma: no cover - reported below
-            errors.append(e)
+        lA = ls.asarray(mats[k])
+        for r in range(30):
+            x = xs[(k + r) % 8]
+            got = (lA @ x).todense()
+            if not np.allclose(got, mats[k] @ x, rtol=1e-12, atol=1e-12):
+                wrong.append((k, r))
 
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
+    assert in_threads(work, 8) == []
+    assert wrong == []
 
 
 def test_density_dependent_format_replans():
