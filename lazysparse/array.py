@@ -115,24 +115,45 @@ class Array:
             from .runtime.execute import check_options
             check_options("materialize", fusion=fusion, device=device, schedule=schedule)
         node = self._node
-        if format is not None and node is not None and node.result is None and node.format is None:
+        if format is not None:
+            # a bad or unassemblable format is reported here, before anything runs
+            format = _frontend.result_format(format, self.ndim, "materialize")
+        if node is None:
+            st = self._storage
+        elif node.result is not None:
+            st = node.result
+        elif format is not None and node.format is None:
             # compute straight into the requested format (a dense result that would not fit in
             # memory is never formed); the node keeps that value, as API.md asks
-            from .formats import resolve_format
             from .node import Node
-            fmt = resolve_format(format, len(node.shape))
+            fmt = format
             tmp = Node(node.stmt, node.children, node.shape, node.dtype, fmt)
             (_EXEC[0] if _EXEC else _execute()).compute_nodes([tmp], fusion=fusion, schedule=schedule)
             node.result = tmp.result
             return Array._from_storage(tmp.result)
-        if node is None:
-            st = self._storage
         else:
-            st = node.result
-            if st is None:
-                (_EXEC[0] if _EXEC else _execute()).compute_nodes([node], fusion=fusion, schedule=schedule)
+            ex = _EXEC[0] if _EXEC else _execute()
+            ch = node.children
+            a, b = (ch[0]._storage, ch[1]._storage) if len(ch) == 2 else (None, None)
+            if a is not None and b is not None and schedule is None:
+                # one binary operation on concrete operands (A @ x in a loop): straight to its
+                # bound plan (execute's lookup, inline), else to execute. Every Python frame
+                # counts here: after a kernel that swept the cache, each one costs microseconds
+                # (docs/design.md, "Warm path")
+                sts = [a, b]
+                st = None
+                if a.spec is not None and b.spec is not None:
+                    bound = ex._BOUND.get((id(node.stmt), id(a.spec), id(b.spec), node.format))
+                    if bound is not None:
+                        st = bound(sts, node.shape, "materialize")
+                if st is None:
+                    st = ex.execute(node.stmt, sts, node.shape, node.format, "materialize")
+                node.result = st
+            else:
+                ex.compute_nodes([node], fusion=fusion, schedule=schedule)
                 st = node.result
-        out = Array._from_storage(st)
+        out = object.__new__(Array)  # Array._from_storage, inline (see above)
+        out._storage, out._node, out.shape, out.dtype = st, None, st.shape, st.vals.dtype
         if format is not None:
             out = out.asformat(format)
         return out
@@ -216,8 +237,9 @@ class Array:
     def __rmul__(self, o): return build.elementwise("multiply", o, self, opname="*")
     def __truediv__(self, o): return build.elementwise("divide", self, o, opname="/")
     def __rtruediv__(self, o): return build.elementwise("divide", o, self, opname="/")
-    def __pow__(self, o): return build.elementwise("power", self, o, opname="**")
-    def __rpow__(self, o): return build.elementwise("power", o, self, opname="**")
+    # NumPy gives bool ** bool in int8, which no kernel stores: checked when written
+    def __pow__(self, o): return _frontend.checked(build.elementwise("power", self, o, opname="**"), "**")
+    def __rpow__(self, o): return _frontend.checked(build.elementwise("power", o, self, opname="**"), "**")
     def __neg__(self): return build.elementwise("negative", self, opname="unary -")
     def __pos__(self): return self
     def __abs__(self): return build.elementwise("absolute", self, opname="abs")
@@ -235,6 +257,18 @@ class Array:
     def __invert__(self): return build.elementwise("invert", self, opname="~")
 
     def __matmul__(self, o):
+        if type(o) is Array:
+            # operands of shapes and dtypes checked before: the node at once (frontend.matmul)
+            hit = _frontend._MATMUL.get((self.shape, o.shape, self.dtype, o.dtype))
+            if hit is not None:
+                # Node(...) and Array._from_node, inline: right after a kernel has swept the
+                # cache each Python frame costs microseconds (docs/design.md, "Warm path")
+                node = object.__new__(_Node)
+                node.stmt, node.children, node.shape, node.dtype, node.format, node.result = \
+                    hit[0], (self, o), hit[1], hit[2], hit[3], None
+                a = object.__new__(Array)
+                a._storage, a._node, a.shape, a.dtype = None, node, node.shape, node.dtype
+                return a
         return _frontend.matmul(self, o)
 
     def __rmatmul__(self, o):
@@ -254,17 +288,21 @@ class Array:
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
             axes = axes[0]
         if not axes:
-            axes = tuple(reversed(range(self.ndim)))
-        return build.relabel(self, axes)
+            return build.relabel(self, tuple(reversed(range(self.ndim))))
+        return _frontend.transpose(self, tuple(axes))  # checks the axes (integers, a permutation)
 
     def astype(self, dtype):
         from .frontend import astype
         return astype(self, dtype)
 
     def sum(self, axis=None, keepdims=False, dtype=None):
+        if dtype is not None:
+            dtype = _frontend.reduce_dtype(dtype, "sum")
         return build.reduction(self, axis, "sum", keepdims, dtype)
 
     def prod(self, axis=None, keepdims=False, dtype=None):
+        if dtype is not None:
+            dtype = _frontend.reduce_dtype(dtype, "prod")
         return build.reduction(self, axis, "prod", keepdims, dtype)
 
     def max(self, axis=None, keepdims=False):
@@ -289,3 +327,4 @@ class Array:
 
 build.Array = Array
 from . import frontend as _frontend  # noqa: E402  (frontend builds Arrays lazily)
+from .node import Node as _Node  # noqa: E402

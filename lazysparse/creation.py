@@ -22,6 +22,7 @@ import numpy as np
 from .array import Array
 from .formats import Format, Level, Storage, resolve_format
 from .formats.storage import VALUE_DTYPES
+from .formats.foreign import check_gcxs, check_scipy
 from .formats.validate import order_defect, validate
 
 __all__ = ["asarray", "random", "zeros", "ones", "eye", "to_numpy", "to_scipy", "to_pydata", "convert"]
@@ -63,10 +64,16 @@ def _requested_dtype(dtype, name):
     return dt
 
 
+def _aligned(a):
+    # kernels (and the C compiler's vectorizer) may assume naturally aligned elements; a buffer
+    # sliced out of raw bytes is copied once here instead
+    return a if a.flags.aligned else a.copy()
+
+
 def _vals(a, name="asarray"):
-    """A values array in a supported dtype, contiguous (no copy when it already is)."""
+    """A values array in a supported dtype, contiguous and aligned (no copy when it already is)."""
     a = np.asarray(a)
-    return np.ascontiguousarray(a, dtype=_value_dtype(a.dtype, name))
+    return _aligned(np.ascontiguousarray(a, dtype=_value_dtype(a.dtype, name)))
 
 
 def _index(*arrays):
@@ -77,7 +84,7 @@ def _index(*arrays):
     for a in arrays:
         if a.dtype.kind not in "iu":
             raise TypeError(f"asarray: index arrays must be integers, got dtype {a.dtype}")
-        out.append(np.ascontiguousarray(a, dtype=dt) if a.ndim == 1 else a.astype(dt))  # validate reports n-d
+        out.append(_aligned(np.ascontiguousarray(a, dtype=dt)) if a.ndim == 1 else a.astype(dt))  # validate reports n-d
     return out
 
 
@@ -235,7 +242,12 @@ def _storage_of(obj, name, check):
             coords = [np.asarray(obj.indices)]
         else:
             if obj.format not in ("coo", "csr", "csc"):
-                obj = obj.tocsr() if obj.ndim == 2 else obj.tocoo()  # scipy converts its own input
+                if check:
+                    check_scipy(obj, name)  # scipy's converters trust the internals
+                try:
+                    obj = obj.tocsr() if obj.ndim == 2 else obj.tocoo()  # scipy converts its own input
+                except OverflowError as e:  # a coordinate beyond scipy's index dtype
+                    raise ValueError(f"{name}: invalid {obj.format.upper()} input: {e}") from None
                 if obj.format == "csr":
                     return _compressed_storage(obj.shape, obj.indptr, obj.indices, obj.data, "csr", name, check)
             coords = list(obj.coords) if hasattr(obj, "coords") else [obj.row, obj.col]
@@ -250,6 +262,8 @@ def _storage_of(obj, name, check):
             kind = "csr" if tuple(obj.compressed_axes) == (0,) else "csc"
             return _compressed_storage(obj.shape, obj.indptr, obj.indices, obj.data, kind, name, check)
         if not isinstance(obj, sparse.COO):
+            if check and isinstance(obj, sparse.GCXS):
+                check_gcxs(obj, name)  # pydata's GCXS -> COO trusts indptr
             obj = obj.asformat("coo")
         coords = np.asarray(obj.coords)
         if coords.ndim != 2 or coords.shape[0] != obj.ndim:
@@ -311,7 +325,7 @@ def asarray(obj, *, format=None, dtype=None, copy=False, device=None, check=True
         st = _storage_of(obj, name, check)
         x = Array._from_storage(_cast_storage(st, dt) if dt is not None and dt != st.dtype else st)
     if format is not None:
-        x = convert(x, format)
+        x = convert(x, format, name)
     if copy:
         x = Array._from_storage(_copy_storage(x.storage))
     return x
@@ -364,9 +378,11 @@ def random(shape, *, density=0.01, format="csr", dtype="float64", seed=None) -> 
     name = "random"
     shape = _shape(shape, name)
     dt = _requested_dtype(dtype, name)
+    if not isinstance(density, numbers.Real) or isinstance(density, (bool, np.bool_)):
+        raise TypeError(f"{name}: density must be a number in [0, 1], got {density!r}")
     if not 0 <= density <= 1:
         raise ValueError(f"{name}: density must be in [0, 1], got {density}")
-    fmt = resolve_format(format, len(shape))
+    fmt = _result_format(format, len(shape), name)
     size = int(np.prod(shape, dtype=object))
     if size > np.iinfo(np.int64).max:
         raise ValueError(f"{name}: shape {shape} has too many elements to sample")
@@ -401,7 +417,7 @@ def _constant(shape, format, dtype, name, value):
     """zeros/ones: sparse formats store nothing for 0 and every element for 1."""
     shape = _shape(shape, name)
     dt = _requested_dtype(dtype, name)
-    fmt = resolve_format(format, len(shape))
+    fmt = _result_format(format, len(shape), name)
     if fmt.is_dense:
         return Array._from_storage(Storage.from_dense(np.full(shape, value, dtype=dt)))
     size = 0 if value == 0 else int(np.prod(shape, dtype=np.int64))
@@ -418,14 +434,24 @@ def eye(n, m=None, *, k=0, format="csr", dtype="float64") -> Array:
     """
     shape = _shape((n, n if m is None else m), "eye")
     dt = _requested_dtype(dtype, "eye")
-    k = operator.index(k)
-    fmt = resolve_format(format, 2)
+    try:
+        k = operator.index(k)
+    except TypeError:
+        raise TypeError(f"eye: the diagonal offset k must be an integer, got {k!r}") from None
+    fmt = _result_format(format, 2, "eye")
     i = np.arange(max(0, -k), max(0, min(shape[0], shape[1] - k)), dtype=np.int64)
     return Array._from_storage(_from_coords(shape, fmt, [i, i + k], np.ones(len(i), dt)))
 
 
 # -- conversions ---------------------------------------------------------------------------------
-def convert(x: Array, format) -> Array:
+def _result_format(format, ndim, name):
+    # every format an Array is given is one the compiler can also produce: a result inferred
+    # from an operand's format must never be an unassemblable one (frontend.result_format)
+    from .frontend import result_format
+    return result_format(format, ndim, name)
+
+
+def convert(x: Array, format, name="asformat") -> Array:
     """``x`` in ``format`` (materialized): as is when it already has it, else compiled by lazysparse.
 
     >>> import numpy as np, lazysparse as ls
@@ -434,7 +460,7 @@ def convert(x: Array, format) -> Array:
     ls.dense
     """
     from . import build
-    fmt = resolve_format(format, x.ndim)
+    fmt = _result_format(format, x.ndim, name)
     st = x.storage
     if st.format == fmt:
         return x if not x.is_lazy and x._storage is st else Array._from_storage(st)

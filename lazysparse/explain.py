@@ -40,6 +40,12 @@ def explain(*arrays, fusion="auto") -> str:
         lines.append(f"  operands: {ins}")
         lines.append(f"  result: {spec.output.format!r} ({spec.output.index_dtype} indices), "
                      f"assembly {spec.mode}, loop order {', '.join(map(repr, spec.order))}")
+        if runner.sites is not None:
+            where = ", ".join(f"T{slot} level {lvl}" for slot, lvl, _, _ in runner.sites.sites)
+            lines.append(f"  run-time schedule: innermost sums driven by {where} run as "
+                         f"{'vector, ' if any(kv is not None for *_, kv in runner.sites.sites) else ''}"
+                         f"split or plain loops, the fastest measured on the first calls with each "
+                         f"operand (LAZYSPARSE_TUNE=0: chosen from row statistics)")
         lines.append(f"  signature: {runner.kernel.key}")
         lines.append(runner.source)
     if not log:

@@ -49,9 +49,27 @@ def _shapes(arrs):
     return ", ".join(str(tuple(a.shape)) for a in arrs)
 
 
-def _format(format, ndim):
+class UnsupportedFormatError(ValueError, NotImplementedError):
+    """A well-formed format the compiler cannot assemble results in yet. A ``ValueError`` because
+    it is reported where the user writes the format (not as a failure inside ``compute()``), and a
+    ``NotImplementedError`` because it is a missing feature rather than a mistake."""
+
+
+def result_format(format, ndim, opname):
+    """The Format a result of ``ndim`` dimensions is asked to have, checked now: unknown names, a
+    wrong number of levels and formats no kernel can assemble raise here, naming ``opname``."""
+    from .planner.plan import _appendable  # the assembler's own rule, so the two cannot drift
+    fmt = resolve_format(format, ndim, opname)
+    if fmt.is_sparse and not _appendable(fmt):
+        raise UnsupportedFormatError(
+            f"{opname}: lazysparse cannot assemble results in format {fmt!r} yet; use a named format "
+            "(csr, csc, coo, dcsr, dcsc, csf, dense) or dense levels followed by unique compressed levels")
+    return fmt
+
+
+def _format(format, ndim, opname):
     # resolved now so that a bad format is a build-time error
-    return None if format is None else resolve_format(format, ndim)
+    return None if format is None else result_format(format, ndim, opname)
 
 
 # -- contractions ---------------------------------------------------------------------------------
@@ -70,11 +88,16 @@ def _contract(out, terms, opname, format=None, name=label_name):
     ``terms`` are ``(Array, labels)``; a label repeated within one operand is a diagonal, whose
     extents must agree exactly (as in NumPy).
     """
+    fmt = _format(format, len(out), opname)
+    labels = {l for _, subs in terms for l in subs}
+    if len(labels) > len(_IDX):
+        raise ValueError(f"{opname}: {len(labels)} distinct indices are more than the {len(_IDX)} "
+                         f"supported; operand shapes {_shapes([a for a, _ in terms])}")
     if not any(1 in a.shape for a, _ in terms):
         # nothing to broadcast: contraction() checks extents; on a mistake, fall through to the
         # checks below, whose messages name the user's subscripts
         try:
-            return build.contraction(tuple(out), terms, format=_format(format, len(out)), opname=opname)
+            return build.contraction(tuple(out), terms, format=fmt, opname=opname)
         except ValueError:
             pass
     arrs = [a for a, _ in terms]
@@ -99,7 +122,7 @@ def _contract(out, terms, opname, format=None, name=label_name):
         if axes:
             a, subs = _squeeze(a, axes), tuple(l for k, l in enumerate(subs) if k not in axes)
         fixed.append((a, tuple(subs)))
-    return build.contraction(tuple(out), fixed, format=_format(format, len(out)), opname=opname)
+    return build.contraction(tuple(out), fixed, format=fmt, opname=opname)
 
 
 def einsum(subscripts, *operands, format=None):
@@ -232,9 +255,40 @@ def tensordot(a, b, axes=2, format=None):
 
 
 # -- elementwise ----------------------------------------------------------------------------------
+_VALUE_NAMES = frozenset(str(d) for d in VALUE_DTYPES)
+_ORDERING_OPS = frozenset(("maximum", "minimum", "relu"))
+
+
+def check_loop(op, arg_dtypes, in_dtypes, out_dtype, opname):
+    """Reject, when the line is written, an elementwise loop no kernel can run: NumPy's type rules
+    can pick a dtype lazysparse does not store (``exp`` of bool is float16, ``bool ** bool`` is
+    int8), and complex values have no order for maximum/minimum/relu."""
+    for d in (*in_dtypes, out_dtype):
+        if d not in _VALUE_NAMES:
+            raise TypeError(f"{opname}: NumPy computes {op} of {', '.join(arg_dtypes)} operands in {d}, "
+                            f"which lazysparse does not support; cast the operands first, e.g. "
+                            f"x.astype('float32'); supported: {', '.join(sorted(_VALUE_NAMES))}")
+    if op in _ORDERING_OPS and any(d.startswith("complex") for d in in_dtypes):
+        raise TypeError(f"{opname}: complex values have no ordering ({op} of {', '.join(arg_dtypes)})")
+
+
+def checked(out, opname):
+    """``out`` (a fresh elementwise node) after ``check_loop`` on its operation."""
+    node = out._node
+    call = node.stmt.expr
+    check_loop(call.op, [str(c.dtype) for c in node.children], call.in_dtypes, call.dtype, opname)
+    if call.op == "power" and call.dtype[0] in "iu":
+        # an exponent known now (a scalar or a concrete 0-d array): NumPy refuses negative ones
+        e = node.children[1]
+        if e.ndim == 0 and not e.is_lazy and e.storage.vals.reshape(()).item() < 0 and out.size:
+            raise ValueError(f"{opname}: integers to negative integer powers are not allowed "
+                             f"(exponent {e.storage.vals.reshape(()).item()}, base dtype {node.children[0].dtype})")
+    return out
+
+
 def _binary(op, name):
     def f(a, b):
-        return build.elementwise(op, a, b, opname=name)
+        return checked(build.elementwise(op, a, b, opname=name), name)
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"Lazy elementwise ``numpy.{name}`` with broadcasting."
     return f
@@ -242,7 +296,7 @@ def _binary(op, name):
 
 def _unary(op, name):
     def f(x):
-        return build.elementwise(op, x, opname=name)
+        return checked(build.elementwise(op, x, opname=name), name)
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"Lazy elementwise ``{name}``."
     return f
@@ -264,7 +318,7 @@ exp, log, log1p, expm1, sqrt, abs, negative, sin, cos, tanh, sigmoid, relu = (
 
 def where(cond, x, y):
     """Lazy ``numpy.where(cond, x, y)``; ``cond`` is read as bool."""
-    return build.elementwise("where", cond, x, y, opname="where")
+    return checked(build.elementwise("where", cond, x, y, opname="where"), "where")
 
 
 def astype(x, dtype):
@@ -275,13 +329,7 @@ def astype(x, dtype):
     dtype('float32')
     """
     x = _as_array(x, "astype")
-    try:
-        dt = np.dtype(dtype)
-    except (TypeError, ValueError):
-        raise TypeError(f"astype: {dtype!r} is not a dtype") from None
-    if dt not in VALUE_DTYPES:
-        raise TypeError(f"astype: unsupported dtype {dt} for an array of shape {tuple(x.shape)}; "
-                        f"expected one of {', '.join(map(str, VALUE_DTYPES))}")
+    dt = value_dtype(dtype, "astype")
     idx = _IDX[:x.ndim]
     call = Call("cast", (Access(0, idx),), (str(x.dtype),), str(dt))
     return build._node_array(Statement(idx, call, "sum", str(dt)), (x,), x.shape, dt)
@@ -292,20 +340,44 @@ def transpose(x, axes=None):
     x = _as_array(x, "transpose")
     if axes is None:
         axes = tuple(reversed(range(x.ndim)))
-    elif len(axes) != x.ndim:
-        raise ValueError(f"transpose: axes {tuple(axes)} don't match an array of shape {tuple(x.shape)}")
+    else:
+        if not hasattr(axes, "__len__"):
+            axes = (axes,)  # NumPy takes one int for a 1-d array
+        if len(axes) != x.ndim:
+            raise ValueError(f"transpose: axes {tuple(axes)} don't match an array of shape {tuple(x.shape)}")
+        # integers only, in range, no repeats: 1.5 or '0' must not be truncated into an axis
+        axes = build.normalize_axes(axes, x.ndim, "transpose", tuple(x.shape))
     return build.relabel(x, tuple(axes), opname="transpose")
 
 
 # -- reductions -----------------------------------------------------------------------------------
+def reduce_dtype(dtype, opname):
+    """The accumulator dtype a user asked a reduction for (None: NumPy's rule), checked now."""
+    return None if dtype is None else value_dtype(dtype, opname)
+
+
+def value_dtype(dtype, opname):
+    """``np.dtype(dtype)`` when it is one of lazysparse's value dtypes, else a TypeError."""
+    try:
+        dt = np.dtype(dtype)
+    except (TypeError, ValueError):
+        raise TypeError(f"{opname}: {dtype!r} is not a dtype") from None
+    if dt not in VALUE_DTYPES:
+        raise TypeError(f"{opname}: unsupported dtype {dt}; expected one of "
+                        f"{', '.join(map(str, VALUE_DTYPES))}")
+    return dt
+
+
 def sum(x, axis=None, keepdims=False, dtype=None):
     """Lazy ``numpy.sum``."""
-    return build.reduction(_as_array(x, "sum"), axis, "sum", keepdims, dtype, opname="sum")
+    return build.reduction(_as_array(x, "sum"), axis, "sum", keepdims, reduce_dtype(dtype, "sum"),
+                           opname="sum")
 
 
 def prod(x, axis=None, keepdims=False, dtype=None):
     """Lazy ``numpy.prod``."""
-    return build.reduction(_as_array(x, "prod"), axis, "prod", keepdims, dtype, opname="prod")
+    return build.reduction(_as_array(x, "prod"), axis, "prod", keepdims, reduce_dtype(dtype, "prod"),
+                           opname="prod")
 
 
 def max(x, axis=None, keepdims=False):
@@ -326,12 +398,17 @@ def mean(x, axis=None, keepdims=False, dtype=None):
     dtype('float32')
     """
     x = _as_array(x, "mean")
+    dtype = reduce_dtype(dtype, "mean")
     if dtype is None:
         dtype = np.float64 if np.dtype(x.dtype).kind in "biu" else x.dtype
     s = build.reduction(x, axis, "sum", keepdims, dtype, opname="mean")
     count = x.size // s.size if s.size else 1
     # a true division, as NumPy does; an empty reduction gives 0/0 = nan like NumPy
-    return build.elementwise("divide", s, count, opname="mean")
+    out = build.elementwise("divide", s, count, opname="mean")
+    if out.dtype != dtype:
+        # NumPy divides into the accumulator: mean(dtype=int64) truncates, dtype=bool is != 0
+        out = astype(out, dtype)
+    return out
 
 
 def reshape_keepdims(out, in_shape, axes):
@@ -415,6 +492,7 @@ class _ExprBuilder:
         typed = [self.typed(a) for a in args]
         spec = tuple(d if ir is not None else _py_dtype(d) for ir, d in typed)
         ins, out = ops.resolve(op, spec)
+        check_loop(op, [str(d) for d in spec], ins, out, "expr")
         irs = tuple(ir if ir is not None else self.literal(v, d) for (ir, v), d in zip(typed, ins))
         return Call(op, irs, ins, out), out
 
@@ -488,6 +566,11 @@ def expr(notation, *, format=None, reduce="sum", **operands):
         if ix not in extent:
             raise ValueError(f"expr: output index {ix!r} does not appear on the right side of {notation!r}")
     order = list(out) + [ix for ix in extent if ix not in out]
+    empty = [ix for ix in order[len(out):] if extent[ix] == 0]
+    if reduce in ("max", "min") and empty and all(extent[ix] for ix in out):
+        # NumPy: a max/min over nothing has no value (an empty result is fine)
+        raise ValueError(f"expr: reduce={reduce!r} over index {empty[0]!r} of extent 0 in {notation!r}: "
+                         "zero-size reduction with no identity")
     if len(order) > len(_IDX):
         raise ValueError(f"expr: {len(order)} indices are more than the {len(_IDX)} supported")
     b = _ExprBuilder(arrays, {ix: _IDX[k] for k, ix in enumerate(order)})
@@ -496,7 +579,7 @@ def expr(notation, *, format=None, reduce="sum", **operands):
         raise TypeError(f"expr: reduce={reduce!r} over complex values ({dtype}) has no ordering")
     shape = tuple(extent[ix] for ix in out)
     stmt = Statement(_IDX[:len(out)], ir, reduce, dtype)
-    return build._node_array(stmt, tuple(b.children), shape, dtype, _format(format, len(shape)))
+    return build._node_array(stmt, tuple(b.children), shape, dtype, _format(format, len(shape), "expr"))
 
 
 # -- NumPy protocols ------------------------------------------------------------------------------
@@ -575,4 +658,4 @@ def array_ufunc(ufunc, method, inputs, kwargs):
     op = ops.UFUNC_NAMES.get(ufunc.__name__)
     if op is None or ops.OPS[op][1] != ufunc.nin:
         return NotImplemented
-    return build.elementwise(op, *inputs, opname=ufunc.__name__)
+    return checked(build.elementwise(op, *inputs, opname=ufunc.__name__), ufunc.__name__)

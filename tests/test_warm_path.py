@@ -110,6 +110,13 @@ def test_density_dependent_format_replans():
     assert r2.format != "dense"
     np.testing.assert_allclose(r2.todense(), O.toarray() @ x)
     np.testing.assert_allclose(r3.todense(), D.toarray() @ x)
+    # used in turn, the two plans switch without generating their glue again
+    from lazysparse.runtime import execute as EX
+    binds = dict(EX._BINDS)
+    for _ in range(3):
+        np.testing.assert_allclose((one_row @ x).materialize().todense(), O.toarray() @ x)
+        np.testing.assert_allclose((dense_rows @ x).materialize().todense(), D.toarray() @ x)
+    assert EX._BINDS == binds
 
 
 def _choice(lA):
@@ -190,3 +197,9 @@ def test_tuner_off(monkeypatch):
     monkeypatch.setattr(tuning, "ENABLED", False)
     d = [0] * 4
     assert _fake_sites().start([_St()], d) is None and (d[1], d[2]) == (1, 1)
+
+
+def test_explain_names_the_run_time_schedule():
+    A = ls.asarray(sp.random(30, 30, density=0.2, format="csr", random_state=0))
+    assert "run-time schedule: innermost sums driven by T0 level 1" in ls.explain(A @ np.ones(30))
+    assert "run-time schedule" not in ls.explain(A + A)

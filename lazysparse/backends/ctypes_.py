@@ -201,6 +201,22 @@ static inline void *ls_realloc(void *p, size_t n) { return ls_huge(realloc(p, n)
     int64_t nc_ = (cap) * 2 > (need) ? (cap) * 2 : (need); \
     T *np_ = (T *)ls_realloc((ptr), (size_t)nc_ * sizeof(T)); \
     if (!np_) return 1; (ptr) = np_; (cap) = nc_; } } while (0)
+/* Stable merge sort of the permutation a[0..n) by key[a[i]] (t: scratch of n entries); returns
+   the buffer holding the result (a or t). The sort assembly uses it for a level whose extent is
+   much larger than the number of entries, where a counting sort's histogram would be O(extent). */
+static inline int64_t *ls_msort(int64_t *a, int64_t *t, int64_t n, const int64_t *key) {
+  for (int64_t w = 1; w < n; w *= 2) {
+    for (int64_t lo = 0; lo < n; lo += 2 * w) {
+      int64_t mid = n - lo > w ? lo + w : n, hi = n - lo > 2 * w ? lo + 2 * w : n;
+      int64_t i = lo, j = mid, k = lo;
+      while (i < mid && j < hi) t[k++] = (key[a[j]] < key[a[i]]) ? a[j++] : a[i++];
+      while (i < mid) t[k++] = a[i++];
+      while (j < hi) t[k++] = a[j++];
+    }
+    int64_t *s = a; a = t; t = s;
+  }
+  return a;
+}
 #define LS_RESIZE(T, ptr, n) do { T *np_ = (T *)realloc((ptr), (size_t)((n) > 0 ? (n) : 1) * sizeof(T)); \
     if (!np_) return 1; (ptr) = np_; } while (0)
 """

@@ -1,6 +1,7 @@
 """Formats: one level per mode plus a mode order; named formats as families over ndim."""
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
 
 from .levels import Level, DENSE, COMPRESSED, SINGLETON
@@ -22,14 +23,24 @@ class Format:
     name: str = field(default=None, compare=False)
 
     def __init__(self, levels, order=None, name=None):
+        if isinstance(levels, (str, bytes)) or not hasattr(levels, "__iter__"):
+            raise TypeError(f"Format: levels must be a sequence of levels such as ['dense', 'compressed'], "
+                            f"got {levels!r}")
         levels = tuple(Level.parse(l) for l in levels)
         n = len(levels)
-        order = tuple(range(n)) if order is None else tuple(int(o) for o in order)
+        order = tuple(range(n)) if order is None else _mode_order(order, n)
         if sorted(order) != list(range(n)):
             raise ValueError(f"Format: order {order} is not a permutation of the {n} modes")
         for k, lv in enumerate(levels):
             if lv.kind == "singleton" and k == 0:
                 raise ValueError("Format: a singleton level cannot be outermost")
+            # a singleton holds one coordinate per parent entry; only a non-unique sparse parent
+            # has entries of its own to hang it on (COO's chain). Any other parent has no
+            # storage the generated iterators could address (they would not compile).
+            if lv.kind == "singleton" and (levels[k - 1].kind == "dense" or levels[k - 1].unique):
+                raise ValueError(f"Format: singleton level {k} must follow a non-unique compressed or "
+                                 f"singleton level, not {levels[k - 1]!r} (COO is "
+                                 "[('compressed', {'unique': False}), 'singleton'])")
         object.__setattr__(self, "levels", levels)
         object.__setattr__(self, "order", order)
         object.__setattr__(self, "name", name or _guess_name(levels, order))
@@ -76,6 +87,20 @@ class Format:
     def key(self) -> str:
         """Canonical text used in kernel signatures."""
         return ",".join(repr(l) for l in self.levels) + "|" + ",".join(map(str, self.order))
+
+
+def _mode_order(order, n):
+    """``order`` as a tuple of ints; 1.5 or '1' are mistakes, not modes."""
+    try:
+        items = tuple(order)
+    except TypeError:
+        raise TypeError(f"Format: order must be a sequence of {n} mode numbers, got {order!r}") from None
+    out = []
+    for o in items:
+        if isinstance(o, bool) or not hasattr(o, "__index__"):
+            raise TypeError(f"Format: order entries must be integers, got {o!r} in {order!r}")
+        out.append(operator.index(o))
+    return tuple(out)
 
 
 def _guess_name(levels, order):
@@ -168,8 +193,23 @@ NAMED = {f.name: f for f in (dense, coo, csf, csr, csc, dcsr, dcsc)}
 _SPARSE_1D = {"csr", "csc", "dcsr", "dcsc", "coo", "csf"}
 
 
-def resolve_format(fmt, ndim: int) -> Format:
-    """Turn a Format, FormatFamily or name into the concrete Format for an ``ndim``-d array."""
+def resolve_format(fmt, ndim: int, opname: str = None) -> Format:
+    """Turn a Format, FormatFamily or name into the concrete Format for an ``ndim``-d array.
+
+    ``opname``: the user's operation, put in front of error messages (a mistake is reported where
+    the user wrote the format, naming the call).
+    """
+    if opname is None:
+        return _resolve(fmt, ndim)
+    try:
+        return _resolve(fmt, ndim)
+    except ValueError as e:
+        raise ValueError(f"{opname}: {e}") from None
+    except TypeError as e:
+        raise TypeError(f"{opname}: {e}") from None
+
+
+def _resolve(fmt, ndim):
     if isinstance(fmt, Format):
         if fmt.ndim != ndim:
             raise ValueError(f"format {fmt!r} has {fmt.ndim} levels but the array has {ndim} dimensions")

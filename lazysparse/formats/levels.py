@@ -22,6 +22,12 @@ class Level:
     unique: bool = True
 
     def __post_init__(self):
+        for prop in ("ordered", "unique"):
+            v = getattr(self, prop)
+            if type(v).__name__ not in ("bool", "bool_"):
+                # "yes" would be truthy but compare unequal to True: two equal-looking formats
+                raise TypeError(f"Level: {prop} must be True or False, got {v!r}")
+            object.__setattr__(self, prop, bool(v))
         if self.kind not in _KINDS:
             raise ValueError(f"Level: unknown level kind {self.kind!r}; expected one of {_KINDS}")
         if self.kind == "dense" and not (self.ordered and self.unique):
@@ -51,6 +57,10 @@ class Level:
         if isinstance(obj, str):
             return Level(obj)
         if isinstance(obj, tuple) and len(obj) == 2 and isinstance(obj[0], str) and isinstance(obj[1], dict):
+            unknown = set(obj[1]) - {"ordered", "unique"}
+            if unknown:
+                raise TypeError(f"Format: unknown level properties {sorted(map(str, unknown))} in {obj!r}; "
+                                "a level takes 'ordered' and 'unique'")
             return Level(obj[0], **obj[1])
         raise TypeError(f"Format: cannot interpret {obj!r} as a level (use 'dense', 'compressed' or 'singleton')")
 

@@ -22,24 +22,28 @@ class _Namer:
         self.st = st
         self.label = label or (fmt.name.upper() if getattr(fmt, "name", None) else "sparse")
 
+    _SCIPY_NAMES = ("CSR", "CSC", "BSR", "GCXS")  # containers with indptr/indices/data
+
     def pos(self, l):
-        return "indptr" if self.label in ("CSR", "CSC") else f"pos[{l}]"
+        return "indptr" if self.label in self._SCIPY_NAMES else f"pos[{l}]"
 
     def crd(self, l):
-        if self.label in ("CSR", "CSC"):
+        if self.label in self._SCIPY_NAMES:
             return "indices"
         if self.label == "COO":
             return f"coords[{self.st.format.order[l]}]"
         return f"crd[{l}]"
 
     def vals(self):
-        return "data" if self.label in ("CSR", "CSC", "COO") else "vals"
+        return "data" if self.label in self._SCIPY_NAMES + ("COO",) else "vals"
 
     def extent(self, l):
         mode = self.st.format.order[l]
         n = self.st.shape[mode]
         if len(self.st.shape) == 2:
-            return f"{n} {('rows', 'columns')[mode]}"
+            # BSR is checked as its grid of blocks, n-d GCXS as its 2-d (compressed, rest) view
+            kind = {"BSR": "block ", "GCXS": "flattened "}.get(self.label, "")
+            return f"{n} {kind}{('rows', 'columns')[mode]}"
         return f"axis {mode} of size {n}"
 
     def parent(self, l, k):
@@ -107,6 +111,8 @@ def validate(st: Storage, name: str = "validate", *, order: bool = True, label: 
                 fail(f"{an} must be a 1-d array, got {a.ndim}-d with shape {a.shape}")
             if not a.flags.c_contiguous:
                 fail(f"{an} must be contiguous (got strides {a.strides})")
+            if not a.flags.aligned:
+                fail(f"{an} is not aligned to its {a.itemsize}-byte elements")
             idx_dtypes.add(a.dtype)
     if len(idx_dtypes) > 1:
         fail(f"index arrays mix dtypes {sorted(str(d) for d in idx_dtypes)}; all must share one")
@@ -141,6 +147,8 @@ def validate(st: Storage, name: str = "validate", *, order: bool = True, label: 
         count = len(crd)
     if vals.ndim != 1:
         fail(f"{nm.vals()} must be a 1-d array, got shape {vals.shape}")
+    if not (vals.flags.c_contiguous and vals.flags.aligned):
+        fail(f"{nm.vals()} must be contiguous and aligned (got strides {vals.strides})")
     if len(vals) != count:
         fail(f"{nm.vals()} has length {len(vals)} but expected {count} (one value per stored entry)")
     if order:

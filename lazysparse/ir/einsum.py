@@ -49,9 +49,14 @@ def parse_einsum(subscripts, shapes):
     if not isinstance(subscripts, str):
         raise TypeError("einsum: subscripts must be a string such as 'ij,jk->ik' (the interleaved "
                         f"form einsum(op, sublist, ...) is not supported), got {type(subscripts).__name__}")
-    text = "".join(subscripts.split())  # NumPy ignores whitespace
-    if text.count("->") > 1 or text.replace("->", "").count(">") or text.replace("->", "").count("-"):
+    # the arrow is checked before spaces go: "- >" is no arrow for NumPy
+    rest = subscripts.replace("->", "")
+    if subscripts.count("->") > 1 or "-" in rest or ">" in rest:
         raise ValueError(f"einsum: subscripts {subscripts!r} do not contain a proper '->' output")
+    if "." in subscripts.replace("...", ""):  # before spaces go too: ". .." is no ellipsis
+        raise ValueError(f"einsum: subscripts {subscripts!r} contain a '.' that is not part of an "
+                         "ellipsis ('...')")
+    text = subscripts.replace(" ", "")  # NumPy ignores spaces (only: a tab or newline is an error)
     lhs, arrow, rhs = text.partition("->")
     terms = lhs.split(",")
     if len(terms) != len(shapes):

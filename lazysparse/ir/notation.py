@@ -117,7 +117,10 @@ def _number(text, i, toks):
     if j < n and text[j] in _ID_CHARS:
         raise ValueError(f"expr: malformed number {text[i:j + 1]!r} at position {i}")
     lit = text[i:j]
-    toks.append(("FLOAT", float(lit), i) if is_float else ("INT", int(lit), i))
+    try:
+        toks.append(("FLOAT", float(lit), i) if is_float else ("INT", int(lit), i))
+    except ValueError:  # Python refuses int() of more than 4300 digits
+        raise ValueError(f"expr: number of {len(lit)} digits at position {i} is too long") from None
     return j
 
 

@@ -123,7 +123,9 @@ def _sample(d):
     if d == "pycomplex":
         return 0j
     if d == "pybool":
-        return False
+        # resolve_dtypes takes Python int/float/complex as weak scalars but refuses the type bool;
+        # a Python bool promotes exactly like np.bool_ (the lowest kind), so use its dtype
+        return np.dtype(np.bool_)
     return np.dtype(d)
 
 

@@ -1,7 +1,8 @@
 """Sort-based assembly of sparse results whose loop order cannot append in storage order.
 
 The kernel emits ``(coordinates, value)`` pairs; this stage sorts them by storage order (stable
-LSD counting sort, one pass per level, O(levels * (n + extent))), combines duplicates with the
+LSD counting sort, one pass per level, O(levels * (n + extent)); a stable merge sort for a level
+whose extent is far larger than n), combines duplicates with the
 statement's reduction (folding in the fill value where fewer than the full reduction extent
 contributed), and compresses the unique coordinates into the output levels. The paper-003
 workspaces (a later pass) replace this where they apply.
@@ -33,7 +34,12 @@ def emit_sort_assembly(lw, top: Block):
         if l == skip:
             continue
         s = Block()
-        b.add(s)
+        # a counting pass needs a histogram over the level's extent: when that is much larger
+        # than the entries (a huge, hypersparse dimension) a stable merge sort is used instead,
+        # O(n log n) time and no O(extent) memory
+        b.add(If(f"osz{l} > 4 * tn + 4096", Block().add(
+            Decl("int64_t *", "ms", f"ls_msort(perm, tmp, tn, tc{l})"),
+            "if (ms != perm) { tmp = perm; perm = ms; }"), s))
         s.add(Decl("int64_t *", "h", f"(int64_t *)ls_calloc((size_t)osz{l} + 1, sizeof(int64_t))"), "if (!h) return 1;")
         s.add(For("t", "0", "tn", Block().add(f"h[tc{l}[t] + 1]++;")))
         s.add(For("t", "0", f"osz{l}", Block().add("h[t + 1] += h[t];")))

@@ -366,11 +366,25 @@ def _dense_outer_intersection(order, active, specs, outs, red):
     return None
 
 
-def concordant_format(spec: OperandSpec, acc: Access, order) -> Format:
-    """The operand's level kinds, with its modes stored in loop order."""
+def concordant_format(spec: OperandSpec, acc: Access, order, storage: Storage = None) -> Format:
+    """The operand's level kinds, with its modes stored in loop order.
+
+    ``storage`` (the operand being converted), when given, keeps the conversion O(nnz): a dense
+    level stores a position for every point of the levels above it, so when that count would be
+    far beyond the operand's entries (CSC of shape (2**33, 3) stored as (k, j) would allocate 2**33
+    positions) the dense prefix becomes compressed levels (CSR -> DCSR)."""
     modes = sorted(range(len(acc.indices)),
                    key=lambda m: order.index(acc.indices[m]) if isinstance(acc.indices[m], Index) else -1)
-    return Format(spec.format.levels, tuple(modes))
+    levels = list(spec.format.levels)
+    if storage is not None:
+        count = 1
+        for l, lv in enumerate(levels):
+            if lv.kind != "dense":
+                break
+            count *= storage.shape[modes[l]]
+        if count > 4 * storage.nnz + 4096:
+            levels = [COMPRESSED if lv.kind == "dense" else lv for lv in levels]
+    return Format(levels, tuple(modes))
 
 
 def choose_mode(stmt: Statement, order, out_fmt: Format):

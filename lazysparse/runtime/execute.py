@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import threading
-import weakref
 
 import numpy as np
 
@@ -123,7 +122,8 @@ def execute(stmt: Statement, storages, out_shape, req_format=None, name="materia
     miss, or a bound plan that declines, takes the planning path below, which binds the plan.
     """
     # keyed by ids (C-level hashing): statements and operand specs are interned, and a bound
-    # plan keeps its statement alive, so an id cannot be reused while its entry exists
+    # plan keeps its statement alive, so an id cannot be reused while its entry exists.
+    # (Array.materialize repeats this lookup for two concrete operands: keep both alike.)
     if len(storages) == 2:  # the common arity, without comprehension frames
         a, b = storages
         specs = (a.spec or PL.operand_spec(a), b.spec or PL.operand_spec(b))
@@ -140,6 +140,7 @@ def execute(stmt: Statement, storages, out_shape, req_format=None, name="materia
 
 
 _BOUND = {}
+_BINDS = {}
 _RULES = {}
 
 
@@ -198,7 +199,8 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name):
         storages = list(storages)
         for k in converted:
             acc = next(a for a in accs if a.operand == k)
-            storages[k] = convert_storage(storages[k], PL.concordant_format(specs[k], acc, order))
+            fmt_k = PL.concordant_format(specs[k], acc, order, storages[k])
+            storages[k] = convert_storage(storages[k], fmt_k)
         return execute(stmt, storages, out_shape, fmt, name)
     if fmt.is_sparse:
         full = int(np.prod(out_shape, dtype=np.float64)) if out_shape else 1
@@ -222,8 +224,13 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name):
     if log is not None:
         log.append((runner.spec, runner))
     if bkey is not None and (fmt.is_dense or idt == "int32"):
-        _BOUND[bkey] = _bind(stmt0, extra, runner, out_fmt, None if fixed is not None else rule,
-                             fmt.is_sparse)
+        # one generated function per (key, runner, format): operands whose density verdicts
+        # differ, used in turn, switch between bound plans without compiling glue each time
+        bfn = _BINDS.get((bkey, runner, out_fmt))
+        if bfn is None:
+            bfn = _BINDS[(bkey, runner, out_fmt)] = _bind(
+                stmt0, extra, runner, out_fmt, None if fixed is not None else rule, fmt.is_sparse)
+        _BOUND[bkey] = bfn
     return runner.call(storages, out_shape, name)
 
 
@@ -238,50 +245,49 @@ GUARD_MIN = 64 << 10  # dense results under 64 KiB are never refused (no check o
 
 
 def _bind(stmt0, extra, runner, out_fmt, density_rule, sparse_out):
-    """The warm path of one plan: returns the result, or None when the plan does not apply."""
-    call = runner.call
-    INT32_MAX = PL.INT32_MAX
-    prod = math.prod
-    # the verdict of the density rule, remembered for the storage it reads when it reads one
-    # (A @ x, A.sum(axis)): storages are immutable, so the same storage gives the same verdict
-    k0 = density_rule.slots[0] if density_rule is not None and len(density_rule.slots) == 1 else None
+    """The warm path of one plan: a function ``(sts, shape, name)`` returning the result, or
+    None when the plan does not apply. Its checks are generated into the runner's glue
+    (``Runner.bind``), so that a warm call is one frame from here to the wrapped result."""
     stmt, mode = runner.spec.stmt, runner.spec.mode
-    # dense results: bytes per element, for the memory guard
-    isz = 0 if sparse_out else np.dtype(stmt.dtype).itemsize + (8 if mode == "dense-count" else 0)
-    last = [None]
-    wref = weakref.ref
-    limit = memory.limit
-
-    def bound(sts, shape, name, stmt0=stmt0):  # (holds the statement whose id is the key)
-        if extra:
-            sts = [*sts, *[sts[k] for k in extra]]
-        if density_rule is not None:
-            c = last[0]
-            if k0 is not None and c is not None and c[0]() is sts[k0]:
-                verdict = c[1]
-            else:
-                verdict = density_rule(sts, shape)
-                if k0 is not None:
-                    last[0] = (wref(sts[k0]), verdict)
-            if verdict is not out_fmt:
-                return None
-        if sparse_out:
-            if prod(shape) > INT32_MAX:
-                return None  # int64 indices: planned again
+    env = dict(STMT0=stmt0,  # (holds the statement whose id is the key)
+               STMT=stmt, MODE=mode, OUT_FMT=out_fmt, RULE=density_rule, LAST=[None],
+               limit=memory.limit, guard=_guard, STATS=STATS, LOGGING=_LOGGING, LOG=_LOG,
+               ITEM=(runner.spec, runner))
+    L = []
+    if extra:  # operands used in several places of the statement, split into slots
+        L.append("sts = [*sts, " + "".join(f"sts[{int(k)}], " for k in extra) + "]")
+    if density_rule is not None:
+        # the verdict of the density rule, remembered for the storage it reads when it reads
+        # one (A @ x, A.sum(axis)): storages are immutable, so the same storage gives the same
+        # verdict
+        if len(density_rule.slots) == 1:
+            k0 = int(density_rule.slots[0])
+            L += ["c = LAST[0]",
+                  f"if c is not None and c[0]() is sts[{k0}]:",
+                  "    verdict = c[1]",
+                  "else:",
+                  "    verdict = RULE(sts, shape)",
+                  f"    LAST[0] = (wref(sts[{k0}]), verdict)"]
         else:
-            nbytes = prod(shape) * isz
-            if nbytes >= GUARD_MIN:
-                lim = limit()  # (inline: right after a kernel every call and lookup is slow)
-                if lim is not None and nbytes > lim:
-                    _guard(stmt, mode, shape, name)
-        STATS["plan_hits"] += 1
-        # (a thread-local miss raises inside getattr: only looked up while some log is open)
-        log = getattr(_LOG, "items", None) if _LOGGING[0] else None
-        if log is not None:
-            log.append((runner.spec, runner))
-        return call(sts, shape, name)
-
-    return bound
+            L.append("verdict = RULE(sts, shape)")
+        L += ["if verdict is not OUT_FMT:", "    return None"]
+    size = " * ".join(f"shape[{j}]" for j in range(len(stmt.out_indices))) or "1"
+    if sparse_out:
+        L += [f"if {size} > {int(PL.INT32_MAX)}:", "    return None  # int64 indices: planned again"]
+    else:  # the memory guard for a dense result, inline (it raises only over the limit)
+        isz = np.dtype(stmt.dtype).itemsize + (8 if mode == "dense-count" else 0)
+        L += [f"nbytes = {size} * {int(isz)}",
+              f"if nbytes >= {int(GUARD_MIN)}:",
+              "    lim = limit()",
+              "    if lim is not None and nbytes > lim:",
+              "        guard(STMT, MODE, shape, name)"]
+    L += ['STATS["plan_hits"] += 1',
+          # (a thread-local miss raises inside getattr: only looked up while some log is open)
+          "if LOGGING[0]:",
+          "    log = getattr(LOG, 'items', None)",
+          "    if log is not None:",
+          "        log.append(ITEM)"]
+    return runner.bind(L, env)
 
 
 def _relabel_view(stmt, src, out_fmt, out_shape):
@@ -343,6 +349,7 @@ class kernel_log:
 
 def plan_cache_clear():
     _BOUND.clear()
+    _BINDS.clear()
     _RULES.clear()
     _RUNNERS.clear()
     _SPECS.clear()

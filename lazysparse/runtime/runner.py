@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-import threading
 import weakref
 
 import numpy as np
@@ -39,21 +38,27 @@ class Runner:
         self.oidx = np.dtype(spec.output.index_dtype)
         self.obuf_slots = [(k, desc) for k, desc in enumerate(abi.p) if desc[0] == "obuf"]
         self.ocount_slots = {desc[1]: k for k, desc in enumerate(abi.d) if desc[0] == "ocount"}
-        self._tls = threading.local()
+        # argument arrays not in use: a call takes one set and puts it back (list.pop/append
+        # are atomic), so concurrent calls never share one, without a thread-local lookup,
+        # which costs microseconds right after a kernel has swept the cache
+        self._pool = []
         self.sites = tuning.Sites.of(abi.d, self.kernel.key)
         self.glue = glue_source(spec, abi, self.sites)
         self.call = _compile_glue(self.glue, self)
 
+    def bind(self, prologue, env):
+        """The glue with ``prologue`` run first (lines over the names in ``env`` that check
+        whether a bound plan applies, ``return None`` when not): checks, marshalling, kernel
+        and wrapping in one Python frame (docs/design.md, "Warm path")."""
+        return _compile_glue(glue_source(self.spec, self.abi, self.sites, prologue), self, env)
+
     def _bufs(self):
-        """Argument arrays reused per thread (a kernel call never re-enters), and per input slot
-        a weak reference to the storage whose buffers they hold."""
-        bufs = getattr(self._tls, "bufs", None)
-        if bufs is None:
-            ffi = self._ffi
-            bufs = self._tls.bufs = (ffi.new("void*[]", max(len(self.abi.p), 1)),
-                                     ffi.new("int64_t[]", max(len(self.abi.d), 1)),
-                                     [None] * (len(self.spec.inputs) + 1))  # + tuning state
-        return bufs
+        """A new set of argument arrays ``(p, d, memo)``; ``memo``: per input slot a weak
+        reference to the storage whose buffers ``p``/``d`` hold, then the tuning state."""
+        ffi = self._ffi
+        return (ffi.new("void*[]", max(len(self.abi.p), 1)),
+                ffi.new("int64_t[]", max(len(self.abi.d), 1)),
+                [None] * (len(self.spec.inputs) + 1))
 
     def _hint(self, storages, out_shape):
         tot = sum(st.nnz for st in storages if not st.format.is_dense and st.ndim)
@@ -92,9 +97,11 @@ class Runner:
         return Storage(out_shape, fmt, pos, crd, vals, self.oidx)
 
 
-def glue_source(spec, abi, sites=None) -> str:
+def glue_source(spec, abi, sites=None, prologue=()) -> str:
     """Python source of ``call(sts, shape, name)`` for one kernel: marshal, run, wrap.
-    ``sites``: the kernel's run-time schedule sites (runtime/tuning.py), set by the tuner."""
+    ``sites``: the kernel's run-time schedule sites (runtime/tuning.py), set by the tuner.
+    ``prologue``: lines run first, which may ``return None`` (a bound plan's checks; see
+    ``Runner.bind``)."""
     from ..planner.plan import extent_sources
     stmt = spec.stmt
     out_pos = {v: j for j, v in enumerate(stmt.out_indices)}
@@ -108,6 +115,7 @@ def glue_source(spec, abi, sites=None) -> str:
 
     n_in = len(spec.inputs)
     L = ["def call(sts, shape, name):"]
+    L += ["    " + ln for ln in prologue]
     L.append("    " + "".join(f"s{k}, " for k in range(n_in)) + "= sts" if n_in else "    pass")
     fmt = spec.output.format
     if fmt.is_dense:
@@ -155,8 +163,8 @@ def glue_source(spec, abi, sites=None) -> str:
         elif tag == "size":
             val = f"s{desc[1]}.shape[{spec.inputs[desc[1]].format.order[desc[2]]}]"
             dest = per_slot[desc[1]]
-        elif tag == "ostride":
-            val = f"out.strides[{desc[1]}] // {np.dtype(stmt.dtype).itemsize}"
+        elif tag == "ostride":  # the result is a new C-order array: its strides follow its shape
+            val = " * ".join(f"shape[{j}]" for j in range(desc[1] + 1, len(stmt.out_indices))) or "1"
         elif tag == "osize":
             val = f"shape[{fmt.order[desc[1]]}]"
         elif tag == "ohint":
@@ -165,9 +173,9 @@ def glue_source(spec, abi, sites=None) -> str:
             continue  # slots the kernel writes
         dest.append(f"d[{k}] = {val}")
     L.append("    try:")
-    L.append("        p, d, memo = tls.bufs")
-    L.append("    except AttributeError:")
-    L.append("        p, d, memo = bufs()")
+    L.append("        p, d, memo = bufs = pool.pop()")
+    L.append("    except IndexError:")
+    L.append("        p, d, memo = bufs = new_bufs()")
     site_slots = {slot for slot, *_ in sites.sites} if sites is not None else set()
     if site_slots:
         L.append("    fresh = False")
@@ -199,11 +207,19 @@ def glue_source(spec, abi, sites=None) -> str:
     else:
         L.append("    if fn(p, d):")
         L.append("        failed(p, shape, name)")
-    L.append("    return wrap(out, OFMT)" if fmt.is_dense else "    return wrap_sparse(p, d, shape)")
+    if fmt.is_dense:  # Storage.wrap_dense, inline: a frame fewer after the kernel
+        nones = "[" + "None, " * len(stmt.out_indices) + "]"
+        L += ["    pool.append(bufs)",
+              "    st = new(Storage)",
+              f"    st.shape, st.format, st.pos, st.crd = out.shape, OFMT, {nones}, {nones}",
+              "    st.vals, st.index_dtype, st.spec, st.stats = out, I64, None, None",
+              "    return st"]
+    else:
+        L += ["    st = wrap_sparse(p, d, shape)", "    pool.append(bufs)", "    return st"]
     return "\n".join(L) + "\n"
 
 
-def _compile_glue(source, runner):
+def _compile_glue(source, runner, extra_env=None):
     import _cffi_backend
     ffi = runner._ffi
     fb, BC = _cffi_backend.from_buffer, ffi.BCharA
@@ -214,12 +230,13 @@ def _compile_glue(source, runner):
     spec = runner.spec
     ident = (ops.reduce_identity(spec.stmt.reduce, runner.odtype)
              if spec.mode == "dense-count" else None)
-    env = dict(fb=fb, BC=BC, addr=addr, wrap=Storage.wrap_dense, tls=runner._tls, wref=weakref.ref, OFMT=spec.output.format, NULL=ffi.NULL, bufs=runner._bufs,
+    env = dict(fb=fb, BC=BC, addr=addr, new=object.__new__, Storage=Storage, pool=runner._pool, wref=weakref.ref, OFMT=spec.output.format, NULL=ffi.NULL, new_bufs=runner._bufs,
                fn=runner.kernel.fn, failed=runner._failed, hint=runner._hint,
                wrap_sparse=runner._wrap_sparse, clock=tuning.clock,
                tstart=runner.sites.start if runner.sites is not None else None,
                zeros=np.zeros, empty=_poisoned if POISON else np.empty, ones=np.ones, full=np.full, ODT=runner.odtype,
                I64=np.dtype(np.int64), IDENT=ident)
+    env.update(extra_env or {})
     exec(compile(source, "<lazysparse glue>", "exec"), env)
     return env["call"]
 
