@@ -137,9 +137,32 @@ def einsum(subscripts, *operands, format=None):
                         f"form einsum(op, sublist, ...) is not supported (got {type(subscripts).__name__})")
     if not operands:
         raise ValueError("einsum: no operands given")
+    Array = build.Array
+    key = None
+    if format is None and all(type(a) is Array for a in operands):
+        key = (subscripts, *[(a.shape, a.dtype) for a in operands])
+        hit = _EINSUM.get(key)
+        if hit is not None:  # parsed, checked and built before for these shapes and dtypes
+            stmt, shape, dtype, fmt = hit
+            return Array._from_node(build.make_node(stmt, operands, shape, dtype, fmt))
     arrs = [_as_array(x, "einsum") for x in operands]
     ins, out = parse_einsum(subscripts, [a.shape for a in arrs])
-    return _contract(out, list(zip(arrs, ins)), "einsum", format)
+    return _remember(_EINSUM, key, _contract(out, list(zip(arrs, ins)), "einsum", format), arrs)
+
+
+_EINSUM = {}
+
+
+def _remember(cache, key, out, operands):
+    """Keep what a build cache (``_EINSUM``, ``_MATMUL``) replays for ``key``: ``out``'s statement,
+    shape, dtype and format, when ``out`` is one node over exactly ``operands``."""
+    node = out._node
+    if key is not None and node is not None and len(node.children) == len(operands) and \
+            all(c is a for c, a in zip(node.children, operands)):
+        if len(cache) > build._CACHE_MAX:
+            cache.clear()
+        cache[key] = (node.stmt, node.shape, node.dtype, node.format)
+    return out
 
 
 def matmul(a, b, format=None):
@@ -159,14 +182,7 @@ def matmul(a, b, format=None):
             stmt, shape, dtype, fmt = hit
             return Array._from_node(build.make_node(stmt, (a, b), shape, dtype, fmt))
     a, b = _as_array(a, "matmul"), _as_array(b, "matmul")
-    out = _matmul(a, b, format)
-    node = out._node
-    if key is not None and node is not None and len(node.children) == 2 and \
-            node.children[0] is a and node.children[1] is b:
-        if len(_MATMUL) > build._CACHE_MAX:
-            _MATMUL.clear()
-        _MATMUL[key] = (node.stmt, node.shape, node.dtype, node.format)
-    return out
+    return _remember(_MATMUL, key, _matmul(a, b, format), (a, b))
 
 
 _MATMUL = {}

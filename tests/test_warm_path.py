@@ -203,3 +203,25 @@ def test_explain_names_the_run_time_schedule():
     A = ls.asarray(sp.random(30, 30, density=0.2, format="csr", random_state=0))
     assert "run-time schedule: innermost sums driven by T0 level 1" in ls.explain(A @ np.ones(30))
     assert "run-time schedule" not in ls.explain(A + A)
+
+
+def test_einsum_build_cache_keys_on_subscripts_shapes_and_dtypes():
+    """A repeated einsum replays its checked node; anything that changes the statement or the
+    result's shape or dtype builds anew (checked against NumPy)."""
+    rng = np.random.default_rng(0)
+    cases = [("ij,j->i", (4, 3), (3,), np.float64), ("ij,j->i", (5, 2), (2,), np.float64),
+             ("ij,j->i", (4, 3), (3,), np.float32), ("ij,i->j", (4, 3), (4,), np.float64),
+             ("ij,ij->", (4, 3), (4, 3), np.float64), ("ij,j->i", (4, 3), (3,), np.int64)]
+    for _ in range(2):  # the second round replays every node
+        for sub, sa, sb, dt in cases:
+            a, b = (rng.random(sa) * 10).astype(dt), (rng.random(sb) * 10).astype(dt)
+            la, lb = ls.asarray(a), ls.asarray(b)
+            got = ls.einsum(sub, la, lb).materialize()
+            want = np.einsum(sub, a, b)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_allclose(got.todense(), want, rtol=1e-6)
+    A = ls.asarray(np.arange(6.0).reshape(2, 3))
+    for _ in range(2):  # one operand twice
+        np.testing.assert_allclose(ls.einsum("ij,ij->i", A, A).todense(), [5.0, 50.0])
+    with pytest.raises(ValueError, match="einsum"):
+        ls.einsum("ij,j->i", A, ls.asarray(np.ones(4)))  # a new shape is checked again
