@@ -128,21 +128,27 @@ def _choice(lA):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_every_variant_is_right_while_the_tuner_measures(dtype, monkeypatch):
-    """The first calls with a new matrix run each schedule variant in turn; every result is
-    right, and the choice is then fixed on the matrix."""
-    seen = []
-    orig = tuning.Sites.apply
-    monkeypatch.setattr(tuning.Sites, "apply", lambda self, v, d: (seen.append(v), orig(self, v, d)))
+    """The first calls with a new matrix alternate the vector and the scalar loop (where the
+    vector loop is built); every result is right, and the choice is then fixed on the matrix."""
+    picked = []
+    orig = tuning._State.pick
+    monkeypatch.setattr(tuning._State, "pick", lambda self, d: picked.append(orig(self, d)) or picked[-1])
     A = _csr(40, 90, [0, 1, 7, 8, 9, 16, 17, 33] * 5, 11, dtype)
     lA = ls.asarray(A)
     rng = np.random.default_rng(12)
     tol = 1e-4 if dtype == np.float32 else 1e-12
-    for _ in range(3 * tuning.SAMPLES + 3):
-        x = rng.standard_normal(90).astype(dtype)
-        np.testing.assert_allclose((lA @ x).todense(), A.toarray() @ x, rtol=tol, atol=tol)
+    with ls.runtime.execute.kernel_log() as log:
+        for _ in range(2 * tuning.SAMPLES + 3):
+            x = rng.standard_normal(90).astype(dtype)
+            np.testing.assert_allclose((lA @ x).todense(), A.toarray() @ x, rtol=tol, atol=tol)
+    runner = log[-1][1]
+    vector_built = runner._pool[-1][1][runner.sites.caps] == 1
     chosen = _choice(lA)
     assert type(chosen) is tuple
-    assert {(0, 1), (0, 0)} <= {v[0] for v in seen}  # both scalar loops ran
+    if vector_built:
+        assert {0, 1} <= set(picked)  # both loops ran while measuring
+    else:
+        assert chosen == ((0, tuning.split_flag(lA.storage, 1)),) and set(picked) <= {-1}
     # a later call runs the chosen variant and stays right
     np.testing.assert_allclose((lA @ x).todense(), A.toarray() @ x, rtol=tol, atol=tol)
     assert _choice(lA) == chosen
@@ -167,8 +173,8 @@ def test_tuner_keeps_the_fastest_variant_by_its_best_time():
     state = sites.start([st0], d)
     assert (d[1], d[2]) == (1, 1)  # static choice: vector, split flag from the row statistics
     d[3] = 1  # the kernel reports its vector code as built
-    # split accumulators are fastest at their best, though one of their calls was noisy
-    times = {(1, 0): [5.0, 4.0, 4.5], (0, 1): [9.0, 2.0, 3.0], (0, 0): [3.5, 3.0, 6.0]}
+    # the scalar loop (split, by the statistics) is fastest at its best, though one call was noisy
+    times = {(1, 0): [5.0, 4.0, 4.5], (0, 1): [9.0, 2.0, 3.0]}
     k, done, n = -1, False, {v: 0 for v in times}
     while not done:
         k = state.pick(d)
@@ -184,13 +190,26 @@ def test_tuner_keeps_the_fastest_variant_by_its_best_time():
     assert state.pick(d2) == -1 and state.record(-1, 1.0, d2) is True
 
 
-def test_tuner_without_vector_code_measures_the_scalar_loops():
+def test_tuner_keeps_the_vector_loop_when_it_is_faster():
     sites = _fake_sites()
+    st0 = _St()
     d = [0] * 4
-    state = sites.start([_St()], d)
-    d[3] = 0  # built without AVX-512: the vec flag selects nothing
-    assert state.record(-1, 1.0, d) is False
-    assert state.variants == [((0, 1),), ((0, 0),)]
+    state = sites.start([st0], d)
+    d[3] = 1
+    done = state.record(state.pick(d), 1.0, d)
+    while not done:
+        done = state.record(state.pick(d), 2.0 if d[2] == 0 else 1.5, d)
+    assert st0.stats[sites.tag] == ((1, 0),) and d[2] == 1
+
+
+def test_tuner_without_vector_code_keeps_the_static_scalar_loop():
+    sites = _fake_sites()
+    st0 = _St()
+    d = [0] * 4
+    state = sites.start([st0], d)
+    d[3] = 0  # built without AVX-512: the vec flag selects nothing, nothing to measure
+    assert state.record(-1, 1.0, d) is True
+    assert st0.stats[sites.tag] == ((1, 1),) and state.variants is None
 
 
 def test_tuner_off(monkeypatch):

@@ -8,22 +8,22 @@ loop wins also depends on column locality and on how much of the working set sur
 calls: measured in-process on the corpus, it is 25-45% faster than scipy's scalar loop on most
 matrices and ~10% slower on cage10 (uniform rows of ~13 entries).
 
-So the variants are timed on the data itself, FFTW-style: the first calls on a new operand run
-each variant ``SAMPLES`` times (interleaved, each call still computes the right result), and
-the fastest by its best time is kept for that operand. The choice is stored on the storage that
+So where the vector loop is built it is timed against the static scalar choice on the data
+itself, FFTW-style: the first calls on a new operand alternate the two, ``SAMPLES`` times each
+(each call still computes the right result), and the faster by its best time is kept for that
+operand. (Measuring all three loops cost 9 calls, each ~50-150 us slower on cage10 than a
+settled call, and the third loop never won where ``split_flag`` had not picked it.) The choice is stored on the storage that
 drives the schedule sites (storages are immutable, so it stays valid), so ``A @ x`` in a loop
 settles within a handful of calls and then costs nothing. ``LAZYSPARSE_TUNE=0`` turns
 measuring off: the static choice (vector where built, else ``split_flag``) is used.
 """
 from __future__ import annotations
 
-import itertools
 import os
 import time
 import weakref
 
 SAMPLES = 3        # timed calls per variant; its best counts (robust to one noisy call)
-MAX_VARIANTS = 9   # more sites than this many combinations: keep the static choice
 ENABLED = os.environ.get("LAZYSPARSE_TUNE", "1") != "0"
 clock = time.perf_counter
 
@@ -86,23 +86,21 @@ class Sites:
 
 
 class _State:
-    """Samples per variant for one operand; replaced by the winning variant when complete."""
+    """Samples per variant for one operand; replaced by the winning variant when complete.
+
+    Two variants at most: every site's vector loop, or every site's static scalar loop
+    (``split_flag`` picks well between the two scalar loops, so they are not measured against
+    each other). Each measuring call stays cheap, because it runs right after a kernel that
+    swept the cache: a counter picks the variant, its flags are precomputed ``d[]`` writes."""
 
     def __init__(self, sites: Sites, st, default):
         # the storage weakly: its stats dict holds this state until the choice replaces it
         self.sites, self.storage, self.default = sites, weakref.ref(st), default
         self.variants = None  # known after the first call reports the vector capability
         self.samples = None
+        self.writes = None    # per variant: the (d index, value) pairs that select it
+        self.n = 0            # calls measured so far
         self.chosen = None    # the winner, once measured (other threads may still hold self)
-
-    def _enumerate(self, caps: bool):
-        per_site = []
-        for _, _, _, kv in self.sites.sites:
-            opts = [(0, 1), (0, 0)]
-            if kv is not None and caps:
-                opts.insert(0, (1, 0))
-            per_site.append(opts)
-        return list(itertools.product(*per_site))
 
     def pick(self, d):
         """Flags of the next variant to time (its index), or -1: the defaults already in ``d``."""
@@ -111,9 +109,9 @@ class _State:
             return -1
         if self.variants is None:
             return -1
-        counts = [len(s) for s in self.samples]
-        k = counts.index(min(counts))
-        self.sites.apply(self.variants[k], d)
+        k = self.n & 1
+        for i, v in self.writes[k]:
+            d[i] = v
         return k
 
     def record(self, k, seconds, d) -> bool:
@@ -122,21 +120,36 @@ class _State:
             self.sites.apply(self.chosen, d)
             return True
         if self.variants is None:
-            caps = self.sites.caps is not None and d[self.sites.caps] == 1
-            variants = self._enumerate(caps)
-            if len(variants) > MAX_VARIANTS or len(variants) < 2:
+            if self.sites.caps is None or d[self.sites.caps] != 1:
+                self._lock(self.default, d)  # no vector code built: the static scalar loops
+                return True
+            scalar = tuple((0, split) for _, split in self.default)
+            vector = tuple((1, 0) if kv is not None else (0, split)
+                           for (_, _, _, kv), (_, split) in zip(self.sites.sites, self.default))
+            if vector == scalar:
                 self._lock(self.default, d)
                 return True
-            # the default, as run: vector (split irrelevant) where built, else its scalar loop
-            ran = tuple((1, 0) if vec and caps else (0, split) for vec, split in self.default)
-            self.variants, self.samples = variants, [[] for _ in variants]
-            k = variants.index(ran)
+            self.variants, self.samples = [vector, scalar], [[], []]
+            self.writes = [self._writes(v) for v in self.variants]
+            # the first call ran the default: vector where built
+            k = 0
+            self.n = 1
+        else:
+            self.n += 1
         self.samples[k].append(seconds)
-        if min(len(s) for s in self.samples) < SAMPLES:
+        if self.n < 2 * SAMPLES:
             return False
-        best = min(range(len(self.variants)), key=lambda i: min(self.samples[i]))
+        best = 0 if min(self.samples[0]) <= min(self.samples[1]) else 1
         self._lock(self.variants[best], d)
         return True
+
+    def _writes(self, variant):
+        out = []
+        for (_, _, ks, kv), (vec, split) in zip(self.sites.sites, variant):
+            out.append((ks, split))
+            if kv is not None:
+                out.append((kv, vec))
+        return tuple(out)
 
     def _lock(self, variant, d):
         self.chosen = variant

@@ -185,7 +185,7 @@ def _mutate(todo, shape, indptr, indices, data):
             ind = ind.reshape(2, -1)
         elif what == "shape":
             shape = (max(shape[0] + small % 3 - 1, 0), shape[1] + (k % 3) - 1)
-        elif what == "data_dtype":
+        elif what == "data_dtype" and dat.dtype.kind not in "UO":  # strings don't cast back
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 dat = dat.astype(DATA_DTYPES[pick % len(DATA_DTYPES)])
