@@ -210,6 +210,7 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name):
         else:
             bound = full
         idt = PL.output_index_dtype(fmt, out_shape, bound)
+        _guard_positions(stmt, fmt, idt, out_shape, name)
     else:
         idt = "int64"
         _guard(stmt, mode, out_shape, name)
@@ -244,6 +245,29 @@ def _guard(stmt, mode, shape, name):
 GUARD_MIN = 64 << 10  # dense results under 64 KiB are never refused (no check on the warm path)
 
 
+def _dense_prefix(fmt):
+    """The modes of a sparse format's leading dense levels: its first position array has one
+    entry per point of them (CSR: a row pointer of shape[0] + 1 entries)."""
+    modes = []
+    for l, lv in enumerate(fmt.levels):
+        if lv.kind != "dense":
+            break
+        modes.append(fmt.order[l])
+    return modes
+
+
+def _guard_positions(stmt, fmt, idt, shape, name):
+    """The memory guard for a sparse result's position array over its dense levels, which is as
+    large as those levels whatever the nonzeros (a CSR result with 2**33 rows)."""
+    modes = _dense_prefix(fmt)
+    if modes:
+        count = math.prod(shape[m] for m in modes) + 1
+        n = count * np.dtype(idt).itemsize
+        if n >= GUARD_MIN:
+            memory.check_dense(n, (count,), lambda: f"the positions over the dense levels of the "
+                                                    f"sparse result of {stmt!r}", name)
+
+
 def _bind(stmt0, extra, runner, out_fmt, density_rule, sparse_out):
     """The warm path of one plan: a function ``(sts, shape, name)`` returning the result, or
     None when the plan does not apply. Its checks are generated into the runner's glue
@@ -274,6 +298,16 @@ def _bind(stmt0, extra, runner, out_fmt, density_rule, sparse_out):
     size = " * ".join(f"shape[{j}]" for j in range(len(stmt.out_indices))) or "1"
     if sparse_out:
         L += [f"if {size} > {int(PL.INT32_MAX)}:", "    return None  # int64 indices: planned again"]
+        fmt = runner.spec.output.format
+        modes = _dense_prefix(fmt)
+        if modes:  # the guard for the position array over the dense levels, inline
+            env.update(guard_pos=_guard_positions, FMT=fmt, IDT=runner.spec.output.index_dtype)
+            npos = " * ".join(f"shape[{int(m)}]" for m in modes)
+            isz = np.dtype(runner.spec.output.index_dtype).itemsize
+            L += [f"if ({npos} + 1) * {int(isz)} >= {int(GUARD_MIN)}:",
+                  "    lim = limit()",
+                  f"    if lim is not None and ({npos} + 1) * {int(isz)} > lim:",
+                  "        guard_pos(STMT, FMT, IDT, shape, name)"]
     else:  # the memory guard for a dense result, inline (it raises only over the limit)
         isz = np.dtype(stmt.dtype).itemsize + (8 if mode == "dense-count" else 0)
         L += [f"nbytes = {size} * {int(isz)}",

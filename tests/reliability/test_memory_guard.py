@@ -93,3 +93,22 @@ def test_default_is_a_fraction_of_available_memory(monkeypatch):
     monkeypatch.delenv("LAZYSPARSE_MEMORY_LIMIT", raising=False)
     lim = memory.limit()
     assert lim is not None and 0 < lim <= memory._available()
+
+
+def test_sparse_result_positions_over_the_limit_raise(monkeypatch):
+    """A sparse result stores one position per point of its dense levels (CSR: per row), however
+    few its nonzeros: that array is guarded like a dense result, on the first and warm calls."""
+    A = sp.random(300_000, 4, density=0.001, format="csr", random_state=0)
+    B = sp.random(300_000, 4, density=0.001, format="csr", random_state=1)
+    lA, lB = ls.asarray(A), ls.asarray(B)
+    monkeypatch.setenv("LAZYSPARSE_MEMORY_LIMIT", "none")
+    np.testing.assert_allclose((lA + lB).to_scipy().toarray(), (A + B).toarray())  # binds the plan
+    monkeypatch.setenv("LAZYSPARSE_MEMORY_LIMIT", "1M")  # the row pointer: 300,001 * 4 B = 1.1 MiB
+    with pytest.raises(MemoryError, match=r"materialize: the positions over the dense levels .* shape \(300001,\)"):
+        (lA + lB).materialize()
+    from lazysparse.runtime.execute import plan_cache_clear
+    plan_cache_clear()  # the planning path checks too
+    with pytest.raises(MemoryError, match="LAZYSPARSE_MEMORY_LIMIT"):
+        (lA + lB).materialize()
+    monkeypatch.setenv("LAZYSPARSE_MEMORY_LIMIT", "2M")
+    np.testing.assert_allclose((lA + lB).to_scipy().toarray(), (A + B).toarray())

@@ -1,4 +1,7 @@
-"""Tests for the compiled-kernel cache (lazysparse/runtime/cache.py, compiler.py, threads.py).
+"""Guarantees 6-8 (issue 5) and the kernel cache (lazysparse/runtime/cache.py, compiler.py,
+threads.py): checksummed entries rebuilt when corrupt or truncated, private 0700 directory,
+entries of other owners or writable by others never loaded, fallback from an unwritable
+directory, 8 processes compiling one kernel, threads compiling once, no compiler.
 
 Every test gets its own LAZYSPARSE_CACHE_DIR and a reset runtime state. Kernels are tiny hand-written
 C sources defining ``int32_t ls_kernel(void **p, int64_t *d)``.
@@ -18,7 +21,7 @@ import warnings
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repo
 
 # Imports lazysparse.runtime.cache even while lazysparse/__init__.py cannot be imported yet (other
 # modules it names are still being written): a bare package module stands in for it. Once the
