@@ -288,11 +288,21 @@ def check_loop(op, arg_dtypes, in_dtypes, out_dtype, opname):
         raise TypeError(f"{opname}: complex values have no ordering ({op} of {', '.join(arg_dtypes)})")
 
 
+_PASSED = {}  # id(statement) -> statement whose loop passed check_loop
+
+
 def checked(out, opname):
     """``out`` (a fresh elementwise node) after ``check_loop`` on its operation."""
     node = out._node
-    call = node.stmt.expr
-    check_loop(call.op, [str(c.dtype) for c in node.children], call.in_dtypes, call.dtype, opname)
+    stmt = node.stmt
+    call = stmt.expr
+    # the verdict depends on the statement alone (its op and dtypes), and statements are interned:
+    # a repeated line skips it (the entry holds the statement, so its id is not reused)
+    if _PASSED.get(id(stmt)) is not stmt:
+        check_loop(call.op, [str(c.dtype) for c in node.children], call.in_dtypes, call.dtype, opname)
+        if len(_PASSED) > build._CACHE_MAX:
+            _PASSED.clear()
+        _PASSED[id(stmt)] = stmt
     if call.op == "power" and call.dtype[0] in "iu":
         # an exponent known now (a scalar or a concrete 0-d array): NumPy refuses negative ones
         e = node.children[1]
