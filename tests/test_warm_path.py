@@ -128,11 +128,17 @@ def _choice(lA):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_every_variant_is_right_while_the_tuner_measures(dtype, monkeypatch):
-    """The first calls with a new matrix alternate the vector and the scalar loop (where the
-    vector loop is built); every result is right, and the choice is then fixed on the matrix."""
-    picked = []
-    orig = tuning._State.pick
-    monkeypatch.setattr(tuning._State, "pick", lambda self, d: picked.append(orig(self, d)) or picked[-1])
+    """The first calls with a new matrix time the vector and the scalar loop (where the vector
+    loop is built); every result is right, and the choice is then fixed on the matrix."""
+    ran = []  # the variant flags of every kernel run while measuring
+    orig = tuning._State.run
+
+    def run(self, fn, p, d):
+        def spy(p, d):
+            ran.append(tuple(d[i] for i, _ in self.writes[0]) if self.writes else None)
+            return fn(p, d)
+        return orig(self, spy, p, d)
+    monkeypatch.setattr(tuning._State, "run", run)
     A = _csr(40, 90, [0, 1, 7, 8, 9, 16, 17, 33] * 5, 11, dtype)
     lA = ls.asarray(A)
     rng = np.random.default_rng(12)
@@ -146,17 +152,21 @@ def test_every_variant_is_right_while_the_tuner_measures(dtype, monkeypatch):
     chosen = _choice(lA)
     assert type(chosen) is tuple
     if vector_built:
-        assert {0, 1} <= set(picked)  # both loops ran while measuring
+        # a short kernel that overwrites its dense result: measured hot, both loops ran
+        assert runner.sites.rerun
+        flags = {f for f in ran if f is not None}
+        assert len(flags) == 2, ran
+        assert len(ran) == 1 + tuning.HOT_CALLS * tuning.HOT_RUNS
     else:
-        assert chosen == ((0, tuning.split_flag(lA.storage, 1)),) and set(picked) <= {-1}
+        assert chosen == ((0, tuning.split_flag(lA.storage, 1)),) and len(ran) == 1
     # a later call runs the chosen variant and stays right
     np.testing.assert_allclose((lA @ x).todense(), A.toarray() @ x, rtol=tol, atol=tol)
     assert _choice(lA) == chosen
 
 
-def _fake_sites(caps_slot=True):
+def _fake_sites(caps_slot=True, rerun=False):
     d = [("ext", 0), ("split", 0, 1)] + ([("vec", 0, 1), ("simd",)] if caps_slot else [])
-    return tuning.Sites(d, "k")
+    return tuning.Sites(d, "k", rerun)
 
 
 class _St:
@@ -200,6 +210,82 @@ def test_tuner_keeps_the_vector_loop_when_it_is_faster():
     while not done:
         done = state.record(state.pick(d), 2.0 if d[2] == 0 else 1.5, d)
     assert st0.stats[sites.tag] == ((1, 0),) and d[2] == 1
+
+
+class _FakeKernel:
+    """A kernel whose runs advance a fake clock: ``cold`` seconds for a run that follows a call
+    boundary (the cache holds whatever the program did before), ``hot[variant]`` for a run right
+    after another run."""
+
+    def __init__(self, cold, hot):
+        self.now, self.cold, self.hot, self.runs, self.first = 0.0, cold, hot, [], True
+
+    def clock(self):
+        return self.now
+
+    def __call__(self, p, d):
+        v = (1, 0) if d[2] else (0, d[1])  # the vector loop ignores the split flag
+        self.runs.append(v)
+        self.now += self.cold[v] if self.first else self.hot[v]
+        self.first = False
+        return 0
+
+
+def test_tuner_times_short_kernels_hot(monkeypatch):
+    """A short kernel that overwrites its dense result is timed in runs that follow a run over
+    the same data: the first run of each call (after whatever ran before) never counts, so a
+    variant that only looks fast cold does not win."""
+    vec, scal = (1, 0), (0, 1)
+    k = _FakeKernel(cold={vec: 1e-5, scal: 9e-4}, hot={vec: 2e-4, scal: 1e-4})
+    monkeypatch.setattr(tuning, "clock", k.clock)
+    sites = _fake_sites(rerun=True)
+    st0 = _St()
+    d = [0] * 4
+    state = sites.start([st0], d)
+    d[3] = 1  # the kernel reports its vector code as built
+    calls = 0
+    while state.chosen is None:
+        k.first = True
+        assert state.run(k, None, d) == 0
+        calls += 1
+    assert state.hot and calls == 1 + tuning.HOT_CALLS
+    assert len(k.runs) == 1 + tuning.HOT_CALLS * tuning.HOT_RUNS
+    assert {v[0]: len(s) for v, s in zip(state.variants, state.samples)} == \
+        {vec: tuning.HOT_CALLS * (tuning.HOT_RUNS - 1) // 2,
+         scal: tuning.HOT_CALLS * (tuning.HOT_RUNS - 1) // 2}
+    assert st0.stats[sites.tag] == (scal,) and (d[1], d[2]) == (1, 0)
+
+
+def test_tuner_times_long_or_accumulating_kernels_once_per_call(monkeypatch):
+    """A kernel that cannot run twice in a call (it accumulates into its result), or a long one,
+    is timed once per call, alternating the variants."""
+    vec, scal = (1, 0), (0, 1)
+    for rerun, cold in ((False, 1e-5), (True, 2 * tuning.HOT_MAX_S)):
+        k = _FakeKernel(cold={vec: cold, scal: cold / 2}, hot={vec: 1.0, scal: 1.0})
+        monkeypatch.setattr(tuning, "clock", k.clock)
+        sites = _fake_sites(rerun=rerun)
+        st0 = _St()
+        d = [0] * 4
+        state = sites.start([st0], d)
+        d[3] = 1
+        while state.chosen is None:
+            k.first = True
+            state.run(k, None, d)
+        assert not state.hot and len(k.runs) == 2 * tuning.SAMPLES
+        assert st0.stats[sites.tag] == (scal,)
+
+
+def test_tuner_stops_on_a_failed_run(monkeypatch):
+    """A run that fails (a kernel out of memory returns nonzero) is reported at once."""
+    sites = _fake_sites(rerun=True)
+    d = [0] * 4
+    state = sites.start([_St()], d)
+    d[3] = 1
+    state.record(state.pick(d), 1e-5, d)
+    assert state.hot
+    runs = []
+    assert state.run(lambda p, d: runs.append(1) or 1, None, d) == 1 and runs == [1]
+    assert state.chosen is None
 
 
 def test_tuner_without_vector_code_keeps_the_static_scalar_loop():

@@ -268,6 +268,12 @@ def _guard_positions(stmt, fmt, idt, shape, name):
                                                     f"sparse result of {stmt!r}", name)
 
 
+# the memory limit on the warm path: the value for the environment last read, unless the
+# variable was set since (memory.LAST), with no call
+LIMIT_LINE = ("    lc = LIM[0]; lim = lc[1] if RAW_GET(RAW_KEY) is lc[0] else limit()"
+              if memory.RAW_GET is not None else "    lim = limit()")
+
+
 def _bind(stmt0, extra, runner, out_fmt, density_rule, sparse_out):
     """The warm path of one plan: a function ``(sts, shape, name)`` returning the result, or
     None when the plan does not apply. Its checks are generated into the runner's glue
@@ -275,7 +281,8 @@ def _bind(stmt0, extra, runner, out_fmt, density_rule, sparse_out):
     stmt, mode = runner.spec.stmt, runner.spec.mode
     env = dict(STMT0=stmt0,  # (holds the statement whose id is the key)
                STMT=stmt, MODE=mode, OUT_FMT=out_fmt, RULE=density_rule, LAST=[None],
-               limit=memory.limit, guard=_guard, STATS=STATS, LOGGING=_LOGGING, LOG=_LOG,
+               limit=memory.limit, LIM=memory.LAST, RAW_GET=memory.RAW_GET,
+               RAW_KEY=memory._RAW_KEY, guard=_guard, STATS=STATS, LOGGING=_LOGGING, LOG=_LOG,
                ITEM=(runner.spec, runner))
     L = []
     if extra:  # operands used in several places of the statement, split into slots
@@ -305,14 +312,14 @@ def _bind(stmt0, extra, runner, out_fmt, density_rule, sparse_out):
             npos = " * ".join(f"shape[{int(m)}]" for m in modes)
             isz = np.dtype(runner.spec.output.index_dtype).itemsize
             L += [f"if ({npos} + 1) * {int(isz)} >= {int(GUARD_MIN)}:",
-                  "    lim = limit()",
+                  LIMIT_LINE,
                   f"    if lim is not None and ({npos} + 1) * {int(isz)} > lim:",
                   "        guard_pos(STMT, FMT, IDT, shape, name)"]
     else:  # the memory guard for a dense result, inline (it raises only over the limit)
         isz = np.dtype(stmt.dtype).itemsize + (8 if mode == "dense-count" else 0)
         L += [f"nbytes = {size} * {int(isz)}",
               f"if nbytes >= {int(GUARD_MIN)}:",
-              "    lim = limit()",
+              LIMIT_LINE,
               "    if lim is not None and nbytes > lim:",
               "        guard(STMT, MODE, shape, name)"]
     L += ['STATS["plan_hits"] += 1',

@@ -50,11 +50,15 @@ def _available() -> int:
 # result checks the limit); the mapping behind os.environ is a plain dict on POSIX
 _RAW = getattr(os.environ, "_data", None)
 _RAW_KEY = os.environ.encodekey(_ENV) if _RAW is not None and hasattr(os.environ, "encodekey") else None
+# the raw environment value last read and the limit it gave: the warm path (execute._bind)
+# compares the raw value by identity, with no call (os.environ keeps the same object while the
+# variable is not set again; setting it, even to the same text, stores a new one)
+LAST = [(object(), None)]
+RAW_GET = _RAW.get if _RAW_KEY is not None else None
 
 
-def _env_text():
+def _env_text(raw):
     if _RAW_KEY is not None:
-        raw = _RAW.get(_RAW_KEY)
         return None if raw is None else os.environ.decodevalue(raw)
     return os.environ.get(_ENV)
 
@@ -62,15 +66,20 @@ def _env_text():
 def limit():
     """The limit in bytes, or None. The environment is read on every call, the default once
     per process."""
-    text = _env_text()
+    raw = _RAW.get(_RAW_KEY) if _RAW_KEY is not None else None
+    text = _env_text(raw)
     if text is not None and text.strip():
         hit = _cached.get(text)
         if hit is None:
             hit = _cached[text] = (parse_limit(text),)
-        return hit[0]
-    if "default" not in _cached:
-        _cached["default"] = _available() * 3 // 4
-    return _cached["default"]
+        lim = hit[0]
+    else:
+        if "default" not in _cached:
+            _cached["default"] = _available() * 3 // 4
+        lim = _cached["default"]
+    if _RAW_KEY is not None:
+        LAST[0] = (raw, lim)
+    return lim
 
 
 def check_dense(nbytes: int, shape, what, name: str):

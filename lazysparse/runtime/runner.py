@@ -42,7 +42,10 @@ class Runner:
         # are atomic), so concurrent calls never share one, without a thread-local lookup,
         # which costs microseconds right after a kernel has swept the cache
         self._pool = []
-        self.sites = tuning.Sites.of(abi.d, self.kernel.key)
+        # a kernel that overwrites its whole dense result may run twice in a call (the tuner
+        # times its variants back to back)
+        rerun = self.out_dense and abi.writes_all and spec.mode != "dense-count"
+        self.sites = tuning.Sites.of(abi.d, self.kernel.key, rerun)
         self.glue = glue_source(spec, abi, self.sites)
         self.call = _compile_glue(self.glue, self)
 
@@ -54,11 +57,12 @@ class Runner:
 
     def _bufs(self):
         """A new set of argument arrays ``(p, d, memo)``; ``memo``: per input slot a weak
-        reference to the storage whose buffers ``p``/``d`` hold, then the tuning state."""
+        reference to the storage whose buffers ``p``/``d`` hold, then the tuning state, then
+        the result shape whose sizes ``d`` holds."""
         ffi = self._ffi
         return (ffi.new("void*[]", max(len(self.abi.p), 1)),
                 ffi.new("int64_t[]", max(len(self.abi.d), 1)),
-                [None] * (len(self.spec.inputs) + 1))
+                [None] * (len(self.spec.inputs) + 2))
 
     def _hint(self, storages, out_shape):
         tot = sum(st.nnz for st in storages if not st.format.is_dense and st.ndim)
@@ -134,6 +138,7 @@ def glue_source(spec, abi, sites=None, prologue=()) -> str:
     # then marshals only what changed.
     per_slot = {k: [] for k in range(n_in)}
     always = []
+    by_shape = []  # lines that depend on the result's shape alone
     for k, desc in enumerate(abi.p):
         if desc[0] == "out":
             always.append(f"b{k} = fb(BC, {'out' if desc[1] == 'vals' else 'cnt'}, True); p[{k}] = b{k}")
@@ -155,8 +160,7 @@ def glue_source(spec, abi, sites=None, prologue=()) -> str:
         tag, dest = desc[0], always
         if tag == "ext":
             val = ext(desc[1])
-            if desc[1] not in out_pos:
-                dest = per_slot[src[desc[1]][0]]
+            dest = by_shape if desc[1] in out_pos else per_slot[src[desc[1]][0]]
         elif tag == "stride":
             it = np.dtype(spec.inputs[desc[1]].dtype).itemsize
             val, dest = f"s{desc[1]}.vals.strides[{desc[2]}] // {it}", per_slot[desc[1]]
@@ -165,8 +169,9 @@ def glue_source(spec, abi, sites=None, prologue=()) -> str:
             dest = per_slot[desc[1]]
         elif tag == "ostride":  # the result is a new C-order array: its strides follow its shape
             val = " * ".join(f"shape[{j}]" for j in range(desc[1] + 1, len(stmt.out_indices))) or "1"
+            dest = by_shape
         elif tag == "osize":
-            val = f"shape[{fmt.order[desc[1]]}]"
+            val, dest = f"shape[{fmt.order[desc[1]]}]", by_shape
         elif tag == "ohint":
             val = "hint(sts, shape)"
         else:
@@ -190,17 +195,18 @@ def glue_source(spec, abi, sites=None, prologue=()) -> str:
     if site_slots:  # schedule flags: the measured choice for these operands, or still measuring
         L.append("    if fresh:")
         L.append(f"        memo[{n_in}] = tstart(sts, d)")
+    if by_shape:  # the same shape object as in this set's previous call: its sizes are in d[]
+        L.append(f"    if shape is not memo[{n_in + 1}]:")
+        L += ["        " + ln for ln in by_shape]
+        L.append(f"        memo[{n_in + 1}] = shape")
     L += ["    " + ln for ln in always]
     if site_slots:
         L += [f"    tv = memo[{n_in}]",
               "    if tv is None:",
               "        rc = fn(p, d)",
               "    else:",
-              "        k = tv.pick(d)",
-              "        t0 = clock()",
-              "        rc = fn(p, d)",
-              "        t1 = clock()",
-              "        if tv.record(k, t1 - t0, d):",
+              "        rc = tv.run(fn, p, d)",
+              "        if tv.chosen is not None:",
               f"            memo[{n_in}] = None",
               "    if rc:",
               "        failed(p, shape, name)"]
@@ -232,7 +238,7 @@ def _compile_glue(source, runner, extra_env=None):
              if spec.mode == "dense-count" else None)
     env = dict(fb=fb, BC=BC, addr=addr, new=object.__new__, Storage=Storage, pool=runner._pool, wref=weakref.ref, OFMT=spec.output.format, NULL=ffi.NULL, new_bufs=runner._bufs,
                fn=runner.kernel.fn, failed=runner._failed, hint=runner._hint,
-               wrap_sparse=runner._wrap_sparse, clock=tuning.clock,
+               wrap_sparse=runner._wrap_sparse,
                tstart=runner.sites.start if runner.sites is not None else None,
                zeros=np.zeros, empty=_poisoned if POISON else np.empty, ones=np.ones, full=np.full, ODT=runner.odtype,
                I64=np.dtype(np.int64), IDENT=ident)

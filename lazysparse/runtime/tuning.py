@@ -4,18 +4,28 @@ Some schedule decisions cannot be read off cheap statistics. The innermost segme
 row, a row sum, any contraction whose innermost index is sparse) has three loops in one kernel,
 picked by ``d[]`` flags: AVX-512 vector, split scalar accumulators, plain scalar (lowering.py).
 Segment lengths pick well between the two scalar loops (``split_flag``), but whether the vector
-loop wins also depends on column locality and on how much of the working set survives between
-calls: measured in-process on the corpus, it is 25-45% faster than scipy's scalar loop on most
-matrices and ~10% slower on cage10 (uniform rows of ~13 entries).
+loop wins also depends on column locality and row-length mix: measured on the corpus it is
+25-60% faster than scipy's scalar loop on most matrices and ~15% slower than the split scalar
+loop on cage10 (uniform rows of ~13 entries, two gathers per row).
 
 So where the vector loop is built it is timed against the static scalar choice on the data
-itself, FFTW-style: the first calls on a new operand alternate the two, ``SAMPLES`` times each
-(each call still computes the right result), and the faster by its best time is kept for that
-operand. (Measuring all three loops cost 9 calls, each ~50-150 us slower on cage10 than a
-settled call, and the third loop never won where ``split_flag`` had not picked it.) The choice is stored on the storage that
-drives the schedule sites (storages are immutable, so it stays valid), so ``A @ x`` in a loop
-settles within a handful of calls and then costs nothing. ``LAZYSPARSE_TUNE=0`` turns
-measuring off: the static choice (vector where built, else ``split_flag``) is used.
+itself, FFTW-style, in the first calls on a new operand (each call still computes the right
+result), and the faster is kept for that operand. How it is timed depends on the kernel:
+
+* **hot runs** (a short kernel that may run several times: a dense result it overwrites
+  entirely): after the first call, two calls run the kernel five times each, ``A, B, A, B, A``
+  then ``B, A, B, A, B``, and all runs but the first count. Each counted run follows a run over
+  the same data, so both variants are timed in the same cache state; timing each variant once
+  per call instead (right after whatever the program did before) let that state decide: on
+  cage10 the wrong loop won 3 times in 10 (docs/design.md, "Run-time schedule tuner").
+* **single runs** (a long kernel, or one whose result cannot be recomputed in place): the calls
+  alternate the variants, ``SAMPLES`` each, and the best time counts. At milliseconds per run
+  the cache state before a call matters little.
+
+The choice is stored on the storage that drives the schedule sites (storages are immutable, so
+it stays valid), so ``A @ x`` in a loop settles within three calls and then costs nothing.
+``LAZYSPARSE_TUNE=0`` turns measuring off: the static choice (vector where built, else
+``split_flag``) is used.
 """
 from __future__ import annotations
 
@@ -23,7 +33,11 @@ import os
 import time
 import weakref
 
-SAMPLES = 3        # timed calls per variant; its best counts (robust to one noisy call)
+SAMPLES = 3        # single runs: timed calls per variant; its best counts (robust to one noisy call)
+HOT_CALLS = 2      # hot runs: measuring calls after the first, each running A, B, A, B, A and
+HOT_RUNS = 5       # timing all but the first: 4 samples per variant in all
+HOT_MAX_S = 0.001  # hot runs for kernels whose first run took less: a measuring call then costs
+                   # at most a few ms
 ENABLED = os.environ.get("LAZYSPARSE_TUNE", "1") != "0"
 clock = time.perf_counter
 
@@ -41,7 +55,9 @@ class Sites:
     """The schedule sites of one kernel: per driving (slot, level), the ``d[]`` indices of its
     ``split`` flag and, where a vector loop was generated, its ``vec`` flag."""
 
-    def __init__(self, abi_d, kernel_key):
+    def __init__(self, abi_d, kernel_key, rerun=False):
+        # rerun: the kernel may run twice in one call (it overwrites its whole dense result)
+        self.rerun = rerun
         sites = {}
         self.caps = None  # d[] slot where the kernel reports whether its vector code is built
         for k, desc in enumerate(abi_d):
@@ -54,9 +70,9 @@ class Sites:
         self.key_slot = self.sites[0][0]
 
     @classmethod
-    def of(cls, abi_d, kernel_key):
+    def of(cls, abi_d, kernel_key, rerun=False):
         """The sites of a kernel, or None when it has no run-time schedule flags."""
-        return cls(abi_d, kernel_key) if any(desc[0] == "split" for desc in abi_d) else None
+        return cls(abi_d, kernel_key, rerun) if any(desc[0] == "split" for desc in abi_d) else None
 
     def apply(self, variant, d):
         for (_, _, ks, kv), (vec, split) in zip(self.sites, variant):
@@ -90,8 +106,8 @@ class _State:
 
     Two variants at most: every site's vector loop, or every site's static scalar loop
     (``split_flag`` picks well between the two scalar loops, so they are not measured against
-    each other). Each measuring call stays cheap, because it runs right after a kernel that
-    swept the cache: a counter picks the variant, its flags are precomputed ``d[]`` writes."""
+    each other). A counter picks the variant, its flags are precomputed ``d[]`` writes: a
+    measuring call stays cheap beyond its kernel runs."""
 
     def __init__(self, sites: Sites, st, default):
         # the storage weakly: its stats dict holds this state until the choice replaces it
@@ -100,7 +116,41 @@ class _State:
         self.samples = None
         self.writes = None    # per variant: the (d index, value) pairs that select it
         self.n = 0            # calls measured so far
+        self.hot = False      # measured in hot runs (module docstring), known after the first call
         self.chosen = None    # the winner, once measured (other threads may still hold self)
+
+    def run(self, fn, p, d):
+        """The kernel run(s) of one measuring call (the glue's ``fn(p, d)``); returns the
+        kernel's status, nonzero when it failed (the caller reports it)."""
+        if self.hot and self.chosen is None:
+            return self._hot(fn, p, d)
+        k = self.pick(d)
+        t0 = clock()
+        rc = fn(p, d)
+        t1 = clock()
+        if not rc:
+            self.record(k, t1 - t0, d)
+        return rc
+
+    def _hot(self, fn, p, d):
+        """``A, B, A, B, A``: the runs after the first are timed, each right after a run over
+        the same data; the next call swaps the roles."""
+        a = self.n & 1
+        for j in range(HOT_RUNS):
+            k = a ^ (j & 1)
+            for i, v in self.writes[k]:
+                d[i] = v
+            t0 = clock()
+            rc = fn(p, d)
+            t1 = clock()
+            if rc:
+                return rc
+            if j:
+                self.samples[k].append(t1 - t0)
+        self.n += 1
+        if self.n > HOT_CALLS:  # (n counts the first call too)
+            self._choose(d)
+        return 0
 
     def pick(self, d):
         """Flags of the next variant to time (its index), or -1: the defaults already in ``d``."""
@@ -131,17 +181,25 @@ class _State:
                 return True
             self.variants, self.samples = [vector, scalar], [[], []]
             self.writes = [self._writes(v) for v in self.variants]
-            # the first call ran the default: vector where built
-            k = 0
+            # the first call ran the default: vector where built. A short kernel that may run
+            # twice is measured hot from now on; its first, cold run does not count
             self.n = 1
+            if self.sites.rerun and seconds < HOT_MAX_S:
+                self.hot = True
+                return False
+            k = 0
         else:
             self.n += 1
         self.samples[k].append(seconds)
         if self.n < 2 * SAMPLES:
             return False
+        self._choose(d)
+        return True
+
+    def _choose(self, d):
+        """Keep the variant with the best time."""
         best = 0 if min(self.samples[0]) <= min(self.samples[1]) else 1
         self._lock(self.variants[best], d)
-        return True
 
     def _writes(self, variant):
         out = []

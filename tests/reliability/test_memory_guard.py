@@ -36,6 +36,17 @@ def test_warm_plan_is_guarded_too(operands, monkeypatch):
         (A @ X).materialize()
     monkeypatch.setenv("LAZYSPARSE_MEMORY_LIMIT", "1G")
     np.testing.assert_allclose((A @ X).todense(), want)
+    # the warm path remembers the limit of the text it last read: set again, even to a text
+    # seen before, or unset, the variable is read again
+    monkeypatch.setenv("LAZYSPARSE_MEMORY_LIMIT", "100K")
+    with pytest.raises(MemoryError, match="LAZYSPARSE_MEMORY_LIMIT"):
+        (A @ X).materialize()
+    monkeypatch.delenv("LAZYSPARSE_MEMORY_LIMIT")
+    np.testing.assert_allclose((A @ X).todense(), want)
+    monkeypatch.setattr(memory, "_cached", {"default": 1000})
+    monkeypatch.setenv("LAZYSPARSE_MEMORY_LIMIT", "")
+    with pytest.raises(MemoryError, match="LAZYSPARSE_MEMORY_LIMIT"):
+        (A @ X).materialize()
 
 
 def test_dense_intermediate_is_guarded(operands, monkeypatch):
