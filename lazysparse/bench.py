@@ -395,11 +395,17 @@ def run_case(ls_fn, peer_fns: dict, repeat: int, budget_s: float):
     for name, fn in peer_fns.items():
         if name not in rec["peers"]:
             fns[name] = fn
+    from .runtime import tuning
+    made = tuning.CHOICES_MADE[0]
     for name, res in measure_interleaved(fns, repeat, budget_s).items():
         if name == "lazysparse":
             rec["lazysparse"].update(res)
         else:
             rec["peers"][name] = res
+    n = min(tuning.CHOICES_MADE[0] - made, len(tuning.CHOICES))
+    if n:  # run-time schedule choices measured during the timed calls (runtime/tuning.py)
+        rec["lazysparse"]["tuned"] = [
+            {"loops": c[0], "timed": c[1], "best_us": c[2]} for c in list(tuning.CHOICES)[-n:]]
     return rec
 
 

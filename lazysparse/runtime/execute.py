@@ -268,6 +268,10 @@ def _guard_positions(stmt, fmt, idt, shape, name):
                                                     f"sparse result of {stmt!r}", name)
 
 
+def _NOTHING():  # a dead weak reference: no storage chose the plan yet
+    return None
+
+
 # the memory limit on the warm path: the value for the environment last read, unless the
 # variable was set since (memory.LAST), with no call
 LIMIT_LINE = ("    lc = LIM[0]; lim = lc[1] if RAW_GET(RAW_KEY) is lc[0] else limit()"
@@ -280,7 +284,7 @@ def _bind(stmt0, extra, runner, out_fmt, density_rule, sparse_out):
     (``Runner.bind``), so that a warm call is one frame from here to the wrapped result."""
     stmt, mode = runner.spec.stmt, runner.spec.mode
     env = dict(STMT0=stmt0,  # (holds the statement whose id is the key)
-               STMT=stmt, MODE=mode, OUT_FMT=out_fmt, RULE=density_rule, LAST=[None],
+               STMT=stmt, MODE=mode, OUT_FMT=out_fmt, RULE=density_rule, CHOSE=[_NOTHING],
                limit=memory.limit, LIM=memory.LAST, RAW_GET=memory.RAW_GET,
                RAW_KEY=memory._RAW_KEY, guard=_guard, STATS=STATS, LOGGING=_LOGGING, LOG=_LOG,
                ITEM=(runner.spec, runner))
@@ -293,15 +297,13 @@ def _bind(stmt0, extra, runner, out_fmt, density_rule, sparse_out):
         # verdict
         if len(density_rule.slots) == 1:
             k0 = int(density_rule.slots[0])
-            L += ["c = LAST[0]",
-                  f"if c is not None and c[0]() is sts[{k0}]:",
-                  "    verdict = c[1]",
-                  "else:",
-                  "    verdict = RULE(sts, shape)",
-                  f"    LAST[0] = (wref(sts[{k0}]), verdict)"]
+            # (only a storage that chose this plan is remembered: one test on the hit path)
+            L += [f"if CHOSE[0]() is not sts[{k0}]:",
+                  "    if RULE(sts, shape) is not OUT_FMT:",
+                  "        return None",
+                  f"    CHOSE[0] = wref(sts[{k0}])"]
         else:
-            L.append("verdict = RULE(sts, shape)")
-        L += ["if verdict is not OUT_FMT:", "    return None"]
+            L += ["if RULE(sts, shape) is not OUT_FMT:", "    return None"]
     size = " * ".join(f"shape[{j}]" for j in range(len(stmt.out_indices))) or "1"
     if sparse_out:
         L += [f"if {size} > {int(PL.INT32_MAX)}:", "    return None  # int64 indices: planned again"]

@@ -29,6 +29,7 @@ it stays valid), so ``A @ x`` in a loop settles within three calls and then cost
 """
 from __future__ import annotations
 
+import collections
 import os
 import time
 import weakref
@@ -40,6 +41,10 @@ HOT_MAX_S = 0.001  # hot runs for kernels whose first run took less: a measuring
                    # at most a few ms
 ENABLED = os.environ.get("LAZYSPARSE_TUNE", "1") != "0"
 clock = time.perf_counter
+# the latest choices, for benchmark records (lazysparse.bench): (variant names, how timed, best
+# time per variant in us); CHOICES_MADE counts them all
+CHOICES = collections.deque(maxlen=64)
+CHOICES_MADE = [0]
 
 
 def split_flag(st, l):
@@ -210,6 +215,11 @@ class _State:
         return tuple(out)
 
     def _lock(self, variant, d):
+        if self.samples is not None and self.chosen is None:
+            names = ["vector" if v[0] else "scalar" for v in variant]
+            CHOICES.append((names, "hot" if self.hot else "single",
+                            [round(min(s) * 1e6, 1) if s else None for s in self.samples]))
+            CHOICES_MADE[0] += 1
         self.chosen = variant
         st = self.storage()
         if st is not None:
