@@ -27,14 +27,24 @@ def explain(*arrays, fusion="auto") -> str:
     """
     from .runtime.execute import check_options, compute_nodes, kernel_log
     check_options("explain", fusion=fusion)
+    from .array import Array
     nodes = _nodes(arrays)
+    roots = [a._node for a in arrays if isinstance(a, Array) and a._node is not None]
     with kernel_log() as log:
-        compute_nodes(nodes, fusion=fusion)
-    lines = [f"lazysparse plan: {len(nodes)} node(s), fusion={fusion!r} (one kernel per operation)"]
+        compute_nodes(roots, fusion=fusion)
+    from .runtime.fused import FusedRun
+    fused = any(isinstance(e, FusedRun) for e in log)
+    how = "fused kernels where the plan shares loops" if fusion == "auto" else "one kernel per operation"
+    lines = [f"lazysparse plan: {len(nodes)} node(s), fusion={fusion!r} ({how})"]
     for k, n in enumerate(nodes):
         st = n.result
-        lines.append(f"node {k}: {n.stmt!r}  shape={n.shape} dtype={n.dtype} -> format {st.format!r}")
-    for k, (spec, runner) in enumerate(log):
+        fmt = f"format {st.format!r}" if st is not None else "computed inside a fused kernel (not stored)"
+        lines.append(f"node {k}: {n.stmt!r}  shape={n.shape} dtype={n.dtype} -> {fmt}")
+    for k, entry in enumerate(log):
+        if isinstance(entry, FusedRun):
+            lines += _fused_lines(k, entry)
+            continue
+        spec, runner = entry
         ins = ", ".join(f"T{j}:{s.format!r}/{s.dtype}/{s.index_dtype}" for j, s in enumerate(spec.inputs))
         lines.append(f"\nkernel {k}: {spec.stmt!r}")
         lines.append(f"  operands: {ins}")
@@ -51,6 +61,21 @@ def explain(*arrays, fusion="auto") -> str:
     if not log:
         lines.append("(every node was already materialized: no kernel ran)")
     return "\n".join(lines)
+
+
+def _fused_lines(k, run):
+    plan = run.plan
+    prog = plan.program
+    out = [f"\nkernel {k}: fused, {len(prog.ops)} operations in one loop nest"]
+    out += [f"  S{j}: {op!r}" for j, op in enumerate(prog.ops)]
+    out.append("  loops: " + repr(plan))
+    temps = [f"v{vid}[{', '.join(map(repr, kept))}] (dense)" for vid, kept in plan.temp_dims.items()]
+    if temps:
+        out.append("  temporaries: " + "; ".join(temps))
+    out.append("  result: " + (f"the pattern and format of v{run.like}" if run.like is not None else "dense"))
+    out.append(f"  signature: {run.kernel.key}")
+    out.append(run.kernel.source)
+    return out
 
 
 def opcount(*arrays, fusion="auto") -> dict:

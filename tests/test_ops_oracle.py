@@ -642,3 +642,21 @@ def test_regression_complex_zero_to_the_zero(fmt):
     """Complex 0 ** 0 was nan+nanj, not 1."""
     D = np.array([[0j, 1 + 1j]])
     check(build(D, fmt) ** 0, D ** 0)
+
+
+@pytest.mark.parametrize("vdtype", [np.int64, np.int32, np.float32, np.bool_])
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+def test_matvec_with_values_that_need_a_cast(vdtype, fmt):
+    """Integer (or narrower) matrix entries with a float64 result: every loop, the vector segment
+    sum included, casts each entry (regression: the AVX-512 loop read int64 entries as doubles).
+    Rows of 3, 8 and 19 entries exercise the masked tail and full vector iterations."""
+    rng = np.random.default_rng(7)
+    D = np.zeros((3, 40))
+    for r, n in enumerate((3, 8, 19)):
+        D[r, rng.choice(40, n, replace=False)] = rng.integers(1, 5, n)
+    D = D.astype(vdtype)
+    A = ls.asarray(sp.csr_array(D) if fmt == "csr" else sp.csc_array(D))
+    x, X = rng.random(40), rng.random((40, 3))
+    np.testing.assert_allclose((A @ x).todense(), D @ x, rtol=1e-12)
+    np.testing.assert_allclose((x[:3] @ A).todense(), x[:3] @ D, rtol=1e-12)
+    np.testing.assert_allclose((A @ X).todense(), D @ X, rtol=1e-12)

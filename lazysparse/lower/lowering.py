@@ -45,6 +45,30 @@ class ABI:
         return f"d[{len(self.d) - 1}]"
 
 
+def declare_operand(top, abi, k, sp):
+    """Declarations of operand ``k`` (spec ``sp``) from its ``p[]``/``d[]`` slots: ``v<k>`` values
+    (``v<k>s`` for a 0-d one), ``s<k>_<m>`` dense strides, ``p<k>_<l>``/``c<k>_<l>`` positions
+    and coordinates of sparse levels, ``n<k>_<l>`` sizes of dense levels."""
+    t = C.ctype(sp.dtype)
+    if sp.dense:
+        if sp.ndim == 0:
+            top.add(Decl(f"const {t}", f"v{k}s", f"*(const {t} *){abi.ptr(('in', k, 'vals'))}"))
+            return
+        top.add(Decl(f"const {t} *restrict", f"v{k}", f"(const {t} *){abi.ptr(('in', k, 'vals'))}"))
+        for m in range(sp.ndim):
+            top.add(Decl("int64_t", f"s{k}_{m}", abi.int(("stride", k, m))))
+        return
+    it = C.ctype(sp.index_dtype)
+    for l, lv in enumerate(sp.format.levels):
+        if lv.kind == "compressed":
+            top.add(Decl(f"const {it} *restrict", f"p{k}_{l}", f"(const {it} *){abi.ptr(('in', k, 'pos', l))}"))
+        if lv.kind != "dense":
+            top.add(Decl(f"const {it} *restrict", f"c{k}_{l}", f"(const {it} *){abi.ptr(('in', k, 'crd', l))}"))
+        else:
+            top.add(Decl("int64_t", f"n{k}_{l}", abi.int(("size", k, l))))
+    top.add(Decl(f"const {t} *restrict", f"v{k}", f"(const {t} *){abi.ptr(('in', k, 'vals'))}"))
+
+
 class _Acc:
     """Lowering state of one access: how many levels are resolved, position, presence."""
     __slots__ = ("q", "acc", "slot", "spec", "lvars", "lvl", "pos", "pres", "seg")
@@ -108,24 +132,7 @@ class Lowerer:
 
     def declare_inputs(self, top):
         for k, sp in enumerate(self.spec.inputs):
-            t = C.ctype(sp.dtype)
-            if sp.dense:
-                if sp.ndim == 0:
-                    top.add(Decl(f"const {t}", f"v{k}s", f"*(const {t} *){self.abi.ptr(('in', k, 'vals'))}"))
-                    continue
-                top.add(Decl(f"const {t} *restrict", f"v{k}", f"(const {t} *){self.abi.ptr(('in', k, 'vals'))}"))
-                for m in range(sp.ndim):
-                    top.add(Decl("int64_t", f"s{k}_{m}", self.abi.int(("stride", k, m))))
-                continue
-            it = self.it_type(k)
-            for l, lv in enumerate(sp.format.levels):
-                if lv.kind == "compressed":
-                    top.add(Decl(f"const {it} *restrict", f"p{k}_{l}", f"(const {it} *){self.abi.ptr(('in', k, 'pos', l))}"))
-                if lv.kind != "dense":
-                    top.add(Decl(f"const {it} *restrict", f"c{k}_{l}", f"(const {it} *){self.abi.ptr(('in', k, 'crd', l))}"))
-                else:
-                    top.add(Decl("int64_t", f"n{k}_{l}", self.abi.int(("size", k, l))))
-            top.add(Decl(f"const {t} *restrict", f"v{k}", f"(const {t} *){self.abi.ptr(('in', k, 'vals'))}"))
+            declare_operand(top, self.abi, k, sp)
 
     # -- output -------------------------------------------------------------------------------
     def declare_output(self, top):

@@ -96,13 +96,13 @@ def _vexpr(lw, e, v, drv, u, kind, terms, accs, masked):
     if isinstance(e, Access):
         a = next(accs)
         k = a.slot
+        if a.spec.dtype != lw.odt:
+            return None  # a value that needs a cast (int64 entries, float result): scalar loop
         if a is drv:
             if masked:
                 return f"_mm512_maskz_loadu_{sfx}(m, v{k} + vj{u})"
             return f"_mm512_loadu_{sfx}(v{k} + vj{u})"
         if a.spec.dense:
-            if a.spec.dtype != lw.odt:
-                return None
             if a.spec.ndim == 0:
                 return f"_mm512_set1_{sfx}(v{k}s)"
             ms = [m for m, ix in enumerate(e.indices) if ix == v]

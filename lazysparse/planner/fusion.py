@@ -62,6 +62,7 @@ class Plan:
     masks: dict       # value id -> DNF where it is needed
     tree: tuple       # top-level Loop | Compute | Reset
     temp_dims: dict   # temporary value id -> the variables it keeps (after dimension reduction)
+    scalars: dict     # 0-d input value id -> its value (decides f(0, s) in iteration spaces)
 
     def __repr__(self):
         return show(self.tree, self.program)
@@ -115,14 +116,14 @@ def _rename_key(key, ren):
     return (vid, tuple(ren.get(ix) if isinstance(ix, Index) else None for ix in idx))
 
 
-def op_patterns(program: Program, specs: dict, free=None):
+def op_patterns(program: Program, specs: dict, free=None, scalars=None):
     """Per op, where its result can be nonzero: a DNF over ``(input value, subscripts)`` keys of
     sparse inputs, a temporary's pattern substituted where it is read; and per computed value
     its pattern over its result variables. ``free``: a value taken as anything (TRUE)."""
     tpat = {}
     out = []
     for op in program.ops:
-        pat = _pattern(op, program, specs, tpat, free)
+        pat = _pattern(op, program, specs, tpat, free, scalars)
         out.append(pat)
         tpat[op.out] = _projected(op, pat)
     return out, tpat
@@ -137,7 +138,7 @@ def _projected(op, pat):
                   for v, idx in t) for t in pat))
 
 
-def _pattern(op, program, specs, tpat, free=None):
+def _pattern(op, program, specs, tpat, free=None, scalars=None):
     subst = {}
 
     def key(a, _pos):
@@ -151,7 +152,8 @@ def _pattern(op, program, specs, tpat, free=None):
             subst[k] = frozenset(frozenset(_rename_key(x, ren) for x in t) for t in pat)
             return k
         return (vid, a.indices) if not specs[vid].dense else None
-    pat, _ = P.expr_pattern(op.stmt.expr, key, lambda acc: None)
+    pat, _ = P.expr_pattern(op.stmt.expr, key,
+                            lambda acc: (scalars or {}).get(op.args[acc.operand]))
     if not subst:
         return pat
     terms = []
@@ -163,7 +165,7 @@ def _pattern(op, program, specs, tpat, free=None):
 
 
 # -- 1. masks -----------------------------------------------------------------------------------
-def masks(program: Program, specs: dict, tpat: dict) -> dict:
+def masks(program: Program, specs: dict, tpat: dict, scalars=None) -> dict:
     """Per value id, the DNF over input keys of where it is needed (``tpat``: the computed
     values' patterns, from ``op_patterns``)."""
     need = {o: P.TRUE for o in program.outputs}
@@ -177,7 +179,7 @@ def masks(program: Program, specs: dict, tpat: dict) -> dict:
             if program.values[vid].kind == INPUT or (vid, id(op)) in patterns_free:
                 continue
             patterns_free[(vid, id(op))] = True
-            pat = _pattern(op, program, specs, tpat, free=vid)
+            pat = _pattern(op, program, specs, tpat, vid, scalars)
             mine = set(ix for ix in a.indices if isinstance(ix, Index))
             if len(mine) != len(a.indices) or \
                     any(ix is not None and ix not in mine for t in pat for k in t for ix in k[1]):
@@ -367,12 +369,13 @@ def reduce_dims(program: Program, tree: tuple):
 
 
 # -- the passes together ------------------------------------------------------------------------
-def plan_fusion(program: Program, input_specs: dict, mode: str = "auto") -> Plan:
+def plan_fusion(program: Program, input_specs: dict, mode: str = "auto", scalars=None) -> Plan:
     """The fused plan of a program. ``mode``: "auto" (the passes above) or "none" (every
-    operation its own loop nest: no loop is shared)."""
+    operation its own loop nest: no loop is shared). ``scalars``: the values of 0-d inputs
+    (``A + 1`` is nonzero everywhere, ``A * 2`` only at A's pattern)."""
     specs = value_specs(program, input_specs)
-    pats, tpat = op_patterns(program, specs)
-    need = masks(program, specs, tpat)
+    pats, tpat = op_patterns(program, specs, scalars=scalars)
+    need = masks(program, specs, tpat, scalars)
     order = orders(program, specs, need)
     memo = {}
 
@@ -383,7 +386,7 @@ def plan_fusion(program: Program, input_specs: dict, mode: str = "auto") -> Plan
         return memo[(k, var)]
     tree = fuse(program, order, spaces)
     tree, kept = reduce_dims(program, tree)
-    return Plan(program, order, need, tree, kept)
+    return Plan(program, order, need, tree, kept, dict(scalars or {}))
 
 
 def accesses_by_value(program, vid):

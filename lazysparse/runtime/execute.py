@@ -64,9 +64,22 @@ def compute_nodes(nodes, fusion="auto", schedule=None):
     if len(nodes) == 1:
         n = nodes[0]
         sts = [c._storage if c._storage is not None else c._node.result for c in n.children]
-        if None not in sts:  # the common single-operation case: no traversal needed
+        # the common single-operation case: no traversal needed. (A product of three or more
+        # factors under a sum is planned as a DAG: its reduction may be pushed in and fused,
+        # e.g. SDDMM written as one einsum.)
+        if None not in sts and not (fusion == "auto" and len(n.stmt.accesses) >= 3
+                                    and n.stmt.reduce_indices and n.format is None):
             if n.result is None:
                 n.result = execute(n.stmt, sts, n.shape, n.format, name="materialize")
+            return
+    if fusion == "auto" and schedule is None and len(nodes) == 1 and nodes[0].result is None \
+            and nodes[0].format is None:
+        # a DAG of several operations: one fused kernel where the plan shares loops
+        # (runtime/fused.py); otherwise, or where lowering declines, one kernel per operation
+        from .fused import try_fused
+        st = try_fused(nodes[0])
+        if st is not None:
+            nodes[0].result = st
             return
     todo = []
     seen = set()

@@ -27,6 +27,7 @@ import scipy.sparse as sp
 import sparse as pydata
 
 import lazysparse as ls
+from lazysparse.runtime.fused import FusedRun
 from lazysparse.runtime.execute import kernel_log
 
 SHAPE = (6, 5)
@@ -245,9 +246,10 @@ def test_kernels_take_inputs_through_const_pointers():
             for r in battery(arr, Pl, x, 2).values():
                 r.materialize()
     assert len(log) >= 20
-    for spec, runner in log:
-        src = runner.source
-        for k, desc in enumerate(runner.abi.p):
+    for entry in log:  # per-operation kernels (spec, runner) and fused ones (FusedRun)
+        src, abi = (entry.kernel.source, entry.abi) if isinstance(entry, FusedRun) else \
+            (entry[1].source, entry[1].abi)
+        for k, desc in enumerate(abi.p):
             uses = re.findall(rf"(.{{0,40}})\bp\[{k}\]", src)
             if desc[0] == "in":
                 assert uses, (k, desc)

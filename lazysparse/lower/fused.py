@@ -1,0 +1,311 @@
+"""Lowering of a fused plan (planner/fusion.py) to one kernel: the index tree becomes loops,
+its statements assignments and accumulations into temporaries and the result.
+
+What this first version lowers, and otherwise declines with ``Unsupported`` (the caller then
+runs one kernel per operation, which computes the same values):
+
+* loops over a dense range, or driven by one sparse iterator (a compressed level of an input,
+  reached through levels whose positions the enclosing loops know); unions and intersections
+  of several sparse iterators in one loop are the single-statement lowerer's (merge lattices)
+  and come next;
+* every sparse access of a statement is at a position the enclosing loops know (its driving
+  iterators), every dense access by strides;
+* temporaries dense over their kept dimensions (planner dimension reduction), allocated once per
+  call, reset where the plan says;
+* one result: dense (zero-filled by the caller; statements store with ``=`` or accumulate), or
+  in the pattern of one sparse input read with the result's own subscripts (SDDMM's
+  ``B .* T``: positions and coordinates are B's, values indexed by B's position; assembled
+  without search).
+
+The kernel has the ``ls_kernel(void **p, int64_t *d)`` ABI of every kernel: ``p[]`` holds
+buffers, ``d[]`` sizes, in the order ``abi`` records.
+"""
+from __future__ import annotations
+
+from ..backends import ctypes_ as C
+from ..ir import ops
+from ..ir.nodes import Access, Index
+from ..planner import patterns as P
+from ..planner.fusion import Compute, Loop, Reset
+from ..planner.program import INPUT
+from .loopir import Block, Comment, Decl, For, Line
+from .lowering import ABI, declare_operand
+
+
+class Unsupported(Exception):
+    """The plan needs a construct this lowering does not emit yet."""
+
+
+class FusedLowerer:
+    def __init__(self, plan, specs, out_like=None):
+        self.plan, self.prog, self.specs = plan, plan.program, specs
+        self.abi = ABI()
+        self.out = self.prog.outputs[0]
+        self.out_like = out_like  # input value id whose pattern the result takes, or None
+        self.ext = {}    # Index -> C name of its extent
+        self.pos = {}    # (value id, level) -> C expression of the position there (bound now)
+        self.bound = set()
+        self.n = 0
+
+    def fresh(self, stem):
+        self.n += 1
+        return f"{stem}{self.n}"
+
+    # -- declarations -------------------------------------------------------------------------
+    def declare(self, top):
+        prog = self.prog
+        for v in prog.values:
+            if v.kind != INPUT:
+                continue
+            sp = self.specs[v.id]
+            if any(lv.kind == "singleton" for lv in sp.format.levels):
+                raise Unsupported("singleton levels")
+            declare_operand(top, self.abi, v.id, sp)
+        for op in prog.ops:
+            for ix in op.loops:
+                if ix not in self.ext:
+                    self.ext[ix] = f"N_{ix.name}"
+                    top.add(Decl("int64_t", self.ext[ix], self.abi.int(("ext", ix))))
+        ov = prog.values[self.out]
+        top.add(Decl(f"{C.ctype(ov.dtype)} *restrict", "o", f"({C.ctype(ov.dtype)} *){self.abi.ptr(('out', 'vals'))}"))
+        # temporaries: dense over their kept dimensions, one allocation per call
+        self.temps = {}
+        for op in prog.ops:
+            if op.out == self.out or op.out in prog.outputs:
+                continue
+            kept = self.plan.temp_dims[op.out]
+            size = " * ".join(self.ext[ix] for ix in kept) or "1"
+            t = C.ctype(prog.values[op.out].dtype)
+            name = f"t{op.out}"
+            top.add(Decl(f"{t} *restrict", name, f"({t} *)calloc((size_t)({size}) > 0 ? (size_t)({size}) : 1, sizeof({t}))"))
+            top.add(Line(f"if (!{name}) {{ {self.free_temps()} return 1; }}"))
+            self.temps[op.out] = (name, kept)
+
+    def free_temps(self):
+        return " ".join(f"free({n});" for n, _ in getattr(self, "temps", {}).values())
+
+    # -- positions ----------------------------------------------------------------------------
+    def level_of(self, vid, idx, var):
+        fmt = self.specs[vid].format
+        for l, m in enumerate(fmt.order):
+            if idx[m] == var:
+                return l
+        return None
+
+    def position(self, vid, idx, level):
+        """C expression of input ``vid``'s position at ``level`` for subscripts ``idx``."""
+        key = (vid, tuple(idx[m] for m in self.specs[vid].format.order[:level + 1]))
+        if key in self.pos:
+            return self.pos[key]
+        fmt = self.specs[vid].format
+        m = fmt.order[level]
+        ix = idx[m]
+        if fmt.levels[level].kind != "dense" or not (isinstance(ix, Index) and ix in self.bound):
+            raise Unsupported(f"no known position for v{vid} level {level}")
+        parent = self.position(vid, idx, level - 1) if level else None
+        return f"{ix.name}" if parent is None else f"(({parent}) * n{vid}_{level} + {ix.name})"
+
+    # -- the tree -----------------------------------------------------------------------------
+    def emit(self, nodes, blk):
+        for n in nodes:
+            if isinstance(n, Reset):
+                self.emit_reset(n, blk)
+            elif isinstance(n, Compute):
+                self.emit_compute(n.op, blk)
+            else:
+                self.emit_loop(n, blk)
+
+    def emit_loop(self, loop, blk):
+        body = self.open_loop(loop.var, loop.space, blk)
+        self.emit(loop.body, body)
+        self.close_loop(loop.var)
+
+    def open_loop(self, v, space, blk):
+        """Emit the loop header of ``v`` over ``space`` into ``blk``; returns its body (``v`` and
+        the driver's position are bound until ``close_loop``)."""
+        body = Block()
+        if space == P.TRUE:
+            blk.add(For(v.name, "0", self.ext[v], body))
+        else:
+            if len(space) != 1 or len(next(iter(space))) != 1:
+                raise Unsupported("a loop driven by several sparse iterators")
+            (vid, path), = next(iter(space))
+            fmt = self.specs[vid].format
+            level = len(path) - 1
+            if fmt.levels[level].kind != "compressed":
+                raise Unsupported("non-compressed driver")
+            idx = [None] * fmt.ndim
+            for q, ix in enumerate(path):
+                idx[fmt.order[q]] = ix
+            parent = self.position(vid, idx, level - 1) if level else "0"
+            q = self.fresh("q")
+            blk.add(For(q, f"(int64_t)p{vid}_{level}[{parent}]", f"(int64_t)p{vid}_{level}[({parent}) + 1]", body))
+            body.add(Decl("int64_t", v.name, f"(int64_t)c{vid}_{level}[{q}]"))
+            self.pos[(vid, tuple(path))] = q
+        self.bound.add(v)
+        return body
+
+    def close_loop(self, v):
+        self.bound.discard(v)
+        for key in [k for k in self.pos if v in k[1]]:
+            del self.pos[key]
+
+    def temp_addr(self, vid, idx_by_dim):
+        """Offset in a temporary for the variables its dimensions are read at."""
+        name, kept = self.temps[vid]
+        op = next(o for o in self.prog.ops if o.out == vid)
+        at = dict(zip(op.stmt.out_indices, idx_by_dim))
+        off = "0"
+        for ix in kept:
+            c = at[ix]
+            if not isinstance(c, Index):
+                raise Unsupported("a temporary read at a constant")
+            off = f"({off}) * {self.ext[ix]} + {c.name}" if off != "0" else c.name
+        return name, off
+
+    def emit_reset(self, r, blk):
+        """The temporary's identity at the points its definition will accumulate into: the
+        definition's own loops over the kept dimensions (a masked SDDMM temporary is reset
+        along B's row, not over all J columns)."""
+        name, kept = self.temps[r.value]
+        k = next(q for q, o in enumerate(self.prog.ops) if o.out == r.value)
+        op = self.prog.ops[k]
+        t = self.prog.values[r.value].dtype
+        ident = C.literal(ops.reduce_identity(op.stmt.reduce, t), t)
+        loops = [lp for lp in self.paths[k] if lp.var in kept]
+        body = blk
+        for lp in loops:
+            body = self.open_loop(lp.var, lp.space, body)
+        _, off = self.temp_addr(r.value, op.stmt.out_indices)
+        body.add(f"{name}[{off}] = {ident};")
+        for lp in reversed(loops):
+            self.close_loop(lp.var)
+
+    def access_value(self, op, e):
+        vid = op.args[e.operand]
+        val = self.prog.values[vid]
+        if val.kind != INPUT:
+            name, off = self.temp_addr(vid, e.indices)
+            return f"{name}[{off}]"
+        sp = self.specs[vid]
+        if sp.dense:
+            if sp.ndim == 0:
+                return f"v{vid}s"
+            terms = []
+            for m, ix in enumerate(e.indices):
+                c = ix.name if isinstance(ix, Index) else str(int(ix.value))
+                s = "1" if sp.unit and m == sp.layout[-1] else f"s{vid}_{m}"
+                terms.append(f"({c})" if s == "1" else f"({c}) * {s}")
+            return f"v{vid}[{' + '.join(terms)}]"
+        if any(not isinstance(ix, Index) for ix in e.indices):
+            raise Unsupported("a sparse access at a constant")
+        return f"v{vid}[{self.position(vid, e.indices, sp.format.ndim - 1)}]"
+
+    def value(self, op, e):
+        if isinstance(e, Access):
+            return self.access_value(op, e)
+        args = [C.cast(self.value(op, a), self.dtype_of(op, a), d) for a, d in zip(e.args, e.in_dtypes)]
+        return C.call(e.op, args, e.in_dtypes, e.dtype)
+
+    def dtype_of(self, op, e):
+        if isinstance(e, Access):
+            return self.prog.values[op.args[e.operand]].dtype
+        return e.dtype
+
+    def emit_compute(self, k, blk):
+        op = self.prog.ops[k]
+        val = self.value(op, op.stmt.expr)
+        dt = self.prog.values[op.out].dtype
+        if op.out == self.out:
+            tgt = self.out_target(op)
+        else:
+            name, off = self.temp_addr(op.out, op.stmt.out_indices)
+            tgt = f"{name}[{off}]"
+        if op.stmt.reduce_indices:
+            blk.add(C.reduce_step(op.stmt.reduce, tgt, val, dt))
+        else:
+            blk.add(f"{tgt} = {val};")
+
+    def out_target(self, op):
+        outs = op.stmt.out_indices
+        if self.out_like is not None:
+            vid = self.out_like
+            return f"o[{self.position(vid, self.like_idx, self.specs[vid].format.ndim - 1)}]"
+        off = "0"
+        for m, ix in enumerate(outs):
+            stride = " * ".join(self.ext[o] for o in outs[m + 1:]) or "1"
+            term = ix.name if stride == "1" else f"{ix.name} * {stride}"
+            off = term if off == "0" else f"{off} + {term}"
+        return f"o[{off}]"
+
+    def check(self):
+        """Decline what this version would get wrong: reductions other than sums (their implicit
+        zeros need counting), and a temporary read over a loop that does not visit exactly the
+        points its definition writes (stale values from an earlier iteration, or unwritten
+        points, would be read)."""
+        for k, op in enumerate(self.prog.ops):
+            if op.stmt.reduce_indices and op.stmt.reduce != "sum":
+                raise Unsupported(f"a {op.stmt.reduce} reduction")
+            if op.out in self.prog.outputs:
+                continue
+            kept = set(self.plan.temp_dims[op.out])
+            wrote = {lp.var: lp.space for lp in self.paths[k] if lp.var in kept}
+            for u, o in enumerate(self.prog.ops):
+                if op.out not in o.args:
+                    continue
+                for lp in self.paths[u]:
+                    if lp.var in wrote and wrote[lp.var] != P.TRUE and lp.space != wrote[lp.var]:
+                        raise Unsupported("a temporary read outside the points it is written at")
+
+    def lower(self):
+        from ..planner.fusion import _paths
+        self.paths = _paths(self.plan.tree)
+        self.check()
+        top = Block()
+        self.declare(top)
+        if self.out_like is not None:
+            op = next(o for o in self.prog.ops if o.out == self.out)
+            acc = next(a for a in op.stmt.accesses if op.args[a.operand] == self.out_like)
+            self.like_idx = acc.indices
+        body = Block()
+        top.add(body)
+        self.emit(self.plan.tree, body)
+        top.add(Line(self.free_temps()))
+        top.add("return 0;")
+        return top
+
+
+def result_like(plan, specs):
+    """The input whose pattern and structure the result takes (read with the result's own
+    subscripts, and the result's pattern is exactly that input's), or None: a dense result."""
+    prog = plan.program
+    op = next(o for o in prog.ops if o.out == prog.outputs[0])
+    if op.stmt.reduce_indices:
+        return None
+    from ..planner.fusion import op_patterns
+    pats, _ = op_patterns(prog, specs, scalars=plan.scalars)
+    pat = pats[prog.ops.index(op)]
+    if len(pat) != 1:
+        return None
+    term = next(iter(pat))
+    if len(term) != 1:
+        return None
+    (vid, idx), = term
+    sp = specs[vid]
+    direct = any(op.args[a.operand] == vid and tuple(a.indices) == tuple(op.stmt.out_indices)
+                 for a in op.stmt.accesses)
+    if not direct or tuple(idx) != tuple(op.stmt.out_indices) or sp.dense or any(
+            lv.kind == "singleton" for lv in sp.format.levels):
+        return None
+    return vid
+
+
+def lower_fused(plan, specs):
+    """``(block, abi, out_like)`` for a fused plan; raises ``Unsupported``."""
+    if len(plan.program.outputs) != 1:
+        raise Unsupported("several results")
+    like = result_like(plan, specs)
+    lw = FusedLowerer(plan, specs, like)
+    block = lw.lower()
+    block.body.insert(0, Comment(" ; ".join(repr(op) for op in plan.program.ops)))
+    return block, lw.abi, like

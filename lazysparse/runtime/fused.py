@@ -1,0 +1,157 @@
+"""Running a whole lazy DAG as one fused kernel (issue 3): decompose, plan, lower, compile, run.
+
+``try_fused(node)`` returns the result storage, or None when the DAG is better or only
+possible one kernel per operation (a single operation, a plan that shares no loop, or a
+construct ``lower/fused.py`` does not emit yet); ``compute_nodes`` then runs it as before, so
+both paths compute the same values and the fused one is purely an optimisation.
+
+The compiled kernel is cached by its source (which is built from the plan's IR, the operands'
+formats, dtypes and index widths: the signature); the plan itself is cached by the program and
+the operand specs, so a repeated expression plans once.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ..formats import Storage
+from ..lower.fused import Unsupported, lower_fused
+from ..planner.decompose import decompose
+from ..planner.fusion import Loop, plan_fusion
+from ..planner.plan import _scalar_value, operand_spec
+from . import memory
+
+_PLANS = {}  # (program, input specs, 0-d values) -> (plan, kernel, abi, like) | False
+_MAX_PLANS = 1024
+RUNS = [0]  # fused kernels run in this process (tests check that a plan took this path)
+
+
+class FusedRun(NamedTuple):
+    """A kernel log entry (``execute.kernel_log``) for a fused kernel."""
+    plan: object
+    kernel: object
+    like: object  # the input whose structure the result takes, or None
+    abi: object   # the kernel's p[]/d[] slots
+
+
+def _shares_loops(tree) -> bool:
+    """Does some loop of the fused tree hold more than one operation?"""
+    def ops_under(n):
+        if isinstance(n, Loop):
+            return [k for c in n.body for k in ops_under(c)]
+        return [n.op] if hasattr(n, "op") else []
+    return any(isinstance(n, Loop) and len(ops_under(n)) > 1 for n in _walk(tree))
+
+
+def _walk(nodes):
+    for n in nodes:
+        yield n
+        if isinstance(n, Loop):
+            yield from _walk(n.body)
+
+
+def _extents(prog):
+    ext = {}
+    for op in prog.ops:
+        for m, ix in enumerate(op.stmt.out_indices):
+            ext[ix] = prog.values[op.out].shape[m]
+        for a in op.stmt.accesses:
+            shape = prog.values[op.args[a.operand]].shape
+            for m, ix in enumerate(a.indices):
+                if hasattr(ix, "name") and ix not in ext:
+                    ext[ix] = shape[m]
+    return ext
+
+
+def try_fused(node, name="materialize"):
+    prog, _, inputs = decompose([node])
+    if len(prog.ops) < 2 or len(prog.outputs) != 1:
+        return None
+    specs = {vid: operand_spec(st) for vid, st in inputs.items()}
+    # 0-d inputs' values decide iteration spaces (A + 1 is dense, A * 2 sparse): in the key
+    scalars = {vid: _scalar_value(st) for vid, st in inputs.items() if st.ndim == 0}
+    key = (prog, tuple(sorted((vid, id(sp)) for vid, sp in specs.items())),
+           tuple((vid, inputs[vid].vals.tobytes()) for vid in sorted(scalars)))
+    hit = _PLANS.get(key)
+    if hit is None:
+        if len(_PLANS) >= _MAX_PLANS:  # (a scalar that changes every call makes a new key)
+            _PLANS.clear()
+        hit = _PLANS[key] = _build(prog, specs, scalars)
+    if hit is False:
+        return None
+    plan, kernel, abi, like = hit
+    return _run(plan, kernel, abi, like, inputs, name)
+
+
+def _build(prog, specs, scalars):
+    plan = plan_fusion(prog, specs, "auto", scalars)
+    if not _shares_loops(plan.tree):
+        return False
+    try:
+        block, abi, like = lower_fused(plan, specs)
+    except Unsupported:
+        return False
+    from ..backends import c as cbackend
+    from .cache import load_kernel
+    source = cbackend.emit(block, header_comment="fused: " + repr(plan))
+    return plan, load_kernel(source), abi, like
+
+
+def _run(plan, kernel, abi, like, inputs, name):
+    from .cache import ffi
+    prog = plan.program
+    ext = _extents(prog)
+    out_val = prog.values[prog.outputs[0]]
+    odt = np.dtype(out_val.dtype)
+    # the memory guard: the dense result and every temporary the kernel allocates
+    for vid, kept in plan.temp_dims.items():
+        nbytes = int(np.prod([ext[ix] for ix in kept], dtype=np.float64)) * np.dtype(prog.values[vid].dtype).itemsize
+        memory.check_dense(nbytes, tuple(ext[ix] for ix in kept),
+                           lambda vid=vid: f"the temporary v{vid} of the fused plan", name)
+    if like is None:
+        memory.check_dense(int(np.prod(out_val.shape, dtype=np.float64)) * odt.itemsize,
+                           out_val.shape, lambda: "the result", name)
+        out = np.zeros(out_val.shape, odt)
+    else:
+        out = np.zeros(inputs[like].vals.shape[0], odt)
+    p = ffi.new("void*[]", max(len(abi.p), 1))
+    d = ffi.new("int64_t[]", max(len(abi.d), 1))
+    keep = []
+
+    def addr(arr):
+        keep.append(arr)
+        return ffi.cast("void *", arr.__array_interface__["data"][0])
+    for k, desc in enumerate(abi.p):
+        if desc[0] == "in":
+            st = inputs[desc[1]]
+            arr = st.vals if desc[2] == "vals" else getattr(st, desc[2])[desc[3]]
+            p[k] = addr(arr)
+        elif desc[0] == "out":
+            p[k] = addr(out)
+        else:  # pragma: no cover - lower_fused records only these
+            raise AssertionError(desc)
+    for k, desc in enumerate(abi.d):
+        if desc[0] == "ext":
+            d[k] = int(ext[desc[1]])
+        elif desc[0] == "stride":
+            st = inputs[desc[1]]
+            d[k] = st.vals.strides[desc[2]] // st.vals.itemsize
+        elif desc[0] == "size":
+            st = inputs[desc[1]]
+            d[k] = int(st.shape[st.format.order[desc[2]]])
+        else:  # pragma: no cover
+            raise AssertionError(desc)
+    if kernel.fn(p, d):
+        raise MemoryError(f"{name}: out of memory for the temporaries of a fused kernel")
+    RUNS[0] += 1
+    from . import execute
+    log = getattr(execute._LOG, "items", None) if execute._LOGGING[0] else None
+    if log is not None:
+        log.append(FusedRun(plan, kernel, like, abi))
+    if like is None:
+        return Storage.wrap_dense(out)
+    src = inputs[like]
+    return Storage(tuple(out_val.shape), src.format, [None if a is None else a.copy() for a in src.pos],
+                   [None if a is None else a.copy() for a in src.crd], out, src.index_dtype)
+

@@ -1,0 +1,147 @@
+"""Fused kernels (issue 3): a DAG of several operations runs as one kernel where the plan shares
+loops, and gives NumPy's values over formats, dtypes and awkward shapes; ``fusion="none"`` (one
+kernel per operation) gives the same values."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import sparse
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import lazysparse as ls
+from lazysparse.runtime import fused
+
+FORMATS = ["csr", "dcsr", "csc", "coo"]
+DTYPES = [np.float64, np.float32, np.int64]
+
+
+def _sparse(draw, m, n, dtype, fmt):
+    density = draw(st.sampled_from([0.0, 0.15, 0.5, 1.0]))
+    seed = draw(st.integers(0, 2**16))
+    rng = np.random.default_rng(seed)
+    D = (rng.random((m, n)) < density) * rng.integers(1, 6, (m, n))
+    if m and draw(st.booleans()):
+        D[rng.integers(0, m)] = 0  # an empty row
+    D = D.astype(dtype)
+    return ls.asarray(sp.csr_array(D), format=fmt), D
+
+
+def _dense(rng, shape, dtype):
+    return (rng.integers(-3, 4, shape) if np.dtype(dtype).kind == "i" else rng.random(shape)).astype(dtype)
+
+
+def _check(expr, want, dtype):
+    runs = fused.RUNS[0]
+    got = expr.materialize()
+    tol = 1e-4 if np.dtype(dtype) == np.float32 else 1e-10
+    np.testing.assert_allclose(got.todense(), want, rtol=tol, atol=tol)
+    assert got.dtype == np.asarray(want).dtype
+    return fused.RUNS[0] > runs
+
+
+dims = st.integers(0, 7)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), m=dims, n=dims, k=st.integers(0, 5), dtype=st.sampled_from(DTYPES),
+       fmt=st.sampled_from(FORMATS), kind=st.sampled_from(["CD", "UVt", "einsum"]))
+def test_sddmm(data, m, n, k, dtype, fmt, kind):
+    B, Bd = _sparse(data.draw, m, n, dtype, fmt)
+    rng = np.random.default_rng(data.draw(st.integers(0, 99)))
+    C = _dense(rng, (m, k), dtype)
+    if kind == "CD":
+        D = _dense(rng, (k, n), dtype)
+        expr, want = B * (ls.asarray(C) @ ls.asarray(D)), Bd * (C @ D)
+    elif kind == "UVt":
+        V = _dense(rng, (n, k), dtype)
+        expr, want = B * (ls.asarray(C) @ ls.asarray(V).T), Bd * (C @ V.T)
+    else:
+        D = _dense(rng, (k, n), dtype)
+        expr, want = ls.einsum("ij,ik,kj->ij", B, C, D), np.einsum("ij,ik,kj->ij", Bd, C, D)
+    took = _check(expr, want, dtype)
+    np.testing.assert_allclose((B * (ls.asarray(C) @ ls.asarray(D if kind != "UVt" else V.T)))
+                               .materialize(fusion="none").todense(), want, rtol=1e-4, atol=1e-4)
+    if fmt in ("csr", "dcsr") and (kind != "einsum" or k > 0):
+        assert took  # one fused kernel (a one-einsum sum over nothing is not split: design.md)
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data(), m=dims, h=st.integers(1, 6), j=st.integers(1, 4), dtype=st.sampled_from(DTYPES),
+       fmt=st.sampled_from(FORMATS))
+def test_gnn(data, m, h, j, dtype, fmt):
+    A, Ad = _sparse(data.draw, m, m, dtype, fmt)
+    rng = np.random.default_rng(data.draw(st.integers(0, 99)))
+    X, W, Y = _dense(rng, (m, h), dtype), _dense(rng, (h, j), dtype), _dense(rng, (m, h), dtype)
+    lX, lW, lY = ls.asarray(X), ls.asarray(W), ls.asarray(Y)
+    took1 = _check((A @ lX) @ lW, (Ad @ X) @ W, dtype)
+    took2 = _check((A * (lX @ lY.T)) @ lY, (Ad * (X @ Y.T)) @ Y, dtype)
+    if fmt in ("csr", "dcsr") and m:
+        assert took1 and took2
+
+
+@settings(max_examples=25, deadline=None)
+@given(data=st.data(), order=st.sampled_from([3, 4]), r=st.integers(1, 4), dtype=st.sampled_from([np.float64, np.int64]))
+def test_mttkrp(data, order, r, dtype):
+    shape = tuple(data.draw(st.integers(1, 5)) for _ in range(order))
+    T = sparse.random(shape, density=data.draw(st.sampled_from([0.0, 0.2, 0.7])),
+                      random_state=data.draw(st.integers(0, 99)))
+    T = sparse.COO(T.coords, (T.data * 10).astype(dtype), shape=shape)
+    rng = np.random.default_rng(1)
+    mats = [_dense(rng, (shape[q], r), dtype) for q in range(1, order)]
+    subs = "ijkl"[:order]
+    spec = f"{subs}," + ",".join(f"{c}r" for c in subs[1:]) + "->ir"
+    X = ls.asarray(T).asformat("csf")
+    took = _check(ls.einsum(spec, X, *mats), np.einsum(spec, T.todense(), *mats), dtype)
+    assert took  # one kernel walks the CSF tree
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_dense_chain_and_reduction(dtype):
+    rng = np.random.default_rng(3)
+    B, E, C, D = (_dense(rng, s, dtype) for s in [(9, 7), (9, 7), (9, 4), (4, 7)])
+    lB, lE, lC, lD = map(ls.asarray, (B, E, C, D))
+    assert _check((lB + lE) * (lC @ lD), (B + E) * (C @ D), dtype)
+    A = sp.random(9, 9, density=0.3, format="csr", random_state=0, dtype=np.float64).astype(dtype)
+    _check(((ls.asarray(A) @ lC) * 2).sum(axis=0), ((A @ C) * 2).sum(axis=0), dtype)
+
+
+def test_divide_by_a_sampled_product_keeps_the_numerator_pattern():
+    """A_ij = B_ij / Σ_k C_ik D_kj, which TACO rejects: computed only at B's nonzeros."""
+    rng = np.random.default_rng(0)
+    Bd = sp.random(30, 20, density=0.2, format="csr", random_state=1)
+    C, D = rng.random((30, 3)) + 0.5, rng.random((3, 20)) + 0.5
+    got = (ls.asarray(Bd) / (ls.asarray(C) @ ls.asarray(D))).materialize()
+    want = Bd.toarray() / (C @ D)
+    assert got.format == "csr" and got.to_scipy().nnz == Bd.nnz
+    np.testing.assert_allclose(got.todense(), want)
+
+
+def test_fused_result_shares_no_buffer_with_its_inputs():
+    B = sp.random(10, 10, density=0.3, format="csr", random_state=0)
+    lB = ls.asarray(B)
+    C = ls.asarray(np.ones((10, 2)))
+    R = (lB * (C @ C.T)).materialize().to_scipy()
+    assert not np.shares_memory(R.indptr, B.indptr) and not np.shares_memory(R.indices, B.indices)
+    R.indices[:] = 0  # mutating the result leaves the input alone
+    np.testing.assert_array_equal(lB.to_scipy().indices, B.indices)
+
+
+def test_a_requested_result_format_is_kept():
+    B = ls.asarray(sp.random(20, 30, density=0.2, format="csr", random_state=0))
+    C, D = ls.asarray(np.ones((20, 4))), ls.asarray(np.ones((4, 30)))
+    want = B.todense() * 4.0
+    for fmt in ("csc", "coo", "dense"):
+        got = (B * (C @ D)).materialize(format=fmt)
+        assert got.format == fmt
+        np.testing.assert_allclose(got.todense(), want)
+
+
+def test_explain_shows_the_fused_kernel():
+    B = ls.asarray(sp.random(20, 30, density=0.2, format="csr", random_state=0))
+    C, D = ls.asarray(np.ones((20, 4))), ls.asarray(np.ones((4, 30)))
+    text = ls.explain(B * (C @ D))
+    assert "fused, 2 operations in one loop nest" in text
+    assert "loops: i{reset v2; k{j∈v3{S0}}; j∈v3{S1}}" in text
+    assert "fused" not in ls.explain(B * (C @ D), fusion="none")
