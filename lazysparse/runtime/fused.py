@@ -64,24 +64,90 @@ def _extents(prog):
     return ext
 
 
+def _dag_key(node):
+    """A structural key of the lazy DAG under ``node``: statements, shapes, requested formats,
+    and for concrete operands their spec, which of them are the same storage, and 0-d values.
+    Equal keys decompose to the same program (``decompose`` depends on nothing else), so a
+    repeated DAG skips decomposition and planning. Also returns the concrete storages in the
+    order the key numbers them."""
+    out, index, stores, order = [], {}, {}, []
+    stack = [(node, False)]
+    while stack:
+        n, done = stack.pop()
+        if id(n) in index:
+            continue
+        lazy = [c._node for c in n.children if c._storage is None and c._node.result is None]
+        if not done:
+            stack.append((n, True))
+            stack += [(c, False) for c in lazy if id(c) not in index]
+            continue
+        kids = []
+        for c in n.children:
+            st = c._storage if c._storage is not None else c._node.result
+            if st is None:
+                kids.append(("n", index[id(c._node)]))
+            else:
+                k = stores.get(id(st))
+                if k is None:
+                    k = stores[id(st)] = len(order)
+                    order.append(st)
+                kids.append(("s", k, id(operand_spec(st)), st.vals.tobytes() if st.ndim == 0 else None))
+        index[id(n)] = len(out)
+        out.append((id(n.stmt), n.shape, n.format, tuple(kids)))
+    return tuple(out), order
+
+
+_SKIP = {}  # DAG key -> the statements it names: run one kernel per operation
+_FAST = {}  # DAG key -> (plan entry, storage number per input value id, statements)
+
+
 def try_fused(node, name="materialize"):
+    dag, stores = _dag_key(node)
+    if dag in _SKIP:
+        return None
+    fast = _FAST.get(dag)
+    if fast is not None:
+        (plan, kernel, abi, like), where, _ = fast
+        return _run(plan, kernel, abi, like, {vid: stores[k] for vid, k in where.items()}, name)
     prog, _, inputs = decompose([node])
     if len(prog.ops) < 2 or len(prog.outputs) != 1:
+        _skip(dag, node)
         return None
     specs = {vid: operand_spec(st) for vid, st in inputs.items()}
     # 0-d inputs' values decide iteration spaces (A + 1 is dense, A * 2 sparse): in the key
     scalars = {vid: _scalar_value(st) for vid, st in inputs.items() if st.ndim == 0}
-    key = (prog, tuple(sorted((vid, id(sp)) for vid, sp in specs.items())),
-           tuple((vid, inputs[vid].vals.tobytes()) for vid in sorted(scalars)))
-    hit = _PLANS.get(key)
+    pkey = (prog, tuple(sorted((vid, id(sp)) for vid, sp in specs.items())),
+            tuple((vid, inputs[vid].vals.tobytes()) for vid in sorted(scalars)))
+    hit = _PLANS.get(pkey)
     if hit is None:
         if len(_PLANS) >= _MAX_PLANS:  # (a scalar that changes every call makes a new key)
             _PLANS.clear()
-        hit = _PLANS[key] = _build(prog, specs, scalars)
+        hit = _PLANS[pkey] = _build(prog, specs, scalars)
     if hit is False:
+        _skip(dag, node)
         return None
+    number = {id(st): k for k, st in enumerate(stores)}
+    if len(_FAST) >= _MAX_PLANS:
+        _FAST.clear()
+    _FAST[dag] = (hit, {vid: number[id(st)] for vid, st in inputs.items()}, _stmts(node))
     plan, kernel, abi, like = hit
     return _run(plan, kernel, abi, like, inputs, name)
+
+
+def _stmts(node):
+    """The statements of a DAG: a cache entry keyed by their ids keeps them alive."""
+    stmts, stack = [], [node]
+    while stack:
+        n = stack.pop()
+        stmts.append(n.stmt)
+        stack += [c._node for c in n.children if c._storage is None and c._node.result is None]
+    return stmts
+
+
+def _skip(key, node):
+    if len(_SKIP) >= _MAX_PLANS:
+        _SKIP.clear()
+    _SKIP[key] = _stmts(node)
 
 
 def _build(prog, specs, scalars):
