@@ -145,3 +145,17 @@ def test_explain_shows_the_fused_kernel():
     assert "fused, 2 operations in one loop nest" in text
     assert "loops: i{reset v2; k{j∈v3{S0}}; j∈v3{S1}}" in text
     assert "fused" not in ls.explain(B * (C @ D), fusion="none")
+
+
+def test_repeated_expression_with_another_inner_extent():
+    """The fused-plan cache is keyed by the operands' shapes too: SDDMM with K = 3, then K = 5
+    (K appears in no node's shape), then K = 3 again, each gives its own values."""
+    B = sp.random(6, 7, density=0.5, format="csr", random_state=0)
+    lB = ls.asarray(B)
+    rng = np.random.default_rng(0)
+    for k in (3, 5, 3, 1):
+        C, D = rng.random((6, k)), rng.random((k, 7))
+        runs = fused.RUNS[0]
+        got = (lB * (ls.asarray(C) @ ls.asarray(D))).materialize()
+        assert fused.RUNS[0] == runs + 1
+        np.testing.assert_allclose(got.todense(), B.toarray() * (C @ D))

@@ -66,7 +66,8 @@ def _extents(prog):
 
 def _dag_key(node):
     """A structural key of the lazy DAG under ``node``: statements, shapes, requested formats,
-    and for concrete operands their spec, which of them are the same storage, and 0-d values.
+    and for concrete operands their spec and shape (an inner extent such as SDDMM's K appears in
+    no node's shape), which of them are the same storage, and 0-d values.
     Equal keys decompose to the same program (``decompose`` depends on nothing else), so a
     repeated DAG skips decomposition and planning. Also returns the concrete storages in the
     order the key numbers them."""
@@ -91,7 +92,8 @@ def _dag_key(node):
                 if k is None:
                     k = stores[id(st)] = len(order)
                     order.append(st)
-                kids.append(("s", k, id(operand_spec(st)), st.vals.tobytes() if st.ndim == 0 else None))
+                kids.append(("s", k, id(operand_spec(st)), st.shape,
+                             st.vals.tobytes() if st.ndim == 0 else None))
         index[id(n)] = len(out)
         out.append((id(n.stmt), n.shape, n.format, tuple(kids)))
     return tuple(out), order
