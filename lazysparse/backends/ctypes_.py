@@ -200,7 +200,7 @@ static inline void *ls_realloc(void *p, size_t n) { return ls_huge(realloc(p, n)
 #define LS_GROW(T, ptr, cap, need) do { if ((need) > (cap)) { \
     int64_t nc_ = (cap) * 2 > (need) ? (cap) * 2 : (need); \
     T *np_ = (T *)ls_realloc((ptr), (size_t)nc_ * sizeof(T)); \
-    if (!np_) return 1; (ptr) = np_; (cap) = nc_; } } while (0)
+    if (!np_) goto ls_fail; (ptr) = np_; (cap) = nc_; } } while (0)
 /* Stable merge sort of the permutation a[0..n) by key[a[i]] (t: scratch of n entries); returns
    the buffer holding the result (a or t). The sort assembly uses it for a level whose extent is
    much larger than the number of entries, where a counting sort's histogram would be O(extent). */
@@ -218,5 +218,5 @@ static inline int64_t *ls_msort(int64_t *a, int64_t *t, int64_t n, const int64_t
   return a;
 }
 #define LS_RESIZE(T, ptr, n) do { T *np_ = (T *)realloc((ptr), (size_t)((n) > 0 ? (n) : 1) * sizeof(T)); \
-    if (!np_) return 1; (ptr) = np_; } while (0)
+    if (!np_) goto ls_fail; (ptr) = np_; } while (0)
 """

@@ -23,9 +23,11 @@ def emit_sort_assembly(lw, top: Block):
     red = lw.stmt.reduce
     b = Block()
     top.add(b)
-    b.add(Decl("int64_t *", "perm", "(int64_t *)ls_malloc((size_t)(tn > 0 ? tn : 1) * sizeof(int64_t))"),
-          Decl("int64_t *", "tmp", "(int64_t *)ls_malloc((size_t)(tn > 0 ? tn : 1) * sizeof(int64_t))"),
-          "if (!perm || !tmp) return 1;")
+    # perm, tmp, h (and nx below) are declared NULL at the kernel's top (lowering.py) and freed
+    # on its failure path; each is set back to NULL once freed here
+    b.add("perm = (int64_t *)ls_malloc((size_t)(tn > 0 ? tn : 1) * sizeof(int64_t));",
+          "tmp = (int64_t *)ls_malloc((size_t)(tn > 0 ? tn : 1) * sizeof(int64_t));",
+          "if (!perm || !tmp) goto ls_fail;")
     b.add(For("t", "0", "tn", Block().add("perm[t] = t;")))
     # entries are emitted in loop order: if the innermost level's index is the outermost loop,
     # they are already sorted by it and that counting pass is skipped (CSR->CSC is one pass)
@@ -40,11 +42,11 @@ def emit_sort_assembly(lw, top: Block):
         b.add(If(f"osz{l} > 4 * tn + 4096", Block().add(
             Decl("int64_t *", "ms", f"ls_msort(perm, tmp, tn, tc{l})"),
             "if (ms != perm) { tmp = perm; perm = ms; }"), s))
-        s.add(Decl("int64_t *", "h", f"(int64_t *)ls_calloc((size_t)osz{l} + 1, sizeof(int64_t))"), "if (!h) return 1;")
+        s.add(f"h = (int64_t *)ls_calloc((size_t)osz{l} + 1, sizeof(int64_t));", "if (!h) goto ls_fail;")
         s.add(For("t", "0", "tn", Block().add(f"h[tc{l}[t] + 1]++;")))
         s.add(For("t", "0", f"osz{l}", Block().add("h[t + 1] += h[t];")))
         s.add(For("t", "0", "tn", Block().add(f"tmp[h[tc{l}[perm[t]]]++] = perm[t];")))
-        s.add("{ int64_t *sw = perm; perm = tmp; tmp = sw; }", "free(h);")
+        s.add("{ int64_t *sw = perm; perm = tmp; tmp = sw; }", "free(h); h = NULL;")
     # combine duplicates and build levels; dense-prefix positions are implicit
     kd = lw.kd
     loop = Block()
@@ -87,10 +89,10 @@ def emit_sort_assembly(lw, top: Block):
     loop.add(If(f"t == 0 || dl < {nd}", new, same))
     if red in ("max", "min", "prod"):
         b.add(f"if (u >= 0 && ucnt < {lw.red_total()}) {{ {C.reduce_step(red, 'ov[u]', lw.zero(), lw.odt)} }}")
-    b.add("free(perm); free(tmp);")
+    b.add("free(perm); free(tmp); perm = tmp = NULL;")
     for l in range(nd):
-        b.add(f"free(tc{l});")
-    b.add("free(tv);")
+        b.add(f"free(tc{l}); tc{l} = NULL;")
+    b.add("free(tv); tv = NULL;")
 
 
 def _first_diff(nd):
@@ -111,10 +113,10 @@ def emit_scatter_assembly(lw, top: Block):
     top.add(b)
     b.add(For("t", "0", "tn", Block().add("op1[tc0[t] + 1]++;")))
     b.add(For("t", "0", "osz0", Block().add("op1[t + 1] += op1[t];")))
-    b.add(Decl("int64_t *", "nx", "(int64_t *)ls_malloc((size_t)(osz0 > 0 ? osz0 : 1) * sizeof(int64_t))"),
-          "if (!nx) return 1;")
+    b.add("nx = (int64_t *)ls_malloc((size_t)(osz0 > 0 ? osz0 : 1) * sizeof(int64_t));",
+          "if (!nx) goto ls_fail;")
     b.add(For("t", "0", "osz0", Block().add("nx[t] = op1[t];")))
     b.add(f"LS_GROW({it}, oc1, occ1, tn);", f"LS_GROW({oct_}, ov, ovc, tn);")
     b.add(For("t", "0", "tn", Block().add(Decl("int64_t", "at", "nx[tc0[t]]++"),
                                           f"oc1[at] = ({it})tc1[t];", "ov[at] = tv[t];")))
-    b.add("on1 = tn;", "free(nx); free(tc0); free(tc1); free(tv);")
+    b.add("on1 = tn;", "free(nx); free(tc0); free(tc1); free(tv);", "nx = tc0 = tc1 = NULL; tv = NULL;")

@@ -123,8 +123,9 @@ class Lowerer:
         self.emit(0, body)
         at = top.body.index(body)
         top.body[at:at] = self.sched.body
+        self.fail_path = ["return 0;"]
         self.finish_output(top)
-        top.add("return 0;")
+        top.add(*self.fail_path)
         # every loop over a result index ran over its whole extent and each point stores once
         # with "=": the result buffer may start uninitialised (np.empty, not a zero-fill pass)
         self.abi.writes_all = self.spec.mode in ("dense", "dense-acc") and not self.out_partial
@@ -161,34 +162,51 @@ class Lowerer:
             dense_count = f"({dense_count}) * osz{l}"
         self.dense_count = dense_count
         self.obufs = []
+        # every buffer the kernel allocates is declared NULL up front, so that a failed
+        # allocation anywhere can jump to ls_fail (end of the kernel): the output buffers go
+        # back through p[] for the glue to free (Runner._failed), the temporaries are freed there
+        heap = []
+        for l in range(nd):
+            if self.olv[l].kind == "compressed":
+                heap.append((it, f"op{l}"))
+            if self.olv[l].kind != "dense":
+                heap.append((it, f"oc{l}"))
+        heap.append((self.oct, "ov"))
+        self.temps = []
+        if mode == "sort":
+            self.temps = [f"tc{l}" for l in range(nd)] + ["tv", "perm", "tmp", "h", "nx"]
+            heap += [("int64_t", f"tc{l}") for l in range(nd)] + [(self.oct, "tv")]
+            heap += [("int64_t", n) for n in ("perm", "tmp", "h", "nx")]
+        for t, n in heap:
+            top.add(Decl(f"{t} *", n, "NULL"))
         for l in range(nd):
             lv = self.olv[l]
             if lv.kind == "compressed":
                 if l == self.kd:
                     size = f"({dense_count}) + 1"
-                    top.add(Decl(f"{it} *", f"op{l}", f"({it} *)ls_calloc((size_t)({size}), sizeof({it}))"))
+                    top.add(f"op{l} = ({it} *)ls_calloc((size_t)({size}), sizeof({it}));")
                 else:
                     top.add(Decl("int64_t", f"opc{l}", "ocap"))
-                    top.add(Decl(f"{it} *", f"op{l}", f"({it} *)ls_calloc((size_t)ocap + 1, sizeof({it}))"))
-                top.add(f"if (!op{l}) return 1;")
+                    top.add(f"op{l} = ({it} *)ls_calloc((size_t)ocap + 1, sizeof({it}));")
+                top.add(f"if (!op{l}) goto ls_fail;")
                 self.obufs.append(("pos", l))
             if lv.kind != "dense":
                 top.add(Decl("int64_t", f"occ{l}", "ocap"))
-                top.add(Decl(f"{it} *", f"oc{l}", f"({it} *)ls_malloc((size_t)ocap * sizeof({it}))"))
+                top.add(f"oc{l} = ({it} *)ls_malloc((size_t)ocap * sizeof({it}));")
                 top.add(Decl("int64_t", f"on{l}", "0"))
-                top.add(f"if (!oc{l}) return 1;")
+                top.add(f"if (!oc{l}) goto ls_fail;")
                 self.obufs.append(("crd", l))
         top.add(Decl("int64_t", "ovc", "ocap"))
-        top.add(Decl(f"{self.oct} *", "ov", f"({self.oct} *)ls_malloc((size_t)ocap * sizeof({self.oct}))"))
-        top.add("if (!ov) return 1;")
+        top.add(f"ov = ({self.oct} *)ls_malloc((size_t)ocap * sizeof({self.oct}));")
+        top.add("if (!ov) goto ls_fail;")
         self.obufs.append(("vals", None))
         if mode == "sort":
             top.add(Decl("int64_t", "tn", "0"), Decl("int64_t", "tcap", "ocap"))
             for l in range(nd):
-                top.add(Decl("int64_t *", f"tc{l}", "(int64_t *)ls_malloc((size_t)tcap * sizeof(int64_t))"))
-                top.add(f"if (!tc{l}) return 1;")
-            top.add(Decl(f"{self.oct} *", "tv", f"({self.oct} *)ls_malloc((size_t)tcap * sizeof({self.oct}))"))
-            top.add("if (!tv) return 1;")
+                top.add(f"tc{l} = (int64_t *)ls_malloc((size_t)tcap * sizeof(int64_t));")
+                top.add(f"if (!tc{l}) goto ls_fail;")
+            top.add(f"tv = ({self.oct} *)ls_malloc((size_t)tcap * sizeof({self.oct}));")
+            top.add("if (!tv) goto ls_fail;")
 
     def finish_output(self, top):
         mode = self.spec.mode
@@ -223,12 +241,17 @@ class Lowerer:
                 top.add(f"LS_RESIZE({self.oct}, ov, {leaf});")
             elif kind == "pos" and l != self.kd:
                 top.add(f"LS_RESIZE({it}, op{l}, on{l - 1} + 1);")
+        publish = []
         for kind, l in self.obufs:
             name = {"pos": f"op{l}", "crd": f"oc{l}", "vals": "ov"}[kind]
-            top.add(f"{self.abi.ptr(('obuf', kind, l))} = (void *){name};")
+            publish.append(f"{self.abi.ptr(('obuf', kind, l))} = (void *){name};")
+        top.add(*publish)
         for l in range(nd):
             if self.olv[l].kind != "dense":
                 top.add(f"{self.abi.int(('ocount', l))} = on{l};")
+        # failure path (a jump from a failed allocation): partial output buffers back through
+        # p[] (the glue frees them), temporaries freed here
+        self.fail_path = ["return 0;", "ls_fail:"] + publish + [f"free({n});" for n in self.temps] + ["return 1;"]
 
     # -- loops --------------------------------------------------------------------------------
     def emit(self, depth, blk: Block):

@@ -3,6 +3,13 @@ threads.py): checksummed entries rebuilt when corrupt or truncated, private 0700
 entries of other owners or writable by others never loaded, fallback from an unwritable
 directory, 8 processes compiling one kernel, threads compiling once, no compiler.
 
+Each guarantee was checked by breaking the code that provides it (mutation testing: the
+checksum, metadata, ownership and mode checks, the 0700 modes, the fallbacks and their warning,
+the flock, the temporary names, the in-flight registry and its lock, the no-compiler error):
+each such change makes some test here fail. Entries or directories owned by another user can
+only be made by root (``give_away``): those tests skip otherwise. Root ignores mode bits, so
+the unwritable-directory test uses ``chattr +i`` under root (and skips where that fails).
+
 Every test gets its own LAZYSPARSE_CACHE_DIR and a reset runtime state. Kernels are tiny hand-written
 C sources defining ``int32_t ls_kernel(void **p, int64_t *d)``.
 """
@@ -18,6 +25,7 @@ import textwrap
 import threading
 import time
 import warnings
+from contextlib import contextmanager
 
 import pytest
 
@@ -168,8 +176,23 @@ def test_disk_hit_in_new_process(cache_dir):
     assert out["seconds"] <= 0.2
 
 
-@pytest.mark.parametrize("damage", ["truncate", "flip", "empty", "delete_so", "bad_meta"])
-def test_corrupt_entry_is_rebuilt(cache_dir, damage):
+def no_dlopen_of(monkeypatch, *paths):
+    """Make ``c._dlopen`` refuse ``paths`` (raising AssertionError, which the cache does not
+    catch): an entry that must not be loaded fails the test instead of being mapped (a truncated
+    shared object mapped by dlopen can kill the process with SIGBUS)."""
+    real = c._dlopen
+    banned = {os.path.realpath(p) for p in paths}
+
+    def guarded(path):
+        assert os.path.realpath(path) not in banned, f"{path} was dlopen-ed"
+        return real(path)
+
+    monkeypatch.setattr(c, "_dlopen", guarded)
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "empty", "delete_so", "bad_meta",
+                                    "stale_meta", "foreign_so"])
+def test_corrupt_entry_is_rebuilt(cache_dir, damage, monkeypatch):
     s = src("corrupt_" + damage)
     # build in a child: this process must not have the file mapped while it is damaged in place
     built = child_json(run_child(_CHILD_LOAD.format(source=s)))
@@ -192,6 +215,21 @@ def test_corrupt_entry_is_rebuilt(cache_dir, damage):
     elif damage == "bad_meta":
         with open(os.path.join(vdir, key + ".json"), "w") as f:
             f.write("{not json")
+    elif damage in ("stale_meta", "foreign_so"):
+        # well-formed metadata that does not describe this source: another source's digest, or
+        # a shared object named outside this key (both with a matching size and checksum)
+        if damage == "stale_meta":
+            meta["source_sha256"] = "0" * 64
+        else:
+            other = os.path.join(vdir, "0" * 64 + ".so")
+            shutil.copyfile(so, other)
+            os.chmod(other, 0o700)
+            meta["so"] = os.path.basename(other)
+            so = other
+        with open(os.path.join(vdir, key + ".json"), "w") as f:
+            json.dump(meta, f)
+    if damage != "delete_so":  # (a deleted .so may be rebuilt under its old name)
+        no_dlopen_of(monkeypatch, so)
     k = c.load_kernel(s)
     assert call(k) == 42
     info = c.cache_info()
@@ -201,13 +239,33 @@ def test_corrupt_entry_is_rebuilt(cache_dir, damage):
         assert (out["disk_hits"], out["compiles"], out["value"]) == (1, 0, 42)
 
 
+OTHER_UID = 65534  # "nobody": a user other than the one running the tests
+
+
+def give_away(path):
+    """chown ``path`` to another user (keeping its mode), or skip: only root can."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0 or os.getuid() == OTHER_UID:
+        pytest.skip("making a file owned by another user needs root")
+    mode = stat.S_IMODE(os.lstat(path).st_mode)
+    os.chown(path, OTHER_UID, OTHER_UID)
+    os.chmod(path, mode)  # (chown may clear bits)
+
+
+@pytest.mark.parametrize("how", ["writable", "foreign"])
 @pytest.mark.parametrize("which", ["so", "json"])
-def test_insecure_entry_not_loaded(cache_dir, which):
-    s = src("insecure_" + which)
+def test_insecure_entry_not_loaded(cache_dir, which, how, monkeypatch):
+    """An entry writable by others (mode 0666) or owned by another user (its mode unchanged,
+    0600/0700) is rejected and rebuilt; its shared object is never dlopen-ed."""
+    s = src(f"insecure_{which}_{how}")
     child_json(run_child(_CHILD_LOAD.format(source=s)))
     key = c.kernel_key(s)
     vdir, meta, so = entry_files(cache_dir, key)
-    os.chmod(so if which == "so" else os.path.join(vdir, key + ".json"), 0o666)
+    target = so if which == "so" else os.path.join(vdir, key + ".json")
+    if how == "writable":
+        os.chmod(target, 0o666)
+    else:
+        give_away(target)
+    no_dlopen_of(monkeypatch, so)
     k = c.load_kernel(s)
     assert call(k) == 42
     info = c.cache_info()
@@ -226,34 +284,50 @@ def test_cache_dir_created_0700(cache_dir):
         assert stat.S_IMODE(os.stat(os.path.join(vdir, name)).st_mode) & 0o077 == 0, name
 
 
-def _fallback_check(expected_substring=""):
+def _fallback_check(expected_substring="", compiles=1):
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
         k = c.load_kernel(src("fallback"))
     assert call(k) == 42
     msgs = [str(x.message) for x in w]
-    assert any("temporary directory" in m for m in msgs), msgs
+    assert any("temporary directory" in m and expected_substring in m for m in msgs), msgs
     info = c.cache_info()
-    assert info["fallback_dir"] and info["compiles"] == 1
+    assert info["fallback_dir"] and info["compiles"] == compiles
     assert os.path.dirname(k.path) == info["disk_dir"]
     assert stat.S_IMODE(os.stat(info["disk_dir"]).st_mode) == 0o700
     shutil.rmtree(info["disk_dir"], ignore_errors=True)
 
 
-def test_unwritable_cache_dir_falls_back(cache_dir):
-    os.makedirs(cache_dir, mode=0o700)
-    os.chmod(cache_dir, 0o500)
+@contextmanager
+def unwritable(path):
+    """``path`` (a directory) made unwritable for this process: mode 0500, or for root (whom
+    modes do not stop) the immutable attribute (``chattr +i``); skips where neither works."""
+    os.chmod(path, 0o500)
+    immutable = False
     try:
-        probe = cache_dir / "probe"
-        try:
-            probe.write_text("x")
-            probe.unlink()
-            pytest.skip("running with privileges that ignore directory permissions (root)")
-        except PermissionError:
-            pass
-        _fallback_check()
+        if os.access(path, os.W_OK):  # root
+            chattr = shutil.which("chattr")
+            r = subprocess.run([chattr, "+i", str(path)], capture_output=True) if chattr else None
+            if r is None or r.returncode != 0 or os.access(path, os.W_OK):
+                pytest.skip("cannot make a directory unwritable for this user (root without "
+                            "chattr +i on this file system)")
+            immutable = True
+        yield
     finally:
-        os.chmod(cache_dir, 0o700)
+        if immutable:
+            subprocess.run([shutil.which("chattr"), "-i", str(path)], check=True)
+        os.chmod(path, 0o700)
+
+
+@pytest.mark.parametrize("where,reason", [("root", "could not be created"),
+                                          ("version", "not writable")], ids=["root", "version"])
+def test_unwritable_cache_dir_falls_back(cache_dir, where, reason):
+    """The cache root (so the version directory cannot be created) or the version directory
+    itself is unwritable: a private temporary directory is used, with a warning saying why."""
+    vdir = os.path.join(cache_dir, "v" + c._version())
+    os.makedirs(vdir if where == "version" else cache_dir, mode=0o700)
+    with unwritable(vdir if where == "version" else cache_dir):
+        _fallback_check(reason)
 
 
 def test_uncreatable_cache_dir_falls_back(tmp_path, monkeypatch):
@@ -274,27 +348,167 @@ def test_group_writable_cache_dir_not_used(cache_dir):
     _fallback_check()
 
 
-def test_threads_compile_once(cache_dir, in_threads):
-    s = src("threads")
+def test_cache_dir_owned_by_another_user_not_used(cache_dir):
+    vdir = os.path.join(cache_dir, "v" + c._version())
+    os.makedirs(vdir, mode=0o700)
+    os.chmod(vdir, 0o700)
+    give_away(vdir)
+    _fallback_check()
+    assert not os.listdir(vdir)  # nothing was written into it either
+
+
+def test_cache_dir_failing_after_the_checks_falls_back(cache_dir):
+    """The directory passed the checks, then became unusable (here: replaced by a regular file,
+    which root cannot write into either): the next build goes to a private temporary directory."""
+    k = c.load_kernel(src("before"))
+    vdir = c.cache_info()["disk_dir"]
+    shutil.rmtree(vdir)
+    with open(vdir, "w") as f:
+        f.write("not a directory")
+    try:
+        _fallback_check(compiles=2)
+    finally:
+        os.unlink(vdir)
+    assert call(k) == 42
+
+
+@pytest.mark.parametrize("umask", [0o000, 0o177], ids=["umask000", "umask177"])
+def test_cache_dir_0700_whatever_the_umask(tmp_path, umask):
+    """The version directory is 0700 under any umask: one that grants everything (0o000) and one
+    that withholds the owner's own execute bit (0o177: mkdir(0700) alone gives 0600, a directory
+    its owner cannot enter). For 0o177 the cache root exists already (os.makedirs would create
+    it 0600)."""
+    root = tmp_path / "cache"
+    if umask == 0o177:
+        root.mkdir(mode=0o700)
+    env = dict(os.environ, LAZYSPARSE_CACHE_DIR=str(root))
+    out = child_json(run_child(f"""
+        import json, os, stat, warnings
+        os.umask({umask:#o})
+        warnings.simplefilter("error")  # a fallback warning fails the child
+        k = c.load_kernel({src("umask" + oct(umask))!r})
+        d = c.ffi.new("int64_t[4]")
+        k.fn(c.ffi.NULL, d)
+        vdir = c.cache_info()["disk_dir"]
+        print(json.dumps(dict(value=d[0], vdir=vdir, fallback=c.cache_info()["fallback_dir"],
+                              modes={{p: stat.S_IMODE(os.stat(p).st_mode)
+                                      for p in [{str(root)!r}, vdir]
+                                      + [os.path.join(vdir, n) for n in os.listdir(vdir)]}})))
+    """, env=env))
+    assert out["value"] == 42 and not out["fallback"]
+    assert os.path.dirname(out["vdir"]) == str(root)
+    assert out["modes"][out["vdir"]] == 0o700, oct(out["modes"][out["vdir"]])
+    if umask == 0o000:
+        assert out["modes"][str(root)] == 0o700
+    for path, mode in out["modes"].items():
+        assert mode & 0o077 == 0, (path, oct(mode))
+
+
+def test_threads_compile_once(cache_dir, in_threads, monkeypatch):
+    """8 threads ask for the same new kernel at once, 4 rounds of new kernels: one compile and
+    one miss per kernel, the 7 others wait for it (hits). A race between finding no build in
+    flight and registering one would show as more misses: the interpreter switches threads
+    every microsecond here, and in rounds 2 and 3 the in-flight lookup is slow (5 ms), so a
+    lookup outside the lock lets every thread through."""
+
+    class SlowDict(dict):  # the lookup, then a pause before its answer is acted upon
+        def get(self, *a):
+            found = super().get(*a)
+            time.sleep(0.005)
+            return found
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for rnd in range(4):
+            if rnd == 2:
+                monkeypatch.setattr(c, "_inflight", SlowDict())
+            s = src(f"threads{rnd}")
+            barrier = threading.Barrier(8)
+            results = [None] * 8
+
+            def work(i):
+                barrier.wait()
+                results[i] = c.load_kernel(s)
+
+            before = c.cache_info()
+            assert in_threads(work, 8) == []
+            assert all(r is results[0] for r in results)
+            info = c.cache_info()
+            got = tuple(info[k] - before[k] for k in ("compiles", "misses", "hits", "disk_hits"))
+            assert got == (1, 1, 7, 0), (rnd, got)
+            assert call(results[0]) == 42
+    finally:
+        sys.setswitchinterval(old)
+
+
+def test_threads_materializing_compile_each_kernel_once(cache_dir, in_threads):
+    """Guarantee 8 end to end: 8 threads materialize expressions needing the same new kernels at
+    once (each thread its own operands); every kernel is compiled once and every result is right."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    import lazysparse as ls
+    from lazysparse.runtime.execute import kernel_log
+
+    c.clear_cache()  # also forgets compiled plans, so the kernels below are new to this process
+    mats = [sp.random(40, 30, density=0.2, format="csr", random_state=k) for k in range(16)]
+    xs = [np.random.default_rng(k).standard_normal(30) for k in range(8)]
     barrier = threading.Barrier(8)
-    results = [None] * 8
+    keys, wrong = [set() for _ in range(8)], []
 
     def work(i):
+        A, B = ls.asarray(mats[i]), ls.asarray(mats[8 + i])
         barrier.wait()
-        results[i] = c.load_kernel(s)
+        with kernel_log() as log:  # add, multiply (sparse results), A @ x, column sums
+            got = ((A + B) @ xs[i]).todense() + (A * B).sum(axis=0).todense().sum()
+        keys[i] = {r.kernel.key for _, r in log}
+        Ad, Bd = mats[i].toarray(), mats[8 + i].toarray()
+        want = (Ad + Bd) @ xs[i] + (Ad * Bd).sum()
+        if not np.allclose(got, want, rtol=1e-12, atol=1e-12):
+            wrong.append(i)
 
+    before = c.cache_info()
     assert in_threads(work, 8) == []
-    assert all(r is results[0] for r in results)
+    assert wrong == []
+    used = set().union(*keys)
+    assert all(k == keys[0] for k in keys) and len(used) >= 4
     info = c.cache_info()
-    assert (info["compiles"], info["misses"], info["hits"]) == (1, 1, 7)
-    assert call(results[0]) == 42
+    assert info["compiles"] - before["compiles"] == len(used)
+    assert info["misses"] - before["misses"] == len(used)
 
 
-def test_processes_compile_concurrently(cache_dir):
-    s = src("processes")
-    code = _IMPORT + textwrap.dedent(_CHILD_LOAD.format(source=s))
+_CHILD_GATED = """
+import os, time
+gate = {gate!r}
+open(os.path.join(gate, "ready-%d" % os.getpid()), "w").close()
+t_end = time.time() + 60
+while not os.path.exists(os.path.join(gate, "go")) and time.time() < t_end:
+    time.sleep(0.001)
+"""
+
+
+@pytest.mark.parametrize("flock", [True, False], ids=["flock", "no_flock"])
+def test_processes_compile_concurrently(cache_dir, tmp_path, flock):
+    """8 processes load the same new kernel at once (they wait at a gate after importing, then
+    go together): all succeed, and the entry they leave behind is sound (a 9th process loads it
+    from disk). With the flock one compiles and the others wait for it; without one (platforms
+    with no fcntl, simulated) several may compile, and the atomic renames keep every reader
+    from seeing a half-written file."""
+    s = src("processes_" + ("flock" if flock else "no_flock"))
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    code = _IMPORT + textwrap.dedent(("" if flock else "c.fcntl = None\n")
+                                     + _CHILD_GATED.format(gate=str(gate))
+                                     + _CHILD_LOAD.format(source=s))
     procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True, cwd=ROOT) for _ in range(8)]
+    try:
+        t_end = time.time() + 60
+        while len(os.listdir(gate)) < 8 and time.time() < t_end:
+            time.sleep(0.005)
+    finally:
+        (gate / "go").touch()
     outs = []
     for p in procs:
         so, se = p.communicate(timeout=120)
@@ -302,10 +516,50 @@ def test_processes_compile_concurrently(cache_dir):
         outs.append(json.loads(so.strip().splitlines()[-1]))
     assert all((o["rc"], o["value"]) == (0, 42) for o in outs)
     assert sum(o["compiles"] for o in outs) + sum(o["disk_hits"] for o in outs) == 8
-    if c.fcntl is not None:  # the flock makes the others wait and then load from disk
+    if flock and c.fcntl is not None:  # the flock makes the others wait and then load from disk
         assert sum(o["compiles"] for o in outs) == 1
     vdir = outs[0]["disk_dir"]
     assert not [n for n in os.listdir(vdir) if n.endswith(".tmp")]
+    after = child_json(run_child(_CHILD_LOAD.format(source=s)))
+    assert (after["disk_hits"], after["compiles"], after["value"]) == (1, 0, 42)
+    print(f"{'with' if flock else 'without'} flock: {sum(o['compiles'] for o in outs)} of 8 "
+          "processes compiled")
+
+
+def test_entry_files_are_written_under_temporary_names(cache_dir, monkeypatch):
+    """What processes without the flock rely on (the no_flock case above, platforms without
+    fcntl): every file of an entry (.c, .so, .json) is written under a unique temporary name in
+    the cache directory and renamed into place, so a reader finds it complete or not at all. The
+    writes are intercepted: ``os.open`` for writing in cache.py, and the compiler's output path."""
+    import types
+    writes = []
+    proxy = types.ModuleType("os")
+    proxy.__dict__.update(os.__dict__)
+
+    def open_(path, flags, *a, **k):
+        if flags & (os.O_WRONLY | os.O_RDWR):
+            writes.append(os.fspath(path))
+        return os.open(path, flags, *a, **k)
+
+    proxy.open = open_
+    monkeypatch.setattr(c, "os", proxy)
+    real = comp.compile_shared
+
+    def compile_shared(info, src_path, out_path):
+        writes.append(out_path)
+        return real(info, src_path, out_path)
+
+    monkeypatch.setattr(comp, "compile_shared", compile_shared)
+    k = c.load_kernel(src("temporary_names"))
+    assert call(k) == 42
+    vdir = c.cache_info()["disk_dir"]
+    entry = [w for w in writes if os.path.dirname(w) == vdir and not w.endswith(".lock")]
+    assert len(entry) == 3, writes  # source, shared object, metadata
+    for w in entry:
+        assert os.path.basename(w).startswith(k.key) and w.endswith(".tmp"), w
+        assert not os.path.exists(w), w  # renamed away
+    names = {n for n in os.listdir(vdir) if n.startswith(k.key)}
+    assert names >= {k.key + ".c", k.key + ".json", os.path.basename(k.path)}, names
 
 
 def test_no_compiler(cache_dir, tmp_path):
