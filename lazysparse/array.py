@@ -147,7 +147,13 @@ class Array:
                     if bound is not None:
                         st = bound(sts, node.shape, "materialize")
                 if st is None:
-                    st = ex.execute(node.stmt, sts, node.shape, node.format, "materialize")
+                    if fusion == "auto" and ex.may_split(node.stmt):
+                        # a factor outside the sum: planned as a DAG (split, then fused); never
+                        # bound, so the warm path of every other operation pays nothing for it
+                        ex.compute_nodes([node], fusion=fusion)
+                        st = node.result
+                    else:
+                        st = ex.execute(node.stmt, sts, node.shape, node.format, "materialize")
                 node.result = st
             else:
                 ex.compute_nodes([node], fusion=fusion, schedule=schedule)

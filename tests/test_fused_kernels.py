@@ -159,3 +159,17 @@ def test_repeated_expression_with_another_inner_extent():
         got = (lB * (ls.asarray(C) @ ls.asarray(D))).materialize()
         assert fused.RUNS[0] == runs + 1
         np.testing.assert_allclose(got.todense(), B.toarray() * (C @ D))
+
+
+def test_one_einsum_with_a_factor_outside_its_sum_is_split_and_fused():
+    """A_i = C_i * Σ_j B_ij as one einsum: the product leaves the j loop (one multiplication per
+    i) and the two operations share the i loop; A @ x (every factor under the sum) is not split."""
+    rng = np.random.default_rng(2)
+    Bd, C = sp.random(12, 9, density=0.4, format="csr", random_state=3), rng.random(12)
+    runs = fused.RUNS[0]
+    got = ls.einsum("i,ij->i", C, ls.asarray(Bd)).materialize()
+    assert fused.RUNS[0] == runs + 1
+    np.testing.assert_allclose(got.todense(), C * Bd.toarray().sum(axis=1))
+    runs = fused.RUNS[0]
+    np.testing.assert_allclose((ls.asarray(Bd) @ rng.random(9)).materialize().todense().shape, (12,))
+    assert fused.RUNS[0] == runs

@@ -236,7 +236,6 @@ def test_listing9_op1_and_op3_are_not_fused():
 def test_fused_trees_respect_every_dependence(steps, seed):
     """Random DAGs of element-wise ops, row/column sums and products: every op appears once,
     after every op it reads (no cycle, groups placed after all their members' predecessors)."""
-    rng = np.random.default_rng(seed)
     vals = [_dense(5, 6, seed=seed), ls.asarray(sp.random(5, 6, density=0.4, format="csr", random_state=seed)),
             _dense(6, 5, seed=seed + 1)]
     vals[2] = vals[2].T
@@ -270,7 +269,6 @@ def test_fused_trees_respect_every_dependence(steps, seed):
         for v in op.args:
             if v in writer:
                 assert pos[writer[v]] < pos[k]
-    assert rng is not None
 
 
 # -- fusion modes ----------------------------------------------------------------------------------

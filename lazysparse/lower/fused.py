@@ -282,9 +282,7 @@ def result_like(plan, specs):
     op = next(o for o in prog.ops if o.out == prog.outputs[0])
     if op.stmt.reduce_indices:
         return None
-    from ..planner.fusion import op_patterns
-    pats, _ = op_patterns(prog, specs, scalars=plan.scalars)
-    pat = pats[prog.ops.index(op)]
+    pat = plan.patterns[prog.ops.index(op)]
     if len(pat) != 1:
         return None
     term = next(iter(pat))

@@ -192,6 +192,25 @@ def _extents(values, named):
 
 
 # -- pushing reductions in ----------------------------------------------------------------------
+_MAY_SPLIT = {}
+
+
+def may_split(stmt: Statement) -> bool:
+    """Would ``_split`` push a reduction of this one statement in (a factor free of a reduced
+    variable)? Decides whether a single operation is worth planning as a DAG; remembered per
+    statement (it is asked on every materialize of one operation with a reduction)."""
+    hit = _MAY_SPLIT.get(stmt)
+    if hit is None:
+        hit = False
+        red = set(stmt.reduce_indices)
+        fs = _factors(stmt.expr, stmt.dtype) if red and stmt.reduce == "sum" else None
+        if fs is not None and len(fs) >= 2:
+            hit = any(not (_vars(f) & {r}) for f in fs for r in red)
+        _MAY_SPLIT[stmt] = hit
+    return hit
+
+
+
 def _factors(e, dtype):
     """The factors of a product tree of ``multiply`` calls all of ``dtype``, or None."""
     if isinstance(e, Call) and e.op == "multiply" and e.dtype == dtype and \

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from ..formats.format import Format
 from ..formats.levels import DENSE
-from ..ir.nodes import Access, Call, Index, Statement, accesses_of
+from ..ir.nodes import Access, Call, Index, Statement
 from . import patterns as P
 from .plan import OperandSpec, choose_order
 from .program import INPUT, Program
@@ -63,6 +63,7 @@ class Plan:
     tree: tuple       # top-level Loop | Compute | Reset
     temp_dims: dict   # temporary value id -> the variables it keeps (after dimension reduction)
     scalars: dict     # 0-d input value id -> its value (decides f(0, s) in iteration spaces)
+    patterns: tuple   # per op, where its result can be nonzero (op_patterns)
 
     def __repr__(self):
         return show(self.tree, self.program)
@@ -386,10 +387,4 @@ def plan_fusion(program: Program, input_specs: dict, mode: str = "auto", scalars
         return memo[(k, var)]
     tree = fuse(program, order, spaces)
     tree, kept = reduce_dims(program, tree)
-    return Plan(program, order, need, tree, kept, dict(scalars or {}))
-
-
-def accesses_by_value(program, vid):
-    """Every (op index, access) that reads value ``vid``."""
-    return [(k, a) for k, op in enumerate(program.ops) for a in accesses_of(op.stmt.expr)
-            if op.args[a.operand] == vid]
+    return Plan(program, order, need, tree, kept, dict(scalars or {}), tuple(pats))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..ir.nodes import Statement, _Hashed
+from ..ir.nodes import Index, Statement, _Hashed
 
 INPUT, TEMP, OUTPUT = "input", "temp", "output"
 
@@ -69,6 +69,19 @@ class Program(_Hashed):
             if op.out == vid:
                 return k
         return None
+
+    def extents(self) -> dict:
+        """The extent of every index variable, from the shapes of the values it indexes."""
+        ext = {}
+        for op in self.ops:
+            for m, ix in enumerate(op.stmt.out_indices):
+                ext[ix] = self.values[op.out].shape[m]
+            for a in op.stmt.accesses:
+                shape = self.values[op.args[a.operand]].shape
+                for m, ix in enumerate(a.indices):
+                    if isinstance(ix, Index) and ix not in ext:
+                        ext[ix] = shape[m]
+        return ext
 
     def consumers(self, vid: int) -> list:
         """Indices of the ops that read ``vid``."""

@@ -16,6 +16,7 @@ from ..ir.nodes import Access, Index, Statement, accesses_of, intern
 from ..planner import patterns as P
 from . import memory
 from ..planner import plan as PL
+from ..planner.decompose import may_split
 
 FUSION_VALUES = ("auto", "max", "none")
 
@@ -64,11 +65,11 @@ def compute_nodes(nodes, fusion="auto", schedule=None):
     if len(nodes) == 1:
         n = nodes[0]
         sts = [c._storage if c._storage is not None else c._node.result for c in n.children]
-        # the common single-operation case: no traversal needed. (A product of three or more
-        # factors under a sum is planned as a DAG: its reduction may be pushed in and fused,
-        # e.g. SDDMM written as one einsum.)
-        if None not in sts and not (fusion == "auto" and len(n.stmt.accesses) >= 3
-                                    and n.stmt.reduce_indices and n.format is None):
+        # the common single-operation case: no traversal needed. (A sum of products that has
+        # a factor free of a reduced variable is planned as a DAG: its reduction is pushed in
+        # and fused, e.g. SDDMM written as one einsum.)
+        if None not in sts and not (fusion == "auto" and n.stmt.reduce_indices and n.format is None
+                                    and may_split(n.stmt)):
             if n.result is None:
                 n.result = execute(n.stmt, sts, n.shape, n.format, name="materialize")
             return
@@ -237,7 +238,7 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name):
     log = getattr(_LOG, "items", None) if _LOGGING[0] else None
     if log is not None:
         log.append((runner.spec, runner))
-    if bkey is not None and (fmt.is_dense or idt == "int32"):
+    if bkey is not None and (fmt.is_dense or idt == "int32") and not may_split(stmt0):
         # one generated function per (key, runner, format): operands whose density verdicts
         # differ, used in turn, switch between bound plans without compiling glue each time
         bfn = _BINDS.get((bkey, runner, out_fmt))

@@ -22,7 +22,7 @@ from ..planner.fusion import Loop, plan_fusion
 from ..planner.plan import _scalar_value, operand_spec
 from . import memory
 
-_PLANS = {}  # (program, input specs, 0-d values) -> (plan, kernel, abi, like) | False
+_PLANS = {}  # (program, input specs, 0-d values) -> (plan, kernel, abi, (like, _Fixed)) | False
 _MAX_PLANS = 1024
 RUNS = [0]  # fused kernels run in this process (tests check that a plan took this path)
 
@@ -49,19 +49,6 @@ def _walk(nodes):
         yield n
         if isinstance(n, Loop):
             yield from _walk(n.body)
-
-
-def _extents(prog):
-    ext = {}
-    for op in prog.ops:
-        for m, ix in enumerate(op.stmt.out_indices):
-            ext[ix] = prog.values[op.out].shape[m]
-        for a in op.stmt.accesses:
-            shape = prog.values[op.args[a.operand]].shape
-            for m, ix in enumerate(a.indices):
-                if hasattr(ix, "name") and ix not in ext:
-                    ext[ix] = shape[m]
-    return ext
 
 
 def _dag_key(node):
@@ -109,8 +96,8 @@ def try_fused(node, name="materialize"):
         return None
     fast = _FAST.get(dag)
     if fast is not None:
-        (plan, kernel, abi, like), where, _ = fast
-        return _run(plan, kernel, abi, like, {vid: stores[k] for vid, k in where.items()}, name)
+        (plan, kernel, abi, fixed), where, _ = fast
+        return _run(plan, kernel, abi, fixed, {vid: stores[k] for vid, k in where.items()}, name)
     prog, _, inputs = decompose([node])
     if len(prog.ops) < 2 or len(prog.outputs) != 1:
         _skip(dag, node)
@@ -132,8 +119,8 @@ def try_fused(node, name="materialize"):
     if len(_FAST) >= _MAX_PLANS:
         _FAST.clear()
     _FAST[dag] = (hit, {vid: number[id(st)] for vid, st in inputs.items()}, _stmts(node))
-    plan, kernel, abi, like = hit
-    return _run(plan, kernel, abi, like, inputs, name)
+    plan, kernel, abi, fixed = hit
+    return _run(plan, kernel, abi, fixed, inputs, name)
 
 
 def _stmts(node):
@@ -163,26 +150,38 @@ def _build(prog, specs, scalars):
     from ..backends import c as cbackend
     from .cache import load_kernel
     source = cbackend.emit(block, header_comment="fused: " + repr(plan))
-    return plan, load_kernel(source), abi, like
+    return plan, load_kernel(source), abi, (like, _Fixed(plan, abi))
 
 
-def _run(plan, kernel, abi, like, inputs, name):
+class _Fixed:
+    """What a call needs that depends on the plan alone, computed once: the extents' ``d[]``
+    entries, and the temporaries' shapes and sizes for the memory guard."""
+
+    def __init__(self, plan, abi):
+        prog = plan.program
+        ext = prog.extents()
+        self.d = [(k, int(ext[desc[1]])) for k, desc in enumerate(abi.d) if desc[0] == "ext"]
+        self.temps = []
+        for vid, kept in plan.temp_dims.items():
+            shape = tuple(ext[ix] for ix in kept)
+            nbytes = int(np.prod(shape, dtype=np.float64)) * np.dtype(prog.values[vid].dtype).itemsize
+            self.temps.append((vid, shape, nbytes))
+        out = prog.values[prog.outputs[0]]
+        self.out_shape, self.odt = out.shape, np.dtype(out.dtype)
+        self.out_bytes = int(np.prod(out.shape, dtype=np.float64)) * self.odt.itemsize
+
+
+def _run(plan, kernel, abi, fixed, inputs, name):
     from .cache import ffi
-    prog = plan.program
-    ext = _extents(prog)
-    out_val = prog.values[prog.outputs[0]]
-    odt = np.dtype(out_val.dtype)
+    like, fx = fixed
     # the memory guard: the dense result and every temporary the kernel allocates
-    for vid, kept in plan.temp_dims.items():
-        nbytes = int(np.prod([ext[ix] for ix in kept], dtype=np.float64)) * np.dtype(prog.values[vid].dtype).itemsize
-        memory.check_dense(nbytes, tuple(ext[ix] for ix in kept),
-                           lambda vid=vid: f"the temporary v{vid} of the fused plan", name)
+    for vid, shape, nbytes in fx.temps:
+        memory.check_dense(nbytes, shape, lambda vid=vid: f"the temporary v{vid} of the fused plan", name)
     if like is None:
-        memory.check_dense(int(np.prod(out_val.shape, dtype=np.float64)) * odt.itemsize,
-                           out_val.shape, lambda: "the result", name)
-        out = np.zeros(out_val.shape, odt)
+        memory.check_dense(fx.out_bytes, fx.out_shape, lambda: "the result", name)
+        out = np.zeros(fx.out_shape, fx.odt)
     else:
-        out = np.zeros(inputs[like].vals.shape[0], odt)
+        out = np.zeros(inputs[like].vals.shape[0], fx.odt)
     p = ffi.new("void*[]", max(len(abi.p), 1))
     d = ffi.new("int64_t[]", max(len(abi.d), 1))
     keep = []
@@ -199,9 +198,11 @@ def _run(plan, kernel, abi, like, inputs, name):
             p[k] = addr(out)
         else:  # pragma: no cover - lower_fused records only these
             raise AssertionError(desc)
+    for k, v in fx.d:
+        d[k] = v
     for k, desc in enumerate(abi.d):
         if desc[0] == "ext":
-            d[k] = int(ext[desc[1]])
+            continue
         elif desc[0] == "stride":
             st = inputs[desc[1]]
             d[k] = st.vals.strides[desc[2]] // st.vals.itemsize
@@ -220,6 +221,6 @@ def _run(plan, kernel, abi, like, inputs, name):
     if like is None:
         return Storage.wrap_dense(out)
     src = inputs[like]
-    return Storage(tuple(out_val.shape), src.format, [None if a is None else a.copy() for a in src.pos],
+    return Storage(tuple(fx.out_shape), src.format, [None if a is None else a.copy() for a in src.pos],
                    [None if a is None else a.copy() for a in src.crd], out, src.index_dtype)
 
