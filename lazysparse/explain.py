@@ -34,7 +34,8 @@ def explain(*arrays, fusion="auto") -> str:
         compute_nodes(roots, fusion=fusion)
     from .runtime.fused import FusedRun
     fused = any(isinstance(e, FusedRun) for e in log)
-    how = "fused kernels where the plan shares loops" if fusion == "auto" else "one kernel per operation"
+    how = {"auto": "fused kernels where the plan shares loops", "max": "every temporary substituted into its "
+           "consumers where one statement can express it", "none": "one kernel per operation"}[fusion]
     lines = [f"lazysparse plan: {len(nodes)} node(s), fusion={fusion!r} ({how})"]
     for k, n in enumerate(nodes):
         st = n.result
@@ -78,6 +79,70 @@ def _fused_lines(k, run):
     return out
 
 
-def opcount(*arrays, fusion="auto") -> dict:
-    """Scalar operations executed (instrumented kernels): arrives with the fusion work."""
-    raise NotImplementedError("opcount: instrumented kernels arrive with redundancy-aware fusion (issue 3)")
+def opcount(*arrays, fusion="auto", names=None) -> dict:
+    """Scalar operations and element loads that computing ``arrays`` executes, counted by an
+    instrumented build of the very kernels ``materialize``/``compute`` run (lower/counting.py).
+
+    Returns ``{"mul", "add", "div", "other": int, "loads": {name: int}, "temp_loads": int,
+    "kernels": int}``. A reduction counts one operation per term it folds in; casts are free.
+    ``loads`` is per concrete operand, named by ``names`` (``{name: array}``) or else ``x0``,
+    ``x1``, ... in the order the expression first reads them; ``temp_loads`` are the loads of
+    intermediates (stored or a fused kernel's temporaries). The arrays are computed on a copy
+    of their DAG: they stay lazy, and counts do not depend on what was materialized before.
+
+    >>> import numpy as np, lazysparse as ls
+    >>> b = ls.asarray(np.arange(4.0))
+    >>> c = ls.opcount(3.0 * b.sum(), names={"b": b})
+    >>> c["mul"], c["add"], c["loads"]["b"]
+    (1, 4, 4)
+    """
+    from .array import Array
+    from .runtime import counting
+    from .runtime.execute import check_options, compute_nodes
+    check_options("opcount", fusion=fusion)
+    label = {}
+    for nm, arr in (names or {}).items():
+        if not isinstance(nm, str) or not isinstance(arr, Array) or arr._node is not None:
+            raise TypeError(f"opcount: names must map str to concrete arrays, got {nm!r}: "
+                            f"{type(arr).__name__}{' (lazy)' if isinstance(arr, Array) else ''}")
+        label[id(arr._storage)] = nm
+    roots, leaves = _copy_dag([a for a in arrays if isinstance(a, Array)])
+    unnamed = [st for st in leaves if id(st) not in label]
+    label.update((id(st), f"x{k}") for k, st in enumerate(unnamed))
+    with counting.session() as t:
+        compute_nodes(roots, fusion=fusion)
+        temp = t.temp + sum(n for sid, n in t.loads.items() if sid not in label)
+        loads = {label[sid]: n for sid, n in t.loads.items() if sid in label}
+        out = dict(zip(("mul", "add", "div", "other"), t.ops))
+        out.update(loads=loads, temp_loads=temp, kernels=t.kernels)
+    return out
+
+
+def _copy_dag(arrays):
+    """Fresh lazy nodes for the DAGs of ``arrays`` (results not reused; children shared as in
+    the original) and the concrete storages they read, left to right as written."""
+    from .array import Array
+    from .node import Node
+    leaves, seen = [], set()
+    stack = list(reversed(arrays))
+    while stack:
+        a = stack.pop()
+        if a._node is None:
+            if id(a._storage) not in seen:
+                seen.add(id(a._storage))
+                leaves.append(a._storage)
+        else:
+            stack += reversed(a._node.children)
+    new = {}
+    stack = [(a._node, False) for a in reversed(arrays) if a._node is not None]
+    while stack:
+        n, done = stack.pop()
+        if id(n) in new:
+            continue
+        if not done:
+            stack.append((n, True))
+            stack += [(c._node, False) for c in reversed(n.children) if c._node is not None]
+            continue
+        kids = [c if c._node is None else Array._from_node(new[id(c._node)]) for c in n.children]
+        new[id(n)] = Node(n.stmt, tuple(kids), n.shape, n.dtype, n.format)
+    return [new[id(a._node)] for a in arrays if a._node is not None], leaves

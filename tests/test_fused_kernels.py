@@ -173,3 +173,53 @@ def test_one_einsum_with_a_factor_outside_its_sum_is_split_and_fused():
     runs = fused.RUNS[0]
     np.testing.assert_allclose((ls.asarray(Bd) @ rng.random(9)).materialize().todense().shape, (12,))
     assert fused.RUNS[0] == runs
+
+
+# -- OpenMP on the outermost loop (digest test 13) ---------------------------------------------
+def _fused_source(expr):
+    from lazysparse.runtime.execute import kernel_log
+    with kernel_log() as log:
+        expr.materialize()
+    (run,) = log
+    return run.kernel.source
+
+
+@pytest.fixture
+def two_threads():
+    ls.set_num_threads(2)
+    yield
+    ls.set_num_threads(1)
+
+
+@pytest.mark.parametrize("kind", ["sddmm", "gnn1", "gnn2", "mttkrp"])
+def test_parallel_results_equal_sequential_results(kind, two_threads):
+    """Each thread keeps its own temporaries (a shared one would mix rows: the test has many
+    rows with work per row) and writes its own rows; the values are bitwise the serial ones."""
+    rng = np.random.default_rng(5)
+    A = ls.asarray(sp.random(400, 300, density=0.05, format="csr", random_state=2))
+    if kind == "sddmm":
+        expr = A * (ls.asarray(rng.random((400, 8))) @ ls.asarray(rng.random((300, 8))).T)
+    elif kind == "gnn1":
+        expr = (A @ ls.asarray(rng.random((300, 16)))) @ ls.asarray(rng.random((16, 5)))
+    elif kind == "gnn2":
+        Y = ls.asarray(rng.random((300, 6)))
+        expr = (A * (ls.asarray(rng.random((400, 6))) @ Y.T)) @ Y
+    else:
+        T = sparse.random((60, 30, 20), density=0.05, random_state=1)
+        expr = ls.einsum("ijk,jr,kr->ir", ls.asarray(T).asformat("csf"),
+                         rng.random((30, 4)), rng.random((20, 4)))
+    src = _fused_source(expr)
+    assert "#pragma omp for" in src and "#pragma omp parallel" in src
+    par = expr.materialize().todense()
+    ls.set_num_threads(1)
+    seq = expr.materialize().todense()
+    np.testing.assert_array_equal(par, seq)
+
+
+def test_a_loop_that_a_reduction_runs_over_is_not_parallelized(two_threads):
+    B = ls.asarray(sp.random(50, 40, density=0.2, format="csr", random_state=0))
+    C = ls.asarray(np.random.default_rng(0).random((50, 40)))
+    expr = (B * C).sum()  # a = Σ_ij (B*C)_ij: every i writes a
+    src = _fused_source(expr)
+    assert "omp for" not in src
+    np.testing.assert_allclose(float(expr.materialize().todense()), float((B.todense() * C.todense()).sum()))

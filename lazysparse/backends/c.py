@@ -5,8 +5,12 @@ from ..lower.loopir import Block, Comment, Decl, For, If, Line, While
 from . import ctypes_
 
 
-def emit(block: Block, header_comment: str = "") -> str:
+def emit(block: Block, header_comment: str = "", count: bool = False) -> str:
+    """``count``: an instrumented build (lower/counting.py) declares its counters first."""
     out = [ctypes_.PRELUDE]
+    if count:
+        from ..lower.counting import PRELUDE
+        out.append(PRELUDE)
     if header_comment:
         # the comment is built from IR reprs: generated names and numbers only; '*/' is impossible
         # but neutralised anyway

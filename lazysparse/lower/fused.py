@@ -28,6 +28,7 @@ from ..ir.nodes import Access, Index
 from ..planner import patterns as P
 from ..planner.fusion import Compute, Loop, Reset
 from ..planner.program import INPUT
+from . import counting
 from .loopir import Block, Comment, Decl, For, Line
 from .lowering import ABI, declare_operand
 
@@ -37,8 +38,9 @@ class Unsupported(Exception):
 
 
 class FusedLowerer:
-    def __init__(self, plan, specs, out_like=None):
+    def __init__(self, plan, specs, out_like=None, count=False):
         self.plan, self.prog, self.specs = plan, plan.program, specs
+        self.count = count  # an instrumented build for ls.opcount (lower/counting.py)
         self.abi = ABI()
         self.out = self.prog.outputs[0]
         self.out_like = out_like  # input value id whose pattern the result takes, or None
@@ -68,21 +70,45 @@ class FusedLowerer:
                     top.add(Decl("int64_t", self.ext[ix], self.abi.int(("ext", ix))))
         ov = prog.values[self.out]
         top.add(Decl(f"{C.ctype(ov.dtype)} *restrict", "o", f"({C.ctype(ov.dtype)} *){self.abi.ptr(('out', 'vals'))}"))
-        # temporaries: dense over their kept dimensions, one allocation per call
         self.temps = {}
         for op in prog.ops:
-            if op.out == self.out or op.out in prog.outputs:
+            if op.out != self.out and op.out not in prog.outputs:
+                self.temps[op.out] = (f"t{op.out}", self.plan.temp_dims[op.out])
+
+    def alloc_temps(self, blk):
+        """Temporaries dense over their kept dimensions, zeroed, one allocation per call (per
+        thread in a parallel kernel). Returns the C condition that one could not be had."""
+        for vid, (name, kept) in self.temps.items():
+            t = C.ctype(self.prog.values[vid].dtype)
+            if not kept:  # a scalar: a local the C compiler keeps in a register
+                blk.add(Decl(t, f"{name}[1]", "{0}"))
                 continue
-            kept = self.plan.temp_dims[op.out]
-            size = " * ".join(self.ext[ix] for ix in kept) or "1"
-            t = C.ctype(prog.values[op.out].dtype)
-            name = f"t{op.out}"
-            top.add(Decl(f"{t} *restrict", name, f"({t} *)calloc((size_t)({size}) > 0 ? (size_t)({size}) : 1, sizeof({t}))"))
-            top.add(Line(f"if (!{name}) {{ {self.free_temps()} return 1; }}"))
-            self.temps[op.out] = (name, kept)
+            size = " * ".join(self.ext[ix] for ix in kept)
+            blk.add(Decl(f"{t} *restrict", name, f"({t} *)calloc((size_t)({size}) > 0 ? (size_t)({size}) : 1, sizeof({t}))"))
+        return " || ".join("!" + n for n, kept in self.temps.values() if kept) or "0"
 
     def free_temps(self):
-        return " ".join(f"free({n});" for n, _ in getattr(self, "temps", {}).values())
+        return " ".join(f"free({n});" for n, kept in self.temps.values() if kept)
+
+    def parallel_loop(self):
+        """The outermost loop, when it may run on several threads: the whole tree is one loop
+        over a result dimension that no operation reduces and no temporary keeps (each thread
+        writes its own rows of the result and keeps its own temporaries), driven by a dense
+        range or a unique sparse level (distinct positions are distinct coordinates)."""
+        tree = self.plan.tree
+        if len(tree) != 1 or not isinstance(tree[0], Loop):
+            return None
+        lp = tree[0]
+        out_op = next(o for o in self.prog.ops if o.out == self.out)
+        if lp.var not in out_op.stmt.out_indices or any(lp.var in o.stmt.reduce_indices for o in self.prog.ops):
+            return None
+        if any(lp.var in kept for _, kept in self.temps.values()):
+            return None
+        if lp.space != P.TRUE:
+            (vid, path), = next(iter(lp.space))
+            if not self.specs[vid].format.levels[len(path) - 1].unique:
+                return None
+        return lp
 
     # -- positions ----------------------------------------------------------------------------
     def level_of(self, vid, idx, var):
@@ -115,15 +141,19 @@ class FusedLowerer:
             else:
                 self.emit_loop(n, blk)
 
-    def emit_loop(self, loop, blk):
-        body = self.open_loop(loop.var, loop.space, blk)
+    def emit_loop(self, loop, blk, pragma=None, first=None):
+        body = self.open_loop(loop.var, loop.space, blk, pragma)
+        if first:
+            body.body.insert(0, Line(first))
         self.emit(loop.body, body)
         self.close_loop(loop.var)
 
-    def open_loop(self, v, space, blk):
-        """Emit the loop header of ``v`` over ``space`` into ``blk``; returns its body (``v`` and
-        the driver's position are bound until ``close_loop``)."""
+    def open_loop(self, v, space, blk, pragma=None):
+        """Emit the loop header of ``v`` over ``space`` into ``blk`` (after the line ``pragma``);
+        returns its body (``v`` and the driver's position are bound until ``close_loop``)."""
         body = Block()
+        if pragma:
+            blk.add(Line(pragma))
         if space == P.TRUE:
             blk.add(For(v.name, "0", self.ext[v], body))
         else:
@@ -221,6 +251,13 @@ class FusedLowerer:
         else:
             name, off = self.temp_addr(op.out, op.stmt.out_indices)
             tgt = f"{name}[{off}]"
+        if self.count:
+            loads = [(counting.slot(op.args[a.operand]) if self.prog.values[op.args[a.operand]].kind == INPUT
+                      else counting.TEMP, "1") for a in op.stmt.accesses]
+            text = counting.line(counting.expr_ops(op.stmt.expr), loads,
+                                 op.stmt.reduce if op.stmt.reduce_indices else None)
+            if text:
+                blk.add(text)
         if op.stmt.reduce_indices:
             blk.add(C.reduce_step(op.stmt.reduce, tgt, val, dt))
         else:
@@ -269,9 +306,31 @@ class FusedLowerer:
             self.like_idx = acc.indices
         body = Block()
         top.add(body)
-        self.emit(self.plan.tree, body)
-        top.add(Line(self.free_temps()))
-        top.add("return 0;")
+        par = self.parallel_loop()
+        if par is None:
+            bad = self.alloc_temps(body)
+            if bad != "0":
+                body.add(Line(f"if ({bad}) {{ {self.free_temps()} return 1; }}"))
+            self.emit(self.plan.tree, body)
+            if self.free_temps():
+                body.add(Line(self.free_temps()))
+            top.add("return 0;")
+            return top
+        # OpenMP on the outermost loop, thread-private temporaries; one thread unless the
+        # caller asks for more (d[]: ls.set_num_threads), and no runtime at all without OpenMP
+        nt = self.abi.int(("threads",))
+        top.body.insert(top.body.index(body), Decl("int32_t", "ls_bad", "0"))
+        body.add(Line(f"#pragma omp parallel num_threads((int){nt}) if({nt} > 1)"))
+        region = Block()
+        body.add(region)
+        # a thread without its temporaries skips its iterations (every thread must still reach
+        # the omp for) and the kernel reports the failure
+        region.add(Decl("const int", "ls_ok", f"!({self.alloc_temps(region)})"))
+        region.add(Line("if (!ls_ok) __atomic_store_n(&ls_bad, 1, __ATOMIC_RELAXED);"))
+        self.emit_loop(par, region, "#pragma omp for schedule(dynamic, 16)", "if (!ls_ok) continue;")
+        if self.free_temps():
+            region.add(Line(self.free_temps()))
+        top.add("return ls_bad;")
         return top
 
 
@@ -298,12 +357,13 @@ def result_like(plan, specs):
     return vid
 
 
-def lower_fused(plan, specs):
-    """``(block, abi, out_like)`` for a fused plan; raises ``Unsupported``."""
+def lower_fused(plan, specs, count=False):
+    """``(block, abi, out_like)`` for a fused plan; raises ``Unsupported``. ``count``: the
+    instrumented build (lower/counting.py)."""
     if len(plan.program.outputs) != 1:
         raise Unsupported("several results")
     like = result_like(plan, specs)
-    lw = FusedLowerer(plan, specs, like)
+    lw = FusedLowerer(plan, specs, like, count)
     block = lw.lower()
     block.body.insert(0, Comment(" ; ".join(repr(op) for op in plan.program.ops)))
     return block, lw.abi, like

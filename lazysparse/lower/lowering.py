@@ -23,7 +23,7 @@ from ..ir import ops
 from ..ir.nodes import Access, Const, Index, accesses_of
 from ..planner import patterns as P
 from ..planner.plan import KernelSpec, level_vars
-from . import simd
+from . import counting, simd
 from .loopir import Block, Decl, For, If, While
 
 
@@ -86,8 +86,9 @@ class _Acc:
 
 
 class Lowerer:
-    def __init__(self, spec: KernelSpec):
+    def __init__(self, spec: KernelSpec, count=False):
         self.spec = spec
+        self.count = count  # an instrumented build for ls.opcount (lower/counting.py)
         self.stmt = spec.stmt
         self.abi = ABI()
         self.order = list(spec.order)
@@ -213,7 +214,8 @@ class Lowerer:
         if mode == "dense-count":
             tot = self.red_total()
             n = " * ".join(self.ext[v] for v in self.outs) or "1"
-            body = Block().add(f"if (ocnt[t] < {tot}) {{ {C.reduce_step(self.stmt.reduce, 'o[t]', self.zero(), self.odt)} }}")
+            body = Block().add(f"if (ocnt[t] < {tot}) {{ {C.reduce_step(self.stmt.reduce, 'o[t]', self.zero(), self.odt)}"
+                               f"{self.fold_count()} }}")
             top.add(For("t", "0", n, body))
         if mode.startswith("dense"):
             return
@@ -299,6 +301,7 @@ class Lowerer:
             flag = self.sched_flag(("split", drv.slot, drv.lvl))
             # a vector target can run the segment W entries at a time instead (lower/simd.py),
             # a third choice behind its own flag
+            # (an instrumented build keeps it: its flag stays 0 there, no tuner sets it)
             vec = simd.segment_sum(self, v, drv, U)
             split, plain = Block(), Block()
             choice = Block().add(If(flag, split, plain))
@@ -610,10 +613,27 @@ class Lowerer:
         return " + ".join(self._term(self.vname[v], "1" if m == n - 1 else f"os{m}")
                           for m, v in enumerate(self.outs)) or "0"
 
+    # -- counting (ls.opcount) -----------------------------------------------------------------
+    def emit_count(self, blk):
+        """One evaluation of the statement here: its operations, the reduction folding it in,
+        and a load per access (a sparse one only where its presence test holds)."""
+        loads = [(counting.slot(a.slot), "1" if a.spec.dense or a.pres == "1" else f"!!({a.pres})")
+                 for a in self.accs]
+        text = counting.line(counting.expr_ops(self.stmt.expr), loads,
+                             self.stmt.reduce if self.red else None)
+        if text:
+            blk.add(text)
+
+    def fold_count(self):
+        """The implicit zeros folded into a max/min/prod once per result point."""
+        return " " + counting.line([0, 0, 0, 0], [], self.stmt.reduce) if self.count else ""
+
     # -- storing ------------------------------------------------------------------------------
     def emit_leaf(self, blk):
         val = self.leaf_value()
         mode = self.spec.mode
+        if self.count:
+            self.emit_count(blk)
         if self.in_acc:
             blk.add(C.reduce_step(self.stmt.reduce, self.acc_name, val, self.odt), "cnt++;")
         elif mode == "dense":
@@ -658,7 +678,8 @@ class Lowerer:
         self.in_acc = False
         if self.stmt.reduce in ("max", "min", "prod"):
             # points outside the iterated pattern hold the fill value (0): fold it in once
-            blk.add(f"if (cnt < {self.red_total()}) {{ {C.reduce_step(self.stmt.reduce, 'acc', self.zero(), self.odt)} }}")
+            blk.add(f"if (cnt < {self.red_total()}) {{ {C.reduce_step(self.stmt.reduce, 'acc', self.zero(), self.odt)}"
+                    f"{self.fold_count()} }}")
         if self.spec.mode == "dense-acc":
             blk.add(f"o[{self.dense_addr()}] = acc;")
         else:
@@ -722,8 +743,8 @@ class Lowerer:
         blk.add(f"oc{L}[on{L}] = ({it}){x};", f"ov[on{L}] = {val};", f"on{L}++;")
 
 
-def lower(spec: KernelSpec):
-    """KernelSpec -> (loop IR Block, ABI)."""
-    lw = Lowerer(spec)
+def lower(spec: KernelSpec, count=False):
+    """KernelSpec -> (loop IR Block, ABI); ``count``: the instrumented build (lower/counting.py)."""
+    lw = Lowerer(spec, count)
     blk = lw.lower()
     return blk, lw.abi

@@ -14,7 +14,7 @@ import numpy as np
 from ..formats import Format, Storage, resolve_format
 from ..ir.nodes import Access, Index, Statement, accesses_of, intern
 from ..planner import patterns as P
-from . import memory
+from . import counting, memory
 from ..planner import plan as PL
 from ..planner.decompose import may_split
 
@@ -73,12 +73,12 @@ def compute_nodes(nodes, fusion="auto", schedule=None):
             if n.result is None:
                 n.result = execute(n.stmt, sts, n.shape, n.format, name="materialize")
             return
-    if fusion == "auto" and schedule is None and len(nodes) == 1 and nodes[0].result is None \
+    if fusion != "none" and schedule is None and len(nodes) == 1 and nodes[0].result is None \
             and nodes[0].format is None:
         # a DAG of several operations: one fused kernel where the plan shares loops
         # (runtime/fused.py); otherwise, or where lowering declines, one kernel per operation
         from .fused import try_fused
-        st = try_fused(nodes[0])
+        st = try_fused(nodes[0], mode=fusion)
         if st is not None:
             nodes[0].result = st
             return
@@ -146,7 +146,7 @@ def execute(stmt: Statement, storages, out_shape, req_format=None, name="materia
         specs = tuple([st.spec or PL.operand_spec(st) for st in storages])
         key = (id(stmt), *[id(s) for s in specs], req_format)
     bound = _BOUND.get(key)
-    if bound is not None:
+    if bound is not None and not _COUNTING[0]:
         out = bound(storages, out_shape, name)
         if out is not None:
             return out
@@ -155,6 +155,7 @@ def execute(stmt: Statement, storages, out_shape, req_format=None, name="materia
 
 _BOUND = {}
 _BINDS = {}
+_COUNTING = counting.ON  # ls.opcount sessions open: bound plans (normal kernels) are skipped
 _RULES = {}
 
 
@@ -246,6 +247,10 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name):
             bfn = _BINDS[(bkey, runner, out_fmt)] = _bind(
                 stmt0, extra, runner, out_fmt, None if fixed is not None else rule, fmt.is_sparse)
         _BOUND[bkey] = bfn
+    if _COUNTING[0]:
+        t = counting.tally()
+        if t is not None:
+            return counting.call_runner(runner, storages, out_shape, name, t)
     return runner.call(storages, out_shape, name)
 
 

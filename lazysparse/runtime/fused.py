@@ -1,9 +1,11 @@
 """Running a whole lazy DAG as one fused kernel (issue 3): decompose, plan, lower, compile, run.
 
-``try_fused(node)`` returns the result storage, or None when the DAG is better or only
-possible one kernel per operation (a single operation, a plan that shares no loop, or a
-construct ``lower/fused.py`` does not emit yet); ``compute_nodes`` then runs it as before, so
-both paths compute the same values and the fused one is purely an optimisation.
+``try_fused(node)`` returns the result storage, or None when the DAG is a single operation
+(``compute_nodes`` then runs it as before). A plan that shares no loop, or that needs a construct
+``lower/fused.py`` does not emit yet, runs one kernel per operation *of the program*: the
+decomposed operations, whose pushed-in reductions already avoid the reduction redundancy
+(``einsum('i,->', b, c)`` multiplies once, not once per element). Every path computes the same
+values; fusion is purely an optimisation.
 
 The compiled kernel is cached by its source (which is built from the plan's IR, the operands'
 formats, dtypes and index widths: the signature); the plan itself is cached by the program and
@@ -19,10 +21,13 @@ from ..formats import Storage
 from ..lower.fused import Unsupported, lower_fused
 from ..planner.decompose import decompose
 from ..planner.fusion import Loop, plan_fusion
+from ..planner.inline import inline
 from ..planner.plan import _scalar_value, operand_spec
-from . import memory
+from . import counting, memory
+from .threads import get_num_threads
 
-_PLANS = {}  # (program, input specs, 0-d values) -> (plan, kernel, abi, (like, _Fixed)) | False
+_PLANS = {}  # (program, input specs, 0-d values) -> (plan, kernel, abi, (like, _Fixed)), or
+#   (None, program, None, None): run the program one kernel per operation
 _MAX_PLANS = 1024
 RUNS = [0]  # fused kernels run in this process (tests check that a plan took this path)
 
@@ -86,22 +91,36 @@ def _dag_key(node):
     return tuple(out), order
 
 
-_SKIP = {}  # DAG key -> the statements it names: run one kernel per operation
-_FAST = {}  # DAG key -> (plan entry, storage number per input value id, statements)
+_SKIP = {}  # DAG key -> the statements it names: a single operation, run by compute_nodes
+_FAST = {}  # DAG key -> (plan entry, storage number per input value id, statements); a plan
+#             entry of (None, program) runs the program one kernel per operation
 
 
-def try_fused(node, name="materialize"):
+def try_fused(node, name="materialize", mode="auto"):
+    """``mode``: "auto" (the fusion passes) or "max" (every temporary substituted into its
+    consumers where one statement can express it, planner/inline.py; run one kernel per
+    remaining operation)."""
     dag, stores = _dag_key(node)
+    if mode != "auto":
+        dag = (mode, dag)
     if dag in _SKIP:
         return None
     fast = _FAST.get(dag)
     if fast is not None:
         (plan, kernel, abi, fixed), where, _ = fast
-        return _run(plan, kernel, abi, fixed, {vid: stores[k] for vid, k in where.items()}, name)
-    prog, _, inputs = decompose([node])
+        inputs = {vid: stores[k] for vid, k in where.items()}
+        if plan is None:
+            return _run_ops(kernel, inputs, name)
+        return _run(plan, kernel, abi, fixed, inputs, name)
+    prog, _, inputs = decompose([node], split=mode == "auto")
     if len(prog.ops) < 2 or len(prog.outputs) != 1:
         _skip(dag, node)
         return None
+    if mode == "max":
+        number = {id(st): k for k, st in enumerate(stores)}
+        prog = inline(prog)
+        _FAST[dag] = ((None, prog, None, None), {vid: number[id(st)] for vid, st in inputs.items()}, _stmts(node))
+        return _run_ops(prog, inputs, name)
     specs = {vid: operand_spec(st) for vid, st in inputs.items()}
     # 0-d inputs' values decide iteration spaces (A + 1 is dense, A * 2 sparse): in the key
     scalars = {vid: _scalar_value(st) for vid, st in inputs.items() if st.ndim == 0}
@@ -111,16 +130,24 @@ def try_fused(node, name="materialize"):
     if hit is None:
         if len(_PLANS) >= _MAX_PLANS:  # (a scalar that changes every call makes a new key)
             _PLANS.clear()
-        hit = _PLANS[pkey] = _build(prog, specs, scalars)
-    if hit is False:
-        _skip(dag, node)
-        return None
+        hit = _PLANS[pkey] = _build(prog, specs, scalars) or (None, prog, None, None)
     number = {id(st): k for k, st in enumerate(stores)}
     if len(_FAST) >= _MAX_PLANS:
         _FAST.clear()
     _FAST[dag] = (hit, {vid: number[id(st)] for vid, st in inputs.items()}, _stmts(node))
     plan, kernel, abi, fixed = hit
+    if plan is None:
+        return _run_ops(kernel, inputs, name)
     return _run(plan, kernel, abi, fixed, inputs, name)
+
+
+def _run_ops(prog, inputs, name):
+    """The program one kernel per operation; temporaries in their inferred formats."""
+    from .execute import execute
+    vals = dict(inputs)
+    for op in prog.ops:
+        vals[op.out] = execute(op.stmt, [vals[v] for v in op.args], prog.values[op.out].shape, None, name)
+    return vals[prog.outputs[0]]
 
 
 def _stmts(node):
@@ -150,15 +177,29 @@ def _build(prog, specs, scalars):
     from ..backends import c as cbackend
     from .cache import load_kernel
     source = cbackend.emit(block, header_comment="fused: " + repr(plan))
-    return plan, load_kernel(source), abi, (like, _Fixed(plan, abi))
+    return plan, load_kernel(source), abi, (like, _Fixed(plan, abi, specs))
+
+
+def _counting_kernel(plan, fx):
+    """The instrumented twin of a fused kernel (ls.opcount), built once."""
+    if fx.counting is None:
+        with counting._BUILD:
+            if fx.counting is None:
+                from ..backends import c as cbackend
+                from .cache import load_kernel
+                block, _, _ = lower_fused(plan, fx.specs, count=True)
+                fx.counting = load_kernel(cbackend.emit(block, header_comment="fused: " + repr(plan),
+                                                        count=True))
+    return fx.counting
 
 
 class _Fixed:
     """What a call needs that depends on the plan alone, computed once: the extents' ``d[]``
     entries, and the temporaries' shapes and sizes for the memory guard."""
 
-    def __init__(self, plan, abi):
+    def __init__(self, plan, abi, specs):
         prog = plan.program
+        self.specs, self.counting = specs, None  # for the instrumented twin
         ext = prog.extents()
         self.d = [(k, int(ext[desc[1]])) for k, desc in enumerate(abi.d) if desc[0] == "ext"]
         self.temps = []
@@ -203,6 +244,8 @@ def _run(plan, kernel, abi, fixed, inputs, name):
     for k, desc in enumerate(abi.d):
         if desc[0] == "ext":
             continue
+        elif desc[0] == "threads":
+            d[k] = get_num_threads()
         elif desc[0] == "stride":
             st = inputs[desc[1]]
             d[k] = st.vals.strides[desc[2]] // st.vals.itemsize
@@ -211,7 +254,13 @@ def _run(plan, kernel, abi, fixed, inputs, name):
             d[k] = int(st.shape[st.format.order[desc[2]]])
         else:  # pragma: no cover
             raise AssertionError(desc)
-    if kernel.fn(p, d):
+    t = counting.tally() if counting.ON[0] else None
+    if t is None:
+        rc = kernel.fn(p, d)
+    else:
+        ck = _counting_kernel(plan, fx)
+        rc = counting.run(ck, lambda: ck.fn(p, d), inputs.get, t)
+    if rc:
         raise MemoryError(f"{name}: out of memory for the temporaries of a fused kernel")
     RUNS[0] += 1
     from . import execute

@@ -23,12 +23,12 @@ class Runner:
     source holds only names and integers made here, never user strings.
     """
 
-    def __init__(self, spec):
+    def __init__(self, spec, count=False):
         self.spec = spec
-        block, abi = lower(spec)
+        block, abi = lower(spec, count)
         self.abi = abi
         self.source = cbackend.emit(block, header_comment=repr(spec.stmt) + " | order " +
-                                    ",".join(map(repr, spec.order)) + " | " + spec.mode)
+                                    ",".join(map(repr, spec.order)) + " | " + spec.mode, count=count)
         from .cache import ffi, libc, load_kernel
         self.kernel = load_kernel(self.source)
         self._ffi, self._libc = ffi, libc
@@ -45,7 +45,9 @@ class Runner:
         # a kernel that overwrites its whole dense result may run twice in a call (the tuner
         # times its variants back to back)
         rerun = self.out_dense and abi.writes_all and spec.mode != "dense-count"
-        self.sites = tuning.Sites.of(abi.d, self.kernel.key, rerun)
+        # an instrumented build runs once per call, in its plain loops (not timed)
+        self.sites = None if count else tuning.Sites.of(abi.d, self.kernel.key, rerun)
+        self.counting = None  # its instrumented twin, built on the first ls.opcount
         self.glue = glue_source(spec, abi, self.sites)
         self.call = _compile_glue(self.glue, self)
 

@@ -1,0 +1,118 @@
+"""``fusion="max"``: every temporary substituted into its consumers, one loop nest per result
+(TACO's approach, the paper's baseline), as a pure pass ``Program -> Program``.
+
+A temporary ``T[o] = sum_r g`` read as ``T[idx]`` by a consumer is replaced by ``g`` with ``o``
+renamed to ``idx`` and ``r`` to fresh variables, which is exact when the consumer reaches the
+access through products only and itself sums or does not reduce (``B_ij * sum_k C_ik D_kj`` ==
+``sum_k B_ij C_ik D_kj``: ``*`` distributes over ``+``). A temporary without a reduction is
+substituted anywhere. Where some consumer cannot take it (``B / sum_k ...``, a max, a cast on
+the way, an empty reduction extent), the temporary stays an operation of its own: TACO rejects
+such expressions; we compute them in two nests.
+
+The substituted nests redo the inner work at every outer point (SDDMM's dot product inside the
+``j`` loop of ``B``, GNN-1's ``A @ X`` inside the ``j`` loop of ``W``): that is what ``"max"``
+is for, a comparison point for ``"auto"``.
+"""
+from __future__ import annotations
+
+from ..ir.nodes import Access, Call, Index, Statement, intern
+from .program import Op, Program
+
+
+def _product_path(e, target, dtype):
+    """Is ``target`` (an Access node, by identity) reached from ``e`` through multiplications
+    of ``dtype`` only?"""
+    if e is target:
+        return True
+    if isinstance(e, Call) and e.op == "multiply" and e.dtype == dtype and all(d == dtype for d in e.in_dtypes):
+        return any(_product_path(a, target, dtype) for a in e.args)
+    return False
+
+
+def _used(stmt):
+    return {ix for a in stmt.accesses for ix in a.indices if isinstance(ix, Index)} | set(stmt.out_indices)
+
+
+def _can_inline(consumer: Statement, acc: Access, producer: Statement, extents) -> bool:
+    if not producer.reduce_indices:
+        return True
+    return (producer.reduce == "sum" and (consumer.reduce == "sum" or not consumer.reduce_indices)
+            and producer.dtype == consumer.dtype and _product_path(consumer.expr, acc, consumer.dtype)
+            and all(extents.get(r, 0) > 0 for r in producer.reduce_indices))
+
+
+def _substitute(op: Op, defs: dict):
+    """``op`` with every access to a value of ``defs`` replaced by its definition."""
+    args = list(op.args)
+    taken = _used(op.stmt)
+    n = [0]
+
+    def fresh():
+        while True:
+            n[0] += 1
+            ix = Index(f"m{n[0]}")
+            if ix not in taken:
+                taken.add(ix)
+                return ix
+
+    def slot(vid):
+        if vid not in args:
+            args.append(vid)
+        return args.index(vid)
+
+    def sub(e):
+        if isinstance(e, Access):
+            vid = op.args[e.operand]
+            d = defs.get(vid)
+            if d is None:
+                return Access(slot(vid), e.indices)
+            ren = dict(zip(d.stmt.out_indices, e.indices))
+            ren.update((r, fresh()) for r in d.stmt.reduce_indices)
+
+            def rename(x):
+                if isinstance(x, Access):
+                    return Access(slot(d.args[x.operand]), tuple(ren.get(i, i) for i in x.indices))
+                return Call(x.op, tuple(rename(a) for a in x.args), x.in_dtypes, x.dtype)
+            return rename(d.stmt.expr)
+        return Call(e.op, tuple(sub(a) for a in e.args), e.in_dtypes, e.dtype)
+
+    expr = sub(op.stmt.expr)
+    reduces = op.stmt.reduce_indices or any(defs[op.args[a.operand]].stmt.reduce_indices
+                                            for a in op.stmt.accesses if op.args[a.operand] in defs)
+    red = op.stmt.reduce if op.stmt.reduce_indices else ("sum" if reduces else op.stmt.reduce)
+    stmt = intern(Statement(op.stmt.out_indices, expr, red, op.stmt.dtype))
+    # slots no longer read (a temporary's, now substituted) are dropped, numbering kept dense
+    live = []
+    for a in stmt.accesses:
+        if args[a.operand] not in live:
+            live.append(args[a.operand])
+    if live != args:
+        pos = {v: k for k, v in enumerate(live)}
+
+        def renum(x):
+            if isinstance(x, Access):
+                return Access(pos[args[x.operand]], x.indices)
+            return Call(x.op, tuple(renum(a) for a in x.args), x.in_dtypes, x.dtype)
+        stmt = intern(Statement(stmt.out_indices, renum(stmt.expr), stmt.reduce, stmt.dtype))
+    return Op(op.out, stmt, tuple(live))
+
+
+def inline(program: Program) -> Program:
+    """The program with every temporary that all its consumers can take substituted into them
+    (producers first, so chains collapse into one statement)."""
+    extents = program.extents()
+    defs = {}
+    kept = []
+    for op in program.ops:
+        new = _substitute(op, defs)
+        if op.out in program.outputs:
+            kept.append(new)
+            continue
+        readers = [o for o in program.ops if op.out in o.args]
+        ok = all(_can_inline(o.stmt, a, op.stmt, extents)
+                 for o in readers for a in o.stmt.accesses if o.args[a.operand] == op.out)
+        if ok and readers:
+            defs[op.out] = new
+        else:
+            kept.append(new)
+    return Program(program.values, tuple(kept), program.outputs)

@@ -1,0 +1,271 @@
+"""``ls.opcount`` (issue 3, digest 000 section 6): executed operation counts from instrumented
+builds of the kernels that run, for "auto", "max" and "none", checked against the closed-form
+counts of each kernel; the instrumented source is the normal one plus counting lines."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import sparse
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import lazysparse as ls
+from lazysparse.backends import c as cbackend
+from lazysparse.lower import counting
+from lazysparse.lower.fused import lower_fused
+from lazysparse.planner.decompose import decompose
+from lazysparse.planner.fusion import plan_fusion
+from lazysparse.planner.plan import operand_spec
+from lazysparse.runtime.execute import kernel_log
+
+RNG = np.random.default_rng(7)
+
+
+def _csr(m, n, density, seed=1, empty_row=True):
+    A = sp.random(m, n, density=density, format="csr", random_state=seed)
+    if empty_row and m > 2:
+        A = A.tolil()
+        A[1, :] = 0
+        A = A.tocsr()
+    A.eliminate_zeros()
+    return A
+
+
+def _dense(*shape):
+    return RNG.random(shape)
+
+
+def _same_values(expr, fusion="auto"):
+    ref = expr.materialize(fusion="none").todense()
+    np.testing.assert_allclose(expr.materialize(fusion=fusion).todense(), ref, rtol=1e-10, atol=1e-12)
+
+
+# -- digest test 1 / 2: SDDMM and the division TACO rejects -----------------------------------
+@pytest.mark.parametrize("K", [1, 5])
+def test_sddmm_multiplies_only_at_the_samples(K):
+    Bs = _csr(30, 20, 0.2)
+    B, C, D = ls.asarray(Bs), ls.asarray(_dense(30, K)), ls.asarray(_dense(K, 20))
+    expr = B * (C @ D)
+    c = ls.opcount(expr, names={"B": B, "C": C, "D": D})
+    assert c["mul"] == Bs.nnz * K + Bs.nnz
+    assert c["add"] == Bs.nnz * K
+    assert c["loads"]["B"] == Bs.nnz and c["loads"]["C"] == Bs.nnz * K
+    assert c["kernels"] == 1
+    # no I x J temporary: every temporary of the fused kernel is one-dimensional
+    with kernel_log() as log:
+        got = expr.materialize()
+    (run,) = log
+    assert all(len(kept) <= 1 for kept in run.plan.temp_dims.values())
+    assert got.format == B.format
+    np.testing.assert_array_equal(got.storage.crd[1], Bs.indices)
+    np.testing.assert_allclose(got.todense(), Bs.toarray() * (C.todense() @ D.todense()))
+    # "none" forms the dense product: I*J*K multiplications, and "max" redoes nothing less
+    none = ls.opcount(expr, fusion="none")
+    assert none["mul"] == 30 * 20 * K + Bs.nnz
+    mx = ls.opcount(expr, fusion="max")
+    assert mx["mul"] == 2 * Bs.nnz * K and mx["kernels"] == 1
+
+
+def test_division_by_a_sampled_product():
+    Bs = _csr(25, 15, 0.3)
+    B, C, D = ls.asarray(Bs), ls.asarray(_dense(25, 4) + 1), ls.asarray(_dense(4, 15) + 1)
+    expr = B / (C @ D)
+    c = ls.opcount(expr, names={"B": B})
+    assert c["div"] == Bs.nnz and c["mul"] == Bs.nnz * 4 and c["kernels"] == 1
+    with kernel_log() as log:
+        got = expr.materialize()
+    with kernel_log() as log2:
+        (B * (C @ D)).materialize()
+    assert repr(log[0].plan) == repr(log2[0].plan)  # the SDDMM nest
+    dense = Bs.toarray()
+    want = np.where(dense != 0, dense / (C.todense() @ D.todense()), 0)
+    np.testing.assert_allclose(got.todense(), want)
+
+
+# -- digest test 3: a factor outside a reduction ------------------------------------------------
+def test_a_scalar_factor_outside_a_sum_multiplies_once():
+    b, c = ls.asarray(_dense(40)), ls.asarray(np.float64(3.0))
+    for expr in (c * b.sum(), ls.einsum("i,->", b, c)):
+        n = ls.opcount(expr, names={"b": b, "c": c})
+        assert n["mul"] == 1 and n["add"] == 40 and n["loads"]["b"] == 40
+        assert np.isclose(float(expr.materialize().todense()), 3.0 * b.todense().sum())
+
+
+def test_a_vector_factor_outside_a_row_sum_multiplies_once_per_row():
+    v, Bd = ls.asarray(_dense(12)), ls.asarray(_dense(12, 9))
+    expr = ls.einsum("i,ij->i", v, Bd)
+    n = ls.opcount(expr, names={"v": v, "B": Bd})
+    assert n["mul"] == 12 and n["loads"]["v"] == 12 and n["loads"]["B"] == 12 * 9
+    np.testing.assert_allclose(expr.materialize().todense(), v.todense() * Bd.todense().sum(1))
+    assert ls.opcount(expr, fusion="none")["mul"] == 12 * 9
+
+
+# -- digest test 4: a dense element-wise factor outside the k loop ------------------------------
+def test_dense_elementwise_factor_is_evaluated_once_per_point():
+    I, J, K = 9, 8, 5
+    B, E = ls.asarray(_dense(I, J)), ls.asarray(_dense(I, J))
+    C, D = ls.asarray(_dense(I, K)), ls.asarray(_dense(K, J))
+    expr = (B + E) * (C @ D)
+    n = ls.opcount(expr, names={"B": B, "E": E})
+    assert n["add"] == I * J + I * J * K and n["mul"] == I * J * K + I * J
+    assert n["loads"]["B"] == I * J and n["kernels"] == 1
+    with kernel_log() as log:
+        expr.materialize()
+    (run,) = log
+    # the sum's temporary is a row (T_j), B + E a scalar
+    assert sorted(len(k) for k in run.plan.temp_dims.values()) == [0, 1]
+    # the element-wise statement runs after the k loop, inside the i loop
+    assert re.fullmatch(r"i\{reset v\d+; k\{j\{S\d\}\}; j\{S\d; S\d\}\}", repr(run.plan)), repr(run.plan)
+    mx = ls.opcount(expr, names={"B": B}, fusion="max")
+    assert mx["loads"]["B"] == I * J * K  # TACO-style: B + E inside the k loop
+    _same_values(expr)
+
+
+# -- digest tests 5 and 6: contraction chains -------------------------------------------------
+def test_contraction_chain_costs_two_products_not_a_four_deep_nest():
+    I, K, H, J = 7, 6, 5, 4
+    B, C, D = ls.asarray(_dense(I, K)), ls.asarray(_dense(K, H)), ls.asarray(_dense(H, J))
+    n = ls.opcount((B @ C) @ D)
+    assert n["mul"] == I * K * H + I * H * J
+    n = ls.opcount(ls.einsum("ik,kh,hj->ij", B, C, D))
+    assert n["mul"] <= I * K * H + I * H * J + K * H * J < I * K * H * J
+    assert ls.opcount((B @ C) @ D, fusion="max")["mul"] == 2 * I * K * H * J
+    _same_values(ls.einsum("ik,kh,hj->ij", B, C, D))
+
+
+def test_gnn1_costs_nnz_h_plus_i_h_j():
+    As = _csr(40, 30, 0.1)
+    A, X, W = ls.asarray(As), ls.asarray(_dense(30, 6)), ls.asarray(_dense(6, 4))
+    n = ls.opcount((A @ X) @ W, names={"A": A, "W": W})
+    assert n["mul"] == As.nnz * 6 + 40 * 6 * 4 and n["kernels"] == 1
+    assert n["loads"]["W"] == 40 * 6 * 4
+    assert ls.opcount((A @ X) @ W, fusion="max")["mul"] == 2 * As.nnz * 6 * 4
+    _same_values((A @ X) @ W)
+
+
+# -- digest test 7: GNN-2 --------------------------------------------------------------------
+def test_gnn2_samples_the_product_and_keeps_a_scalar():
+    As = _csr(30, 25, 0.15)
+    K = J = 4
+    A, X, Y = ls.asarray(As), ls.asarray(_dense(30, K)), ls.asarray(_dense(25, J))
+    expr = (A * (X @ Y.T)) @ Y
+    n = ls.opcount(expr, names={"A": A})
+    assert n["mul"] == As.nnz * K + As.nnz + As.nnz * J  # no nnz*K*J term
+    assert n["kernels"] == 1
+    with kernel_log() as log:
+        expr.materialize()
+    assert all(len(k) == 0 for k in log[0].plan.temp_dims.values())  # U is a scalar
+    _same_values(expr)
+
+
+# -- digest test 8: MTTKRP ---------------------------------------------------------------------
+@pytest.mark.parametrize("order", [3, 4])
+def test_mttkrp_multiplies_the_factor_once_per_fiber(order):
+    shape = (6, 7, 5, 4)[:order]
+    coords = np.unique(RNG.integers(0, shape, size=(80, order)), axis=0).T
+    vals = RNG.random(coords.shape[1]) + 0.5
+    X = ls.asarray(sparse.COO(coords, vals, shape=shape)).asformat("csf")
+    R = 3
+    facs = [ls.asarray(_dense(s, R)) for s in shape[1:]]
+    sub = "ijkl"[:order] + "," + ",".join(c + "r" for c in "jkl"[:order - 1]) + "->ir"
+    expr = ls.einsum(sub, X, *facs)
+    n = ls.opcount(expr, names={"X": X, "B": facs[0]})
+    fibers = len({tuple(c[:2]) for c in coords.T})
+    assert n["loads"]["B"] == fibers * R
+    assert n["loads"]["X"] == coords.shape[1] * R
+    if order == 3:
+        assert n["mul"] == coords.shape[1] * R + fibers * R
+    assert ls.opcount(expr, names={"B": facs[0]}, fusion="none")["loads"]["B"] == coords.shape[1] * R
+    dense = np.zeros(shape)
+    dense[tuple(coords)] = vals
+    want = np.einsum(sub, dense, *[f.todense() for f in facs])
+    np.testing.assert_allclose(expr.materialize().todense(), want)
+
+
+# -- the instrumented build is the same kernel -------------------------------------------------
+def _strip(src):
+    src = src.replace(counting.PRELUDE, "")
+    src = re.sub(r"\s*LS_COUNT\(\d+, [^;]*\);", "", src)
+    return [ln for ln in src.splitlines() if ln.strip()]
+
+
+def test_counting_source_is_the_normal_source_plus_counting_lines():
+    As = _csr(20, 15, 0.2)
+    A, x = ls.asarray(As), ls.asarray(_dense(15))
+    with kernel_log() as log:
+        ls.opcount(A @ x)
+        ls.opcount(A + A)
+        ls.opcount(A.max(axis=1))
+    assert len(log) == 3
+    for spec, runner in log:
+        twin = runner.counting.source
+        assert "LS_COUNT(" in twin
+        assert _strip(twin) == _strip(runner.source)
+    U, V = _dense(20, 3), _dense(3, 15)
+    prog, _, inputs = decompose([(A * (ls.asarray(U) @ ls.asarray(V)))._node])
+    specs = {v: operand_spec(s) for v, s in inputs.items()}
+    plan = plan_fusion(prog, specs, "auto", {})
+    normal = cbackend.emit(lower_fused(plan, specs)[0])
+    counted = cbackend.emit(lower_fused(plan, specs, count=True)[0], count=True)
+    assert counted != normal and _strip(counted) == _strip(normal)
+
+
+def test_spmv_and_max_reductions_count_their_folds():
+    As = _csr(20, 15, 0.2)
+    A, x = ls.asarray(As), ls.asarray(_dense(15))
+    n = ls.opcount(A @ x, names={"A": A, "x": x})
+    assert n["mul"] == As.nnz and n["add"] == As.nnz and n["loads"] == {"A": As.nnz, "x": As.nnz}
+    m = ls.opcount(A.max(axis=1), names={"A": A})
+    assert m["loads"]["A"] == As.nnz
+    # one comparison per stored entry, plus the implicit zero of each row that is not full
+    short = int(np.sum(np.diff(As.indptr) < 15))
+    assert m["other"] == As.nnz + short
+
+
+# -- contract ----------------------------------------------------------------------------------
+def test_opcount_leaves_arrays_lazy_and_ignores_earlier_results():
+    B, C = ls.asarray(_dense(5, 4)), ls.asarray(_dense(4, 3))
+    expr = B @ C
+    first = ls.opcount(expr)
+    assert expr.is_lazy
+    expr.materialize()
+    assert ls.opcount(expr) == first
+    assert ls.opcount(B) == {"mul": 0, "add": 0, "div": 0, "other": 0, "loads": {},
+                             "temp_loads": 0, "kernels": 0}
+
+
+def test_default_names_follow_the_expression():
+    a, b = ls.asarray(_dense(6)), ls.asarray(_dense(6))
+    n = ls.opcount(a * b + a)
+    assert n["loads"] == {"x0": 12, "x1": 6}
+    assert ls.opcount(a * b + a, names={"b": b})["loads"] == {"x0": 12, "b": 6}
+
+
+def test_bad_arguments():
+    a = ls.asarray(_dense(3))
+    with pytest.raises(ValueError, match="opcount"):
+        ls.opcount(a + a, fusion="most")
+    with pytest.raises(TypeError, match="opcount"):
+        ls.opcount(a + a, names={"a": a + a})
+    with pytest.raises(TypeError, match="opcount"):
+        ls.opcount(a + a, names={1: a})
+
+
+@settings(max_examples=30, deadline=None)
+@given(m=st.integers(0, 9), n=st.integers(0, 9), k=st.integers(1, 4),
+       density=st.sampled_from([0.0, 0.2, 0.6, 1.0]), fmt=st.sampled_from(["csr", "dcsr"]),
+       seed=st.integers(0, 999))
+def test_sddmm_counts_property(m, n, k, density, fmt, seed):
+    rng = np.random.default_rng(seed)
+    Bd = (rng.random((m, n)) < density) * rng.random((m, n))
+    B = ls.asarray(sp.csr_array(Bd), format=fmt)
+    nnz = int(np.count_nonzero(Bd))
+    C, D = rng.random((m, k)), rng.random((k, n))
+    expr = B * (ls.asarray(C) @ ls.asarray(D))
+    c = ls.opcount(expr, names={"B": B})
+    assert c["mul"] == nnz * k + nnz
+    assert c["loads"].get("B", 0) == nnz
+    np.testing.assert_allclose(expr.materialize().todense(), Bd * (C @ D), atol=1e-12)
