@@ -47,6 +47,7 @@ class FusedLowerer:
         self.ext = {}    # Index -> C name of its extent
         self.pos = {}    # (value id, level) -> C expression of the position there (bound now)
         self.bound = set()
+        self.acc = {}    # op index -> local accumulator its statement sums into (simd_sum)
         self.n = 0
 
     def fresh(self, stem):
@@ -141,12 +142,35 @@ class FusedLowerer:
             else:
                 self.emit_loop(n, blk)
 
+    def simd_sum(self, loop):
+        """The op of a dense loop that only sums (integers or floats) over its variable into a
+        location the loop does not move, or None. Such a loop sums into a local accumulator
+        under ``omp simd reduction``: the C compiler may then reassociate and vectorise it
+        (as NumPy's pairwise sums reassociate; without OpenMP the pragma is ignored). A
+        counting build has the same loop (its counting lines keep it scalar)."""
+        if loop.space != P.TRUE or len(loop.body) != 1 or not isinstance(loop.body[0], Compute):
+            return None
+        k = loop.body[0].op
+        op = self.prog.ops[k]
+        if loop.var not in op.stmt.reduce_indices or op.stmt.reduce != "sum":
+            return None
+        return k if C.kind(self.prog.values[op.out].dtype) in "iuf" else None
+
     def emit_loop(self, loop, blk, pragma=None, first=None):
+        k = self.simd_sum(loop) if pragma is None else None
+        if k is not None:
+            op = self.prog.ops[k]
+            acc = self.acc[k] = self.fresh("acc")
+            blk.add(Decl(C.ctype(self.prog.values[op.out].dtype), acc, "0"))
+            pragma = f"#pragma omp simd reduction(+:{acc})"
         body = self.open_loop(loop.var, loop.space, blk, pragma)
         if first:
             body.body.insert(0, Line(first))
         self.emit(loop.body, body)
         self.close_loop(loop.var)
+        if k is not None:
+            del self.acc[k]
+            blk.add(f"{self.target(op)} += {acc};")
 
     def open_loop(self, v, space, blk, pragma=None):
         """Emit the loop header of ``v`` over ``space`` into ``blk`` (after the line ``pragma``);
@@ -242,15 +266,17 @@ class FusedLowerer:
             return self.prog.values[op.args[e.operand]].dtype
         return e.dtype
 
+    def target(self, op):
+        if op.out == self.out:
+            return self.out_target(op)
+        name, off = self.temp_addr(op.out, op.stmt.out_indices)
+        return f"{name}[{off}]"
+
     def emit_compute(self, k, blk):
         op = self.prog.ops[k]
         val = self.value(op, op.stmt.expr)
         dt = self.prog.values[op.out].dtype
-        if op.out == self.out:
-            tgt = self.out_target(op)
-        else:
-            name, off = self.temp_addr(op.out, op.stmt.out_indices)
-            tgt = f"{name}[{off}]"
+        tgt = self.acc.get(k) or self.target(op)
         if self.count:
             loads = [(counting.slot(op.args[a.operand]) if self.prog.values[op.args[a.operand]].kind == INPUT
                       else counting.TEMP, "1") for a in op.stmt.accesses]

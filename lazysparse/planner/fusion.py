@@ -331,10 +331,11 @@ def _paths(tree):
     return out
 
 
-def reduce_dims(program: Program, tree: tuple):
+def reduce_dims(program: Program, tree: tuple, enabled: bool = True):
     """(tree with resets, {temp: kept variables}). Algorithm 3: the loops common to a
     temporary's definition and all its uses are dropped from its dimensions; it is reset
-    first thing in the innermost of them."""
+    first thing in the innermost of them. ``enabled=False``: every temporary keeps its full
+    shape and is reset once, before the tree (the paper's toggle)."""
     paths = _paths(tree)
     kept, reset_at = {}, {}
     for k, op in enumerate(program.ops):
@@ -348,6 +349,8 @@ def reduce_dims(program: Program, tree: tuple):
             while n < min(len(common), len(pu)) and common[n] is pu[n]:
                 n += 1
             common = common[:n]
+        if not enabled:
+            common = []
         drop = {lp.var for lp in common}
         kept[op.out] = tuple(ix for ix in op.stmt.out_indices if ix not in drop)
         if not op.stmt.reduce_indices:
@@ -370,13 +373,21 @@ def reduce_dims(program: Program, tree: tuple):
 
 
 # -- the passes together ------------------------------------------------------------------------
-def plan_fusion(program: Program, input_specs: dict, mode: str = "auto", scalars=None) -> Plan:
+PASSES = frozenset({"masks", "fusion", "memory"})
+
+
+def plan_fusion(program: Program, input_specs: dict, mode: str = "auto", scalars=None,
+                passes=PASSES) -> Plan:
     """The fused plan of a program. ``mode``: "auto" (the passes above) or "none" (every
     operation its own loop nest: no loop is shared). ``scalars``: the values of 0-d inputs
-    (``A + 1`` is nonzero everywhere, ``A * 2`` only at A's pattern)."""
+    (``A + 1`` is nonzero everywhere, ``A * 2`` only at A's pattern). ``passes``: which of
+    "masks" (iteration-space propagation), "fusion" (shared loops) and "memory" (dimension
+    reduction) run; each can be left out and the plan stays correct (digest test 11)."""
+    if "fusion" not in passes:
+        mode = "none"
     specs = value_specs(program, input_specs)
     pats, tpat = op_patterns(program, specs, scalars=scalars)
-    need = masks(program, specs, tpat, scalars)
+    need = masks(program, specs, tpat, scalars) if "masks" in passes else {}
     order = orders(program, specs, need)
     memo = {}
 
@@ -386,5 +397,5 @@ def plan_fusion(program: Program, input_specs: dict, mode: str = "auto", scalars
                               if mode == "auto" else (k,))
         return memo[(k, var)]
     tree = fuse(program, order, spaces)
-    tree, kept = reduce_dims(program, tree)
+    tree, kept = reduce_dims(program, tree, "memory" in passes)
     return Plan(program, order, need, tree, kept, dict(scalars or {}), tuple(pats))

@@ -97,9 +97,17 @@ def _substitute(op: Op, defs: dict):
     return Op(op.out, stmt, tuple(live))
 
 
-def inline(program: Program) -> Program:
+def tiny(program: Program):
+    """The paper's input-sensitive rule: a temporary whose reductions all have extent 1 (a
+    rank-1 SDDMM's k) buys nothing as a temporary; it is substituted (maximal fusion for k)."""
+    ext = program.extents()
+    return lambda op: bool(op.stmt.reduce_indices) and all(ext[r] == 1 for r in op.stmt.reduce_indices)
+
+
+def inline(program: Program, only=None) -> Program:
     """The program with every temporary that all its consumers can take substituted into them
-    (producers first, so chains collapse into one statement)."""
+    (producers first, so chains collapse into one statement); ``only(op)``: which producers
+    are candidates (all by default)."""
     extents = program.extents()
     defs = {}
     kept = []
@@ -111,7 +119,7 @@ def inline(program: Program) -> Program:
         readers = [o for o in program.ops if op.out in o.args]
         ok = all(_can_inline(o.stmt, a, op.stmt, extents)
                  for o in readers for a in o.stmt.accesses if o.args[a.operand] == op.out)
-        if ok and readers:
+        if ok and readers and (only is None or only(op)):
             defs[op.out] = new
         else:
             kept.append(new)

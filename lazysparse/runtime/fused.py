@@ -13,6 +13,7 @@ the operand specs, so a repeated expression plans once.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from typing import NamedTuple
 
 import numpy as np
@@ -21,7 +22,8 @@ from ..formats import Storage
 from ..lower.fused import Unsupported, lower_fused
 from ..planner.decompose import decompose
 from ..planner.fusion import Loop, plan_fusion
-from ..planner.inline import inline
+from ..planner.fusion import PASSES
+from ..planner.inline import inline, tiny
 from ..planner.plan import _scalar_value, operand_spec
 from . import counting, memory
 from .threads import get_num_threads
@@ -116,15 +118,18 @@ def try_fused(node, name="materialize", mode="auto"):
     if len(prog.ops) < 2 or len(prog.outputs) != 1:
         _skip(dag, node)
         return None
-    if mode == "max":
+    if mode == "auto":
+        prog = inline(prog, tiny(prog))
+    if mode == "max" or len(prog.ops) < 2:
+        # substituted (everything, or the tiny reductions): one kernel per remaining op
         number = {id(st): k for k, st in enumerate(stores)}
-        prog = inline(prog)
+        prog = inline(prog) if mode == "max" else prog
         _FAST[dag] = ((None, prog, None, None), {vid: number[id(st)] for vid, st in inputs.items()}, _stmts(node))
         return _run_ops(prog, inputs, name)
     specs = {vid: operand_spec(st) for vid, st in inputs.items()}
     # 0-d inputs' values decide iteration spaces (A + 1 is dense, A * 2 sparse): in the key
     scalars = {vid: _scalar_value(st) for vid, st in inputs.items() if st.ndim == 0}
-    pkey = (prog, tuple(sorted((vid, id(sp)) for vid, sp in specs.items())),
+    pkey = (prog, _PASSES[0], tuple(sorted((vid, id(sp)) for vid, sp in specs.items())),
             tuple((vid, inputs[vid].vals.tobytes()) for vid in sorted(scalars)))
     hit = _PLANS.get(pkey)
     if hit is None:
@@ -166,8 +171,30 @@ def _skip(key, node):
     _SKIP[key] = _stmts(node)
 
 
+_PASSES = [PASSES]
+
+
+@contextmanager
+def passes(*names):
+    """Plan with only these of the passes "masks", "fusion", "memory" (digest test 11: each
+    can be turned off and results stay right; tests and ``explain`` comparisons use it)."""
+    unknown = set(names) - PASSES
+    if unknown:
+        raise ValueError(f"passes: unknown pass(es) {sorted(unknown)}; choose from {sorted(PASSES)}")
+    prev = _PASSES[0]
+    _PASSES[0] = frozenset(names)
+    _FAST.clear()
+    _SKIP.clear()
+    try:
+        yield
+    finally:
+        _PASSES[0] = prev
+        _FAST.clear()
+        _SKIP.clear()
+
+
 def _build(prog, specs, scalars):
-    plan = plan_fusion(prog, specs, "auto", scalars)
+    plan = plan_fusion(prog, specs, "auto", scalars, _PASSES[0])
     if not _shares_loops(plan.tree):
         return False
     try:
