@@ -77,7 +77,7 @@ def test_gnn(data, m, h, j, dtype, fmt):
     lX, lW, lY = ls.asarray(X), ls.asarray(W), ls.asarray(Y)
     took1 = _check((A @ lX) @ lW, (Ad @ X) @ W, dtype)
     took2 = _check((A * (lX @ lY.T)) @ lY, (Ad * (X @ Y.T)) @ Y, dtype)
-    if fmt in ("csr", "dcsr") and m:
+    if fmt in ("csr", "dcsr") and m > 1 and h > 1:  # (an extent-1 reduction is substituted)
         assert took1 and took2
 
 

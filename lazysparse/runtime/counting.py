@@ -12,8 +12,6 @@ from __future__ import annotations
 import threading
 from contextlib import contextmanager
 
-import cffi
-
 from ..lower import counting as K
 
 ON = [0]           # open sessions in any thread: execute.py skips bound plans while > 0
@@ -21,9 +19,17 @@ _LOCAL = threading.local()
 _SESSION = threading.Lock()
 _BUILD = threading.Lock()
 
-_ffi = cffi.FFI()
-_ffi.cdef("int64_t *ls_counters(void);")
+_FFI = []          # the cffi interface of counting kernels, made on first use (import cost)
 _COUNTERS = {}     # kernel key -> (library, counter pointer)
+
+
+def _ffi():
+    if not _FFI:
+        import cffi
+        f = cffi.FFI()
+        f.cdef("int64_t *ls_counters(void);")
+        _FFI.append(f)
+    return _FFI[0]
 
 
 class Tally:
@@ -69,17 +75,17 @@ def session():
 def _counters(kernel):
     hit = _COUNTERS.get(kernel.key)
     if hit is None:
-        lib = _ffi.dlopen(kernel.path)
+        lib = _ffi().dlopen(kernel.path)
         hit = _COUNTERS[kernel.key] = (lib, lib.ls_counters())
     return hit[1]
 
 
 def run(kernel, fn, slot_storage, t):
     """Zero ``kernel``'s counters, ``fn()``, credit the counts to ``t``; returns ``fn()``."""
-    ptr = _counters(kernel)
-    _ffi.memmove(ptr, bytes(8 * K.N_COUNTERS), 8 * K.N_COUNTERS)
+    ptr, ffi = _counters(kernel), _ffi()
+    ffi.memmove(ptr, bytes(8 * K.N_COUNTERS), 8 * K.N_COUNTERS)
     out = fn()
-    t.add(_ffi.unpack(ptr, K.N_COUNTERS), slot_storage)
+    t.add(ffi.unpack(ptr, K.N_COUNTERS), slot_storage)
     return out
 
 
