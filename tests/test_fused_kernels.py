@@ -219,11 +219,11 @@ def test_parallel_results_equal_sequential_results(kind, two_threads):
 
 def test_a_loop_that_a_reduction_runs_over_is_not_parallelized(two_threads):
     B = ls.asarray(sp.random(50, 40, density=0.2, format="csr", random_state=0))
-    C = ls.asarray(np.random.default_rng(0).random((50, 40)))
-    expr = (B * C).sum()  # a = Σ_ij (B*C)_ij: every i writes a
+    x = ls.asarray(np.random.default_rng(0).random(40))
+    expr = (B @ x).sum()  # t_i = Σ_j B_ij x_j; a = Σ_i t_i: every i writes a
     src = _fused_source(expr)
     assert "omp for" not in src
-    np.testing.assert_allclose(float(expr.materialize().todense()), float((B.todense() * C.todense()).sum()))
+    np.testing.assert_allclose(float(expr.materialize().todense()), float((B.todense() @ x.todense()).sum()))
 
 
 # -- fusion="max": every temporary substituted where one statement can express it -------------

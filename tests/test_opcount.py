@@ -115,10 +115,11 @@ def test_dense_elementwise_factor_is_evaluated_once_per_point():
     with kernel_log() as log:
         expr.materialize()
     (run,) = log
-    # the sum's temporary is a row (T_j), B + E a scalar
-    assert sorted(len(k) for k in run.plan.temp_dims.values()) == [0, 1]
+    # the sum's temporary is a row (T_j); B + E is substituted into the final statement
+    assert [len(k) for k in run.plan.temp_dims.values()] == [1]
     # the element-wise statement runs after the k loop, inside the i loop
-    assert re.fullmatch(r"i\{reset v\d+; k\{j\{S\d\}\}; j\{S\d; S\d\}\}", repr(run.plan)), repr(run.plan)
+    assert re.fullmatch(r"i\{reset v\d+; k\{j\{S0\}\}; j\{S1\}\}", repr(run.plan)), repr(run.plan)
+    assert "add(T" in repr(run.plan.program.ops[1].stmt)
     mx = ls.opcount(expr, names={"B": B}, fusion="max")
     assert mx["loads"]["B"] == I * J * K  # TACO-style: B + E inside the k loop
     _same_values(expr)
@@ -330,3 +331,29 @@ def test_rank_one_sddmm_has_no_temporary():
     # K = 2 keeps the temporary
     U2, V2 = ls.asarray(_dense(30, 2)), ls.asarray(_dense(20, 2))
     assert ls.opcount(B * (U2 @ V2.T))["temp_loads"] == Bs.nnz
+
+
+# -- Build item 6: where(B > 0, C + D, C - D) computes only what is kept ------------------------
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
+def test_where_evaluates_only_the_branch_it_keeps(fmt):
+    Bs, Cs, Ds = (_csr(40, 30, 0.15, seed=s, empty_row=False) for s in (1, 2, 3))
+    B, C, D = (ls.asarray(m, format=fmt) for m in (Bs, Cs, Ds))
+    expr = ls.where(B > 0, C + D, C - D)
+    n = ls.opcount(expr)
+    union = int(np.count_nonzero((Cs.toarray() != 0) | (Ds.toarray() != 0)))
+    assert n["kernels"] == 1 and n["temp_loads"] == 0
+    assert n["add"] == union  # one of C + D, C - D per point of C or D, never both
+    assert ls.opcount(expr, fusion="none")["add"] == 2 * union
+    Bd, Cd, Dd = Bs.toarray(), Cs.toarray(), Ds.toarray()
+    np.testing.assert_allclose(expr.materialize().todense(), np.where(Bd > 0, Cd + Dd, Cd - Dd))
+
+
+def test_a_chain_of_additions_is_one_merge():
+    mats = [_csr(30, 20, 0.2, seed=s) for s in range(4)]
+    A, B, C, D = (ls.asarray(m) for m in mats)
+    expr = A + B + C + D
+    n = ls.opcount(expr)
+    assert n["kernels"] == 1 and n["temp_loads"] == 0
+    got = expr.materialize()
+    assert got.format == "csr"
+    np.testing.assert_allclose(got.todense(), sum(m.toarray() for m in mats))

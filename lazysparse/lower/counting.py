@@ -6,7 +6,10 @@ expression at a loop point, one line adding to ``ls_cnt[]``: the statement's sca
 by kind, and one element load per operand access (a sparse access whose presence is tested
 adds the test's 0/1, so a load that does not happen is not counted). Nothing else in the
 kernel changes: stripping those lines from the counting source gives the normal source
-(tests/test_opcount.py checks it), so the counts are those of the kernels that run. A counting
+(tests/test_opcount.py checks it), so the counts are those of the kernels that run. The one
+exception is inside an expression: each branch of a ``where`` is wrapped as
+``(LS_COUNT(kind, n), branch)``, so only the branch taken counts its operations (loads are
+counted per statement). A counting
 build is never tuned: its run-time schedule flags stay 0, so it runs the plain scalar loops
 (the vector and split variants do the same operations in another order).
 
@@ -34,17 +37,24 @@ MARK = "LS_COUNT("  # every counting line starts with it (tests strip them)
 
 
 def expr_ops(expr) -> list:
-    """Operations of one evaluation of ``expr``, by kind (casts are free)."""
+    """Operations of one evaluation of ``expr``, by kind (casts are free). The branches of a
+    ``where`` are not included: only the branch taken runs, and ``branch`` counts it."""
     out = [0, 0, 0, 0]
 
     def walk(e):
         if isinstance(e, Call):
             if e.op != "cast":
                 out[KIND.get(e.op, OTHER)] += 1
-            for a in e.args:
+            for a in (e.args[:1] if e.op == "where" else e.args):
                 walk(a)
     walk(expr)
     return out
+
+
+def branch(expr, text: str) -> str:
+    """``text`` (the C of a ``where`` branch ``expr``) counting its operations when it runs."""
+    adds = [f"LS_COUNT({k}, {n})" for k, n in enumerate(expr_ops(expr)) if n]
+    return f"({', '.join(adds)}, ({text}))" if adds else text
 
 
 def line(ops, loads, reduce=None) -> str:

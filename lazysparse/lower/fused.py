@@ -297,6 +297,8 @@ class FusedLowerer:
         if isinstance(e, Access):
             return self.access_value(op, e)
         args = [C.cast(self.value(op, a), self.dtype_of(op, a), d) for a, d in zip(e.args, e.in_dtypes)]
+        if self.count and e.op == "where":
+            args[1:] = [counting.branch(a, t) for a, t in zip(e.args[1:], args[1:])]
         return C.call(e.op, args, e.in_dtypes, e.dtype)
 
     def dtype_of(self, op, e):

@@ -569,6 +569,8 @@ class Lowerer:
         args = []
         for arg, d in zip(e.args, e.in_dtypes):
             args.append(C.cast(self.value(arg), self.dtype_of(arg), d))
+        if self.count and e.op == "where":  # only the branch taken counts (lower/counting.py)
+            args[1:] = [counting.branch(a, t) for a, t in zip(e.args[1:], args[1:])]
         return C.call(e.op, args, e.in_dtypes, e.dtype)
 
     def value_of_access(self, a, e):

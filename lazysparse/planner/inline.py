@@ -104,6 +104,25 @@ def tiny(program: Program):
     return lambda op: bool(op.stmt.reduce_indices) and all(ext[r] == 1 for r in op.stmt.reduce_indices)
 
 
+def elementwise(program: Program):
+    """Element-wise temporaries that cost nothing to substitute: no reduction, one reader, read
+    once at every point of the reader's loops (so substitution evaluates it exactly as often
+    as before, with no loop-invariant redundancy). One statement then holds the chain, and
+    the single-statement lowerer's merge lattices compute only what the result keeps
+    (``where(B > 0, C + D, C - D)`` evaluates one branch per point; ``A + B + C`` is one
+    three-way merge)."""
+    def ok(op):
+        if op.stmt.reduce_indices:
+            return False
+        readers = [o for o in program.ops if op.out in o.args]
+        if len(readers) != 1:
+            return False
+        (r,) = readers
+        accs = [a for a in r.stmt.accesses if r.args[a.operand] == op.out]
+        return len(accs) == 1 and set(r.loops) <= set(accs[0].indices)
+    return ok
+
+
 def inline(program: Program, only=None) -> Program:
     """The program with every temporary that all its consumers can take substituted into them
     (producers first, so chains collapse into one statement); ``only(op)``: which producers

@@ -23,7 +23,7 @@ from ..lower.fused import Unsupported, lower_fused
 from ..planner.decompose import decompose
 from ..planner.fusion import Loop, plan_fusion
 from ..planner.fusion import PASSES
-from ..planner.inline import inline, tiny
+from ..planner.inline import elementwise, inline, tiny
 from ..planner.plan import _scalar_value, operand_spec
 from . import counting, memory
 from .threads import get_num_threads
@@ -119,7 +119,8 @@ def try_fused(node, name="materialize", mode="auto"):
         _skip(dag, node)
         return None
     if mode == "auto":
-        prog = inline(prog, tiny(prog))
+        small, free = tiny(prog), elementwise(prog)
+        prog = inline(prog, lambda op: small(op) or free(op))
     if mode == "max" or len(prog.ops) < 2:
         # substituted (everything, or the tiny reductions): one kernel per remaining op
         number = {id(st): k for k, st in enumerate(stores)}
