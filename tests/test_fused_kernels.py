@@ -63,8 +63,10 @@ def test_sddmm(data, m, n, k, dtype, fmt, kind):
     took = _check(expr, want, dtype)
     np.testing.assert_allclose((B * (ls.asarray(C) @ ls.asarray(D if kind != "UVt" else V.T)))
                                .materialize(fusion="none").todense(), want, rtol=1e-4, atol=1e-4)
-    if fmt in ("csr", "dcsr") and k > 1:
-        assert took  # one fused kernel (k == 1: substituted, no temporary; k == 0: not split)
+    if fmt in ("csr", "dcsr", "coo") and k > 1:
+        # one fused kernel (COO converted to compressed levels first; k == 1: substituted, no
+        # temporary; k == 0: not split)
+        assert took
 
 
 @settings(max_examples=40, deadline=None)
@@ -77,7 +79,7 @@ def test_gnn(data, m, h, j, dtype, fmt):
     lX, lW, lY = ls.asarray(X), ls.asarray(W), ls.asarray(Y)
     took1 = _check((A @ lX) @ lW, (Ad @ X) @ W, dtype)
     took2 = _check((A * (lX @ lY.T)) @ lY, (Ad * (X @ Y.T)) @ Y, dtype)
-    if fmt in ("csr", "dcsr") and m > 1 and h > 1:  # (an extent-1 reduction is substituted)
+    if fmt in ("csr", "dcsr", "coo") and m > 1 and h > 1:  # (an extent-1 reduction is substituted)
         assert took1 and took2
 
 
@@ -255,3 +257,20 @@ def test_max_fusion_gives_numpys_values(data, m, n, k, dtype, fmt, kind):
     got = expr.materialize(fusion="max")
     tol = 1e-4 if np.dtype(dtype) == np.float32 else 1e-10
     np.testing.assert_allclose(got.todense(), want, rtol=tol, atol=tol)
+
+
+def test_coo_operands_are_compressed_for_the_fused_kernel_and_the_result_stays_coo():
+    S = sp.random(40, 30, density=0.1, format="csr", random_state=4)
+    B = ls.asarray(S, format="coo")
+    rng = np.random.default_rng(4)
+    U, V = rng.random((40, 5)), rng.random((30, 5))
+    runs = fused.RUNS[0]
+    got = (B * (ls.asarray(U) @ ls.asarray(V).T)).materialize()
+    assert fused.RUNS[0] == runs + 1 and got.format == "coo"
+    np.testing.assert_allclose(got.todense(), S.toarray() * (U @ V.T))
+    T = sparse.random((9, 8, 7), density=0.2, random_state=2)
+    Bm, Cm = rng.random((8, 3)), rng.random((7, 3))
+    runs = fused.RUNS[0]
+    got = ls.einsum("ijk,jr,kr->ir", ls.asarray(T), Bm, Cm).materialize()
+    assert fused.RUNS[0] == runs + 1
+    np.testing.assert_allclose(got.todense(), np.einsum("ijk,jr,kr->ir", T.todense(), Bm, Cm))

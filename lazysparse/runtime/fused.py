@@ -109,11 +109,11 @@ def try_fused(node, name="materialize", mode="auto"):
         return None
     fast = _FAST.get(dag)
     if fast is not None:
-        (plan, kernel, abi, fixed), where, _ = fast
+        (plan, kernel, abi, fixed), where, _, conv = fast
         inputs = {vid: stores[k] for vid, k in where.items()}
         if plan is None:
             return _run_ops(kernel, inputs, name)
-        return _run(plan, kernel, abi, fixed, inputs, name)
+        return _run_converted(plan, kernel, abi, fixed, inputs, conv, name)
     prog, _, inputs = decompose([node], split=mode == "auto")
     if len(prog.ops) < 2 or len(prog.outputs) != 1:
         _skip(dag, node)
@@ -125,9 +125,13 @@ def try_fused(node, name="materialize", mode="auto"):
         # substituted (everything, or the tiny reductions): one kernel per remaining op
         number = {id(st): k for k, st in enumerate(stores)}
         prog = inline(prog) if mode == "max" else prog
-        _FAST[dag] = ((None, prog, None, None), {vid: number[id(st)] for vid, st in inputs.items()}, _stmts(node))
+        _FAST[dag] = ((None, prog, None, None), {vid: number[id(st)] for vid, st in inputs.items()},
+                      _stmts(node), None)
         return _run_ops(prog, inputs, name)
     specs = {vid: operand_spec(st) for vid, st in inputs.items()}
+    conv = _compressed(specs)
+    if conv:  # plan (and key) for the converted operands
+        specs = {vid: operand_spec(st) for vid, st in _convert(inputs, conv).items()}
     # 0-d inputs' values decide iteration spaces (A + 1 is dense, A * 2 sparse): in the key
     scalars = {vid: _scalar_value(st) for vid, st in inputs.items() if st.ndim == 0}
     pkey = (prog, _PASSES[0], tuple(sorted((vid, id(sp)) for vid, sp in specs.items())),
@@ -140,11 +144,41 @@ def try_fused(node, name="materialize", mode="auto"):
     number = {id(st): k for k, st in enumerate(stores)}
     if len(_FAST) >= _MAX_PLANS:
         _FAST.clear()
-    _FAST[dag] = (hit, {vid: number[id(st)] for vid, st in inputs.items()}, _stmts(node))
+    _FAST[dag] = (hit, {vid: number[id(st)] for vid, st in inputs.items()}, _stmts(node), conv)
     plan, kernel, abi, fixed = hit
     if plan is None:
         return _run_ops(kernel, inputs, name)
-    return _run(plan, kernel, abi, fixed, inputs, name)
+    return _run_converted(plan, kernel, abi, fixed, inputs, conv, name)
+
+
+def _compressed(specs):
+    """{input value id: format} for sparse inputs with singleton levels (COO), which the fused
+    lowering cannot drive: the same mode order with every level compressed (CSR-like, CSF for
+    tensors), an ordered O(nnz) conversion. Without it a COO ``A * (U @ V.T)`` would form the
+    dense product one kernel per operation."""
+    from ..formats.format import Format
+    from ..formats.levels import Level
+    return {vid: Format([Level("compressed")] * sp.ndim, order=sp.format.order)
+            for vid, sp in specs.items()
+            if not sp.dense and any(lv.kind == "singleton" for lv in sp.format.levels)}
+
+
+def _convert(inputs, conv):
+    from .execute import convert_storage
+    return {vid: convert_storage(st, conv[vid]) if vid in conv else st for vid, st in inputs.items()}
+
+
+def _run_converted(plan, kernel, abi, fixed, inputs, conv, name):
+    """``_run`` on the converted operands; a result in a converted operand's pattern goes back
+    to that operand's own format (COO in, COO out)."""
+    if not conv:
+        return _run(plan, kernel, abi, fixed, inputs, name)
+    st = _run(plan, kernel, abi, fixed, _convert(inputs, conv), name)
+    like = fixed[0]
+    if like in conv:
+        from .execute import convert_storage
+        st = convert_storage(st, inputs[like].format)
+    return st
 
 
 def _run_ops(prog, inputs, name):
