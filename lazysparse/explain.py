@@ -70,7 +70,12 @@ def _fused_lines(k, run):
     out = [f"\nkernel {k}: fused, {len(prog.ops)} operations in one loop nest"]
     out += [f"  S{j}: {op!r}" for j, op in enumerate(prog.ops)]
     out.append("  loops: " + repr(plan))
-    temps = [f"v{vid}[{', '.join(map(repr, kept))}] (dense)" for vid, kept in plan.temp_dims.items()]
+    ext = prog.extents()
+    by_pos = getattr(run.abi, "sparse_temps", {})
+    temps = [f"v{vid}[{', '.join(map(repr, kept))}] " +
+             (f"(length of the longest segment of v{by_pos[vid][0]}, by position in it)" if vid in by_pos
+              else f"(dense, shape {tuple(int(ext[ix]) for ix in kept)})")
+             for vid, kept in plan.temp_dims.items()]
     if temps:
         out.append("  temporaries: " + "; ".join(temps))
     out.append("  result: " + (f"the pattern and format of v{run.like}" if run.like is not None else "dense"))

@@ -61,6 +61,8 @@ def test_sddmm_multiplies_only_at_the_samples(K):
     assert all(len(kept) <= 1 for kept in run.plan.temp_dims.values())
     assert got.format == B.format
     np.testing.assert_array_equal(got.storage.crd[1], Bs.indices)
+    # T is one-dimensional and indexed by position in B's row (the longest row's length)
+    assert "temporaries: v2[j] (length of the longest segment of v3, by position in it)" in ls.explain(B * (C @ D))
     np.testing.assert_allclose(got.todense(), Bs.toarray() * (C.todense() @ D.todense()))
     # "none" forms the dense product: I*J*K multiplications, and "max" redoes nothing less
     none = ls.opcount(expr, fusion="none")
@@ -305,10 +307,10 @@ def test_without_memory_optimisation_sddmm_keeps_a_full_size_temporary():
     from lazysparse.runtime.fused import passes
     Bs = _csr(30, 20, 0.2)
     B, U, V = ls.asarray(Bs), ls.asarray(_dense(30, 4)), ls.asarray(_dense(20, 4))
-    assert "temporaries: v2[] (dense)" in ls.explain(B * (U @ V.T))
+    assert "temporaries: v2[] (dense, shape ())" in ls.explain(B * (U @ V.T))
     with passes("masks", "fusion"):
         text = ls.explain(B * (U @ V.T))
-        assert "temporaries: v2[i, j] (dense)" in text
+        assert "temporaries: v2[i, j] (dense, shape (30, 20))" in text
         # the masks still limit the work to B's pattern; without them it is the dense product
         assert ls.opcount(B * (U @ V.T))["mul"] == Bs.nnz * 4 + Bs.nnz
     with passes("fusion"):

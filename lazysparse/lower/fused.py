@@ -50,6 +50,9 @@ class FusedLowerer:
         self.pos = {}    # (value id, level) -> C expression of the position there (bound now)
         self.bound = set()
         self.acc = {}    # op index -> local accumulator its statement sums into (simd_sum)
+        self.seg = {}    # (input, path) -> (position variable, segment start) of an open loop
+        self.segmax = set()
+        self.sparse_temps = {}
         self.n = 0
 
     def fresh(self, stem):
@@ -87,6 +90,8 @@ class FusedLowerer:
                 blk.add(Decl(t, f"{name}[1]", "{0}"))
                 continue
             size = " * ".join(self.ext[ix] for ix in kept)
+            if vid in self.sparse_temps:
+                size = self.segment_max(blk, self.sparse_temps[vid])
             blk.add(Decl(f"{t} *restrict", name, f"({t} *)calloc((size_t)({size}) > 0 ? (size_t)({size}) : 1, sizeof({t}))"))
         return " || ".join("!" + n for n, kept in self.temps.values() if kept) or "0"
 
@@ -226,6 +231,7 @@ class FusedLowerer:
             hi = f"(int64_t)p{vid}_{level}[({parent}) + 1]"
             blk.add(For(q, f"(int64_t)p{vid}_{level}[{parent}]", hi, body))
             body.add(Decl("int64_t", v.name, f"(int64_t)c{vid}_{level}[{q}]"))
+            self.seg[(vid, tuple(path))] = (q, f"(int64_t)p{vid}_{level}[{parent}]")
             ahead = self.PREFETCH_AHEAD
             for g, inner in (gathers if ahead else ()):
                 size = np.dtype(self.specs[g].dtype).itemsize
@@ -242,9 +248,64 @@ class FusedLowerer:
         for key in [k for k in self.pos if v in k[1]]:
             del self.pos[key]
 
+    def sparsify(self):
+        """{temp: driving iterator} for temporaries with one kept dimension over which every
+        loop that defines, resets or reads them is driven by the same sparse iterator: they
+        are indexed by position in the driving segment (SDDMM's ``T`` along B's row), so they
+        take the longest segment's length, not the dimension's, and are read contiguously."""
+        out = {}
+        for k, op in enumerate(self.prog.ops):
+            if op.out not in self.temps or len(self.temps[op.out][1]) != 1:
+                continue
+            v = self.temps[op.out][1][0]
+            spaces = {lp.space for u, o in enumerate(self.prog.ops) if u == k or op.out in o.args
+                      for lp in self.paths[u] if lp.var == v}
+            if len(spaces) != 1:
+                continue
+            (sp,) = spaces
+            if sp == P.TRUE or len(sp) != 1 or len(next(iter(sp))) != 1:
+                continue
+            (drv,) = next(iter(sp))
+            vid, path = drv
+            fmt = self.specs[vid].format
+            level = len(path) - 1
+            if fmt.levels[level].kind == "compressed" and self.count_of(vid, level - 1) is not None:
+                out[op.out] = drv
+        return out
+
+    def count_of(self, vid, level):
+        """C expression of the number of positions of input ``vid`` at ``level`` (-1: one
+        root), or None where this lowering cannot tell (a singleton level)."""
+        if level < 0:
+            return "1"
+        parent = self.count_of(vid, level - 1)
+        kind = self.specs[vid].format.levels[level].kind
+        if parent is None or kind == "singleton":
+            return None
+        if kind == "dense":
+            return f"({parent}) * n{vid}_{level}"
+        return f"(int64_t)p{vid}_{level}[{parent}]"
+
+    def segment_max(self, blk, drv):
+        """Declare (once) and return the longest segment of iterator ``drv``."""
+        vid, path = drv
+        level = len(path) - 1
+        name = f"mseg{vid}_{level}"
+        if name not in self.segmax:
+            self.segmax.add(name)
+            n = self.count_of(vid, level - 1)
+            blk.add(Decl("int64_t", name, "0"))
+            blk.add(f"for (int64_t r_ = 0; r_ < {n}; r_++) {{ const int64_t w_ = (int64_t)p{vid}_{level}[r_ + 1] - "
+                    f"(int64_t)p{vid}_{level}[r_]; if (w_ > {name}) {name} = w_; }}")
+        return name
+
     def temp_addr(self, vid, idx_by_dim):
         """Offset in a temporary for the variables its dimensions are read at."""
         name, kept = self.temps[vid]
+        drv = self.sparse_temps.get(vid)
+        if drv is not None:  # by position in the driving segment, bound by the enclosing loop
+            q, start = self.seg[drv]
+            return name, f"({q} - {start})"
         op = next(o for o in self.prog.ops if o.out == vid)
         at = dict(zip(op.stmt.out_indices, idx_by_dim))
         off = "0"
@@ -364,8 +425,9 @@ class FusedLowerer:
         from ..planner.fusion import _paths
         self.paths = _paths(self.plan.tree)
         self.check()
-        top = Block()
+        top = self.top = Block()
         self.declare(top)
+        self.sparse_temps = self.sparsify()
         if self.out_like is not None:
             op = next(o for o in self.prog.ops if o.out == self.out)
             acc = next(a for a in op.stmt.accesses if op.args[a.operand] == self.out_like)
@@ -431,5 +493,6 @@ def lower_fused(plan, specs, count=False):
     like = result_like(plan, specs)
     lw = FusedLowerer(plan, specs, like, count)
     block = lw.lower()
+    lw.abi.sparse_temps = lw.sparse_temps  # for explain
     block.body.insert(0, Comment(" ; ".join(repr(op) for op in plan.program.ops)))
     return block, lw.abi, like
