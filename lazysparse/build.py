@@ -232,10 +232,18 @@ def relabel(x, perm, opname="transpose"):
     perm = tuple(int(p) % nd if -nd <= int(p) < nd else int(p) for p in perm)
     if sorted(perm) != list(range(nd)):
         raise ValueError(f"{opname}: axes {perm} are not a permutation of {nd} axes")
-    idx = _IDX[:nd]
-    # out[k] uses input axis perm[k]
-    sub = [None] * nd
-    for k, p in enumerate(perm):
-        sub[p] = idx[k]
-    stmt = Statement(idx, Access(0, tuple(sub)), "sum", str(x.dtype))
+    key = (perm, x.dtype)
+    stmt = _RELABEL.get(key)
+    if stmt is None:  # (a transpose in a loop, U @ V.T, builds one statement once)
+        idx = _IDX[:nd]
+        # out[k] uses input axis perm[k]
+        sub = [None] * nd
+        for k, p in enumerate(perm):
+            sub[p] = idx[k]
+        stmt = intern(Statement(idx, Access(0, tuple(sub)), "sum", str(x.dtype)))
+        if len(_RELABEL) < _CACHE_MAX:
+            _RELABEL[key] = stmt
     return _node_array(stmt, (x,), tuple(x.shape[p] for p in perm), x.dtype)
+
+
+_RELABEL = {}  # (perm, dtype) -> the interned relabelling statement

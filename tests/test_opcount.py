@@ -359,3 +359,23 @@ def test_a_chain_of_additions_is_one_merge():
     got = expr.materialize()
     assert got.format == "csr"
     np.testing.assert_allclose(got.todense(), sum(m.toarray() for m in mats))
+
+
+# -- a plan the fused lowering declines still computes temporaries only where they are needed ----
+def test_declined_plans_compute_temporaries_inside_their_masks():
+    S1, S2 = _csr(60, 40, 0.05, seed=5), _csr(60, 40, 0.3, seed=6)
+    A, B = ls.asarray(S1), ls.asarray(S2)
+    U, V = ls.asarray(_dense(60, 6)), ls.asarray(_dense(40, 6))
+    both = int(np.count_nonzero((S1.toarray() != 0) & (S2.toarray() != 0)))
+    expr = (A * B) * (U @ V.T)  # a loop driven by A ∧ B: two kernels, the product only at A ∧ B
+    n = ls.opcount(expr)
+    assert n["kernels"] == 2 and n["mul"] <= 2 * both * 6 + 2 * both
+    assert ls.opcount(expr, fusion="none")["mul"] >= 60 * 40 * 6
+    np.testing.assert_allclose(expr.materialize().todense(),
+                               S1.toarray() * S2.toarray() * (U.todense() @ V.todense().T))
+    either = int(np.count_nonzero((S1.toarray() != 0) | (S2.toarray() != 0)))
+    expr = A * (U @ V.T) + B * (U @ V.T)  # the shared product only at A ∨ B
+    n = ls.opcount(expr)
+    assert n["mul"] <= either * 6 * 2 + 2 * (S1.nnz + S2.nnz)
+    np.testing.assert_allclose(expr.materialize().todense(),
+                               (S1.toarray() + S2.toarray()) * (U.todense() @ V.todense().T))

@@ -31,10 +31,10 @@ from dataclasses import dataclass
 
 from ..formats.format import Format
 from ..formats.levels import DENSE
-from ..ir.nodes import Access, Call, Index, Statement
+from ..ir.nodes import Access, Call, Index, Statement, intern
 from . import patterns as P
 from .plan import OperandSpec, choose_order
-from .program import INPUT, Program
+from .program import INPUT, TEMP, Op, Program
 
 
 # -- the index tree -----------------------------------------------------------------------------
@@ -203,6 +203,44 @@ def _masked_stmt(op, mask, specs):
         expr = Call("multiply", (expr, Access(len(args) - 1, idx)), (op.stmt.dtype, op.stmt.dtype),
                     op.stmt.dtype)
     return Statement(op.stmt.out_indices, expr, op.stmt.reduce, op.stmt.dtype), [specs[v] for v in args]
+
+
+def masked_program(program: Program, need: dict) -> Program:
+    """The program with every temporary computed only where it is needed: its expression
+    times the 0/1 pattern of its mask, ``cast(X != 0)`` of each key (products for a term,
+    ``logical_or`` across terms), so the single-statement lowerer's lattices skip the rest.
+    For running a plan one kernel per operation (the fused lowering declined): a masked SDDMM's
+    product is then formed at the mask's points, never dense. Exact: the factor is 1 where
+    the temporary is read; keys with unbound subscripts are dropped (a larger mask)."""
+    ops = []
+    for op in program.ops:
+        mask = need.get(op.out, P.TRUE)
+        if program.values[op.out].kind != TEMP or mask in (P.TRUE, P.FALSE):
+            ops.append(op)
+            continue
+        args, dt = list(op.args), op.stmt.dtype
+        terms = []
+        for t in sorted(mask, key=repr):
+            keys = [k for k in sorted(t, key=repr) if all(ix is not None for ix in k[1])]
+            if not keys:
+                terms = None  # a term without sparse keys: needed everywhere
+                break
+            conj = None
+            for vid, idx in keys:
+                if vid not in args:
+                    args.append(vid)
+                x = Call("cast", (Access(args.index(vid), tuple(idx)),), (program.values[vid].dtype,), "bool")
+                conj = x if conj is None else Call("logical_and", (conj, x), ("bool", "bool"), "bool")
+            terms.append(conj)
+        if not terms:
+            ops.append(op)
+            continue
+        m = terms[0]
+        for x in terms[1:]:
+            m = Call("logical_or", (m, x), ("bool", "bool"), "bool")
+        expr = Call("multiply", (op.stmt.expr, Call("cast", (m,), ("bool",), dt)), (dt, dt), dt)
+        ops.append(Op(op.out, intern(Statement(op.stmt.out_indices, expr, op.stmt.reduce, dt)), tuple(args)))
+    return Program(program.values, tuple(ops), program.outputs)
 
 
 def orders(program: Program, specs: dict, need: dict) -> tuple:

@@ -22,7 +22,7 @@ from ..formats import Storage
 from ..lower.fused import Unsupported, lower_fused
 from ..planner.decompose import decompose
 from ..planner.fusion import Loop, plan_fusion
-from ..planner.fusion import PASSES
+from ..planner.fusion import PASSES, masked_program
 from ..planner.inline import elementwise, inline, tiny
 from ..planner.plan import _scalar_value, operand_spec
 from . import counting, memory
@@ -140,7 +140,7 @@ def try_fused(node, name="materialize", mode="auto"):
     if hit is None:
         if len(_PLANS) >= _MAX_PLANS:  # (a scalar that changes every call makes a new key)
             _PLANS.clear()
-        hit = _PLANS[pkey] = _build(prog, specs, scalars) or (None, prog, None, None)
+        hit = _PLANS[pkey] = _build(prog, specs, scalars)
     number = {id(st): k for k, st in enumerate(stores)}
     if len(_FAST) >= _MAX_PLANS:
         _FAST.clear()
@@ -229,13 +229,16 @@ def passes(*names):
 
 
 def _build(prog, specs, scalars):
+    """The fused kernel's plan entry, or ``(None, program, None, None)``: run the program one
+    kernel per operation, each temporary only where the plan's masks need it."""
     plan = plan_fusion(prog, specs, "auto", scalars, _PASSES[0])
+    ops = (None, masked_program(prog, plan.masks), None, None)
     if not _shares_loops(plan.tree):
-        return False
+        return ops
     try:
         block, abi, like = lower_fused(plan, specs)
     except Unsupported:
-        return False
+        return ops
     from ..backends import c as cbackend
     from .cache import load_kernel
     source = cbackend.emit(block, header_comment="fused: " + repr(plan))
