@@ -130,8 +130,10 @@ def try_fused(node, name="materialize", mode="auto"):
         return _run_ops(prog, inputs, name)
     specs = {vid: operand_spec(st) for vid, st in inputs.items()}
     conv = _compressed(specs)
+    converted = None
     if conv:  # plan (and key) for the converted operands
-        specs = {vid: operand_spec(st) for vid, st in _convert(inputs, conv).items()}
+        converted = _convert(inputs, conv)
+        specs = {vid: operand_spec(st) for vid, st in converted.items()}
     # 0-d inputs' values decide iteration spaces (A + 1 is dense, A * 2 sparse): in the key
     scalars = {vid: _scalar_value(st) for vid, st in inputs.items() if st.ndim == 0}
     pkey = (prog, _PASSES[0], tuple(sorted((vid, id(sp)) for vid, sp in specs.items())),
@@ -148,7 +150,7 @@ def try_fused(node, name="materialize", mode="auto"):
     plan, kernel, abi, fixed = hit
     if plan is None:
         return _run_ops(kernel, inputs, name)
-    return _run_converted(plan, kernel, abi, fixed, inputs, conv, name)
+    return _run_converted(plan, kernel, abi, fixed, inputs, conv, name, converted)
 
 
 def _compressed(specs):
@@ -168,12 +170,12 @@ def _convert(inputs, conv):
     return {vid: convert_storage(st, conv[vid]) if vid in conv else st for vid, st in inputs.items()}
 
 
-def _run_converted(plan, kernel, abi, fixed, inputs, conv, name):
-    """``_run`` on the converted operands; a result in a converted operand's pattern goes back
-    to that operand's own format (COO in, COO out)."""
+def _run_converted(plan, kernel, abi, fixed, inputs, conv, name, converted=None):
+    """``_run`` on the converted operands (``converted``, when already made); a result in a
+    converted operand's pattern goes back to that operand's own format (COO in, COO out)."""
     if not conv:
         return _run(plan, kernel, abi, fixed, inputs, name)
-    st = _run(plan, kernel, abi, fixed, _convert(inputs, conv), name)
+    st = _run(plan, kernel, abi, fixed, converted or _convert(inputs, conv), name)
     like = fixed[0]
     if like in conv:
         from .execute import convert_storage
