@@ -13,6 +13,8 @@ the operand specs, so a repeated expression plans once.
 """
 from __future__ import annotations
 
+import threading
+import weakref
 from contextlib import contextmanager
 from typing import NamedTuple
 
@@ -165,9 +167,27 @@ def _compressed(specs):
             if not sp.dense and any(lv.kind == "singleton" for lv in sp.format.levels)}
 
 
+_CONVERTED = weakref.WeakKeyDictionary()  # storage -> {format: its conversion}
+_CONVERTED_LOCK = threading.Lock()
+
+
 def _convert(inputs, conv):
+    """Inputs with those of ``conv`` converted. Storages never change, so a conversion is kept
+    while its source lives: a COO tensor used again (ALS calls MTTKRP with the same X every
+    sweep) converts once, for the memory of one more copy."""
     from .execute import convert_storage
-    return {vid: convert_storage(st, conv[vid]) if vid in conv else st for vid, st in inputs.items()}
+    out = {}
+    for vid, st in inputs.items():
+        if vid in conv:
+            with _CONVERTED_LOCK:
+                hit = _CONVERTED.get(st, {}).get(conv[vid])
+            if hit is None:
+                hit = convert_storage(st, conv[vid])
+                with _CONVERTED_LOCK:
+                    _CONVERTED.setdefault(st, {})[conv[vid]] = hit
+            st = hit
+        out[vid] = st
+    return out
 
 
 def _run_converted(plan, kernel, abi, fixed, inputs, conv, name, converted=None):
