@@ -52,8 +52,9 @@ MATRIX_KERNELS = tuple(k for k in KERNELS if k not in TENSOR_KERNELS)
 PEERS = ("scipy", "pydata", "graphblas", "mkl", "torch")
 
 
-def _ensure_threads(threads: int, argv: list[str]) -> None:
-    """Re-execute with the thread variables set, so BLAS/OpenMP pools start with that size."""
+def _ensure_threads(threads: int, argv: list[str], module: str = "lazysparse.bench") -> None:
+    """Re-execute ``module`` with the thread variables set, so BLAS/OpenMP pools start with
+    that size."""
     want = str(threads)
     if os.environ.get(_REEXEC_MARK) == "1" or all(os.environ.get(k) == want for k in _THREAD_VARS):
         return
@@ -61,7 +62,7 @@ def _ensure_threads(threads: int, argv: list[str]) -> None:
     env.update({k: want for k in _THREAD_VARS})
     env[_REEXEC_MARK] = "1"
     sys.stdout.flush()
-    os.execve(sys.executable, [sys.executable, "-m", "lazysparse.bench", *argv], env)
+    os.execve(sys.executable, [sys.executable, "-m", module, *argv], env)
 
 
 # ---------------------------------------------------------------------------------------------

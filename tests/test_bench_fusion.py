@@ -1,0 +1,120 @@
+"""The fused-kernel benchmark script (lazysparse/bench_fusion.py) on a tiny generated corpus: its
+oracles, its result check, its trial calls, and one whole run (results verified, JSON layout)."""
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from lazysparse import bench_fusion as bf
+
+
+def _tensor(rng, shape=(20, 5, 30), nnz=150):
+    lin = np.unique(rng.integers(0, np.prod(shape), nnz))
+    coords = np.array(np.unravel_index(lin, shape), dtype=np.int64)
+    return coords, rng.random(lin.size), shape
+
+
+def test_oracles_match_dense_numpy():
+    rng = np.random.default_rng(1)
+    A = sp.random_array((30, 40), density=0.1, format="csr", rng=rng)
+    U, V = rng.random((30, 5)), rng.random((40, 5))
+    S = bf.sddmm_np(A, U, V)
+    assert np.allclose(S.toarray(), A.toarray() * (U @ V.T))
+    assert (S.indices == A.indices).all() and (S.indptr == A.indptr).all()
+    coords, data, shape = _tensor(rng)
+    B, C = rng.random((shape[1], 3)), rng.random((shape[2], 3))
+    X = np.zeros(shape)
+    X[tuple(coords)] = data
+    assert np.allclose(bf.mttkrp_np(coords, data, shape, B, C), np.einsum("ijk,jr,kr->ir", X, B, C))
+
+
+def test_check_accepts_equal_and_rejects_wrong():
+    rng = np.random.default_rng(2)
+    A = sp.random_array((30, 30), density=0.1, format="csr", rng=rng)
+    assert bf.check(A.copy(), A)
+    assert bf.check(A.toarray(), A)               # a dense result against a sparse oracle
+    B = A.copy()
+    B.data[3] *= 1.001
+    assert not bf.check(B, A)
+    D = A.toarray()
+    D[0, np.flatnonzero(D[0] == 0)[0]] = 1.0        # mass outside the oracle's pattern
+    assert not bf.check(D, A)
+    x = rng.random((4, 3))
+    assert bf.check(x + 1e-9, x) and not bf.check(x * 1.01, x)
+    assert not bf.check(x[:3], x)
+
+
+def test_trials_budget_crash_and_wrong():
+    expected = np.ones(3)
+    ok = bf.trial_isolated(lambda: np.ones(3), expected, 5.0)
+    assert ok["check"] == "ok" and ok["first_ms"] >= 0
+    assert bf.trial_isolated(lambda: np.zeros(3), expected, 5.0)["check"] == "WRONG"
+    t0 = time.perf_counter()
+    slow = bf.trial_isolated(lambda: time.sleep(30), expected, 0.5)
+    assert "budget" in slow["error"] and time.perf_counter() - t0 < 10
+    died = bf.trial_isolated(lambda: os._exit(3), expected, 5.0)
+    assert "died" in died["error"]
+    err = bf.trial_isolated(lambda: 1 / 0, expected, 5.0)
+    assert err["error"].startswith("ZeroDivisionError")
+    assert "budget" in bf.trial_inprocess(lambda: time.sleep(0.3), expected, 0.1, retry=False)["error"]
+
+
+def test_run_on_tiny_corpus(tmp_path):
+    rng = np.random.default_rng(0)
+    data = tmp_path / "data"
+    data.mkdir()
+    sp.save_npz(data / "tiny-square.npz", sp.random_array((60, 60), density=0.08, format="csr", rng=rng))
+    sp.save_npz(data / "tiny-rect.npz", sp.random_array((40, 50), density=0.1, format="csr", rng=rng))
+    coords, vals, shape = _tensor(rng)
+    np.savez_compressed(data / "tiny-tensor.npz", coords=coords, data=vals, shape=np.array(shape))
+    out = tmp_path / "res.json"
+    args = bf.parse_args(["--data", str(data), "--min-nnz", "0", "--no-rmat", "--peers", "scipy",
+                          "--repeat", "2", "--budget", "20", "--K", "4", "--R", "3",
+                          "--json", str(out)])
+    import io
+    buf = io.StringIO()
+    res = bf.run(args, out=buf)
+    text = buf.getvalue()
+    for k in bf.KERNELS:
+        assert f"\n{k}: times in ms" in text
+    assert "summary" in text
+
+    saved = json.loads(out.read_text())
+    assert set(saved) == {"meta", "rows", "summary"}
+    meta = saved["meta"]
+    assert meta["threads"] == 1 and meta["versions"]["numpy"] and meta["peers"] == ["scipy"]
+    rows = saved["rows"]
+    # 2 matrices x (sddmm, gnn1, gnn2) + 1 tensor x mttkrp
+    assert sorted((r["kernel"], r["input"]) for r in rows) == sorted(
+        [(k, m) for k in bf.MATRIX_KERNELS for m in ("tiny-rect", "tiny-square")]
+        + [("mttkrp", "tiny-tensor")])
+    for r in rows:
+        auto, scipy_ = r["cols"]["auto"], r["cols"]["scipy"]
+        assert auto["check"] == "ok" and auto["median_ms"] > 0, r
+        assert auto["rounds"] == 2 and auto["warmup_ms"] > 0, r
+        assert scipy_["check"] == "ok" and scipy_["median_ms"] > 0, r
+        assert r["best_peer"] == "scipy"
+        assert r["best_peer_over_auto"] == pytest.approx(scipy_["median_ms"] / auto["median_ms"])
+        for v in ("max", "none"):   # each ran and was right, or says why not
+            col = r["cols"][v]
+            assert col.get("check") != "WRONG", (r["kernel"], v, col)
+            assert ("median_ms" in col) or col.get("error"), col
+        if "median_ms" in r["cols"]["max"]:
+            assert r["max_over_auto"] == pytest.approx(r["cols"]["max"]["median_ms"] / auto["median_ms"])
+    summ = saved["summary"]
+    assert summ["wrong"] == [] and summ["auto_failed"] == []
+    for k in bf.KERNELS:
+        po = summ[k]["best_peer_over_auto"]
+        assert po["n"] == (1 if k == "mttkrp" else 2) and po["geomean"] > 0
+        assert summ[k]["max_over_auto"]["target"] == bf.MAX_TARGETS[k]
+    assert res["summary"]["sddmm"]["best_peer_over_auto"]["geomean"] == pytest.approx(po_geo(rows, "sddmm"))
+
+
+def po_geo(rows, kernel):
+    xs = [r["best_peer_over_auto"] for r in rows if r["kernel"] == kernel]
+    return float(np.exp(np.mean(np.log(xs))))
