@@ -199,24 +199,30 @@ def test_parallel_results_equal_sequential_results(kind, two_threads):
     """Each thread keeps its own temporaries (a shared one would mix rows: the test has many
     rows with work per row) and writes its own rows; the values are bitwise the serial ones."""
     rng = np.random.default_rng(5)
-    A = ls.asarray(sp.random(400, 300, density=0.05, format="csr", random_state=2))
+    As = sp.random(400, 300, density=0.05, format="csr", random_state=2)
+    A, Ad = ls.asarray(As), As.toarray()
     if kind == "sddmm":
-        expr = A * (ls.asarray(rng.random((400, 8))) @ ls.asarray(rng.random((300, 8))).T)
+        U, V = rng.random((400, 8)), rng.random((300, 8))
+        expr, want = A * (ls.asarray(U) @ ls.asarray(V).T), Ad * (U @ V.T)
     elif kind == "gnn1":
-        expr = (A @ ls.asarray(rng.random((300, 16)))) @ ls.asarray(rng.random((16, 5)))
+        X, W = rng.random((300, 16)), rng.random((16, 5))
+        expr, want = (A @ ls.asarray(X)) @ ls.asarray(W), (Ad @ X) @ W
     elif kind == "gnn2":
-        Y = ls.asarray(rng.random((300, 6)))
-        expr = (A * (ls.asarray(rng.random((400, 6))) @ Y.T)) @ Y
+        X, Y = rng.random((400, 6)), rng.random((300, 6))
+        expr = (A * (ls.asarray(X) @ ls.asarray(Y).T)) @ ls.asarray(Y)
+        want = (Ad * (X @ Y.T)) @ Y
     else:
         T = sparse.random((60, 30, 20), density=0.05, random_state=1)
-        expr = ls.einsum("ijk,jr,kr->ir", ls.asarray(T).asformat("csf"),
-                         rng.random((30, 4)), rng.random((20, 4)))
+        Bm, Cm = rng.random((30, 4)), rng.random((20, 4))
+        expr = ls.einsum("ijk,jr,kr->ir", ls.asarray(T).asformat("csf"), Bm, Cm)
+        want = np.einsum("ijk,jr,kr->ir", T.todense(), Bm, Cm)
     src = _fused_source(expr)
     assert "#pragma omp for" in src and "#pragma omp parallel" in src
     par = expr.materialize().todense()
     ls.set_num_threads(1)
     seq = expr.materialize().todense()
     np.testing.assert_array_equal(par, seq)
+    np.testing.assert_allclose(par, want, rtol=1e-12)  # and both are NumPy's values
 
 
 def test_a_loop_that_a_reduction_runs_over_is_not_parallelized(two_threads):
