@@ -39,7 +39,8 @@ def explain(*arrays, fusion="auto") -> str:
     lines = [f"lazysparse plan: {len(nodes)} node(s), fusion={fusion!r} ({how})"]
     for k, n in enumerate(nodes):
         st = n.result
-        fmt = f"format {st.format!r}" if st is not None else "computed inside a fused kernel (not stored)"
+        fmt = f"format {st.format!r}" if st is not None else ("not stored (computed inside a fused kernel, or reordered away: "
+                                                      "see the kernels' statements)")
         lines.append(f"node {k}: {n.stmt!r}  shape={n.shape} dtype={n.dtype} -> {fmt}")
     for k, entry in enumerate(log):
         if isinstance(entry, FusedRun):

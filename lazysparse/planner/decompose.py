@@ -235,8 +235,10 @@ def _product(fs, dtype):
     return out
 
 
-def _split(vid, stmt, args, values, extent, counter):
-    """``stmt`` with its reductions pushed in: the ops computing it, last one writes ``vid``."""
+def _split(vid, stmt, args, values, extent, counter, prefer=None):
+    """``stmt`` with its reductions pushed in: the ops computing it, last one writes ``vid``.
+    ``prefer``: the reduction variables in the order to push them in (default: the innermost,
+    last to appear, first; planner/associate.py tries every order)."""
     red = list(stmt.reduce_indices)
     if stmt.reduce != "sum" or not red:
         return [Op(vid, intern(stmt), args)]
@@ -256,15 +258,17 @@ def _split(vid, stmt, args, values, extent, counter):
         outer = [f for f in fs if not (_vars(f) & set(red))]
         inner = [f for f in fs if _vars(f) & set(red)]
         if outer and inner and all(extent.get(r, 0) > 0 for r in red):
-            # sum_R outer * inner = outer * (sum_R inner)
-            tmp = _temp(inner, red, stmt.out_indices, first_seen, args, values, extent, dtype, ops)
+            # sum_R outer * inner = outer * (sum_R inner), the inner sum split in turn
+            tmp = _temp(inner, red, stmt.out_indices, first_seen, args, values, extent, dtype, ops,
+                        counter, prefer)
             fs = outer + [tmp]
             red = []
             break
         if len(red) < 2:
             break
         # the innermost reduction variable (last to appear) whose factors are a strict subset
-        for r in sorted(inner_red, key=first_seen.index, reverse=True):
+        rank = prefer.index if prefer is not None else (lambda r: -first_seen.index(r))
+        for r in sorted(inner_red, key=rank):
             fr = [f for f in fs if r in _vars(f)]
             if 0 < len(fr) < len(fs) and extent.get(r, 0) > 0:
                 tmp = _temp(fr, [r], None, first_seen, args, values, extent, dtype, ops)
@@ -294,15 +298,20 @@ def _reslot(expr, args):
     return walk(expr), tuple(used)
 
 
-def _temp(fs, red, out_order, first_seen, args, values, extent, dtype, ops):
-    """A new op ``T[idx] = sum_red prod(fs)`` (its arguments re-slotted); returns ``T``'s access
-    in the caller's slots (``args`` grows by T's value id)."""
+def _temp(fs, red, out_order, first_seen, args, values, extent, dtype, ops, counter=None, prefer=None):
+    """A new op ``T[idx] = sum_red prod(fs)`` (its arguments re-slotted; with ``counter``, its
+    own sum split too); returns ``T``'s access in the caller's slots (``args`` grows by T's
+    value id)."""
     keep = sorted({ix for f in fs for ix in _vars(f)} - set(red), key=first_seen.index)
     if out_order is not None:  # the result's own order where the temporary has all its indices
         keep = [ix for ix in out_order if ix in keep] + [ix for ix in keep if ix not in out_order]
     body, targs = _reslot(_product(fs, dtype), args)
     tid = len(values)
     values.append(Value(tid, TEMP, tuple(extent[ix] for ix in keep), dtype))
-    ops.append(Op(tid, intern(Statement(tuple(keep), body, "sum", dtype)), targs))
+    tstmt = Statement(tuple(keep), body, "sum", dtype)
+    if counter is not None and len(red) > 1:
+        ops.extend(_split(tid, tstmt, targs, values, extent, counter, prefer))
+    else:
+        ops.append(Op(tid, intern(tstmt), targs))
     args.append(tid)
     return Access(len(args) - 1, tuple(keep))

@@ -411,7 +411,8 @@ def reduce_dims(program: Program, tree: tuple, enabled: bool = True):
 
 
 # -- the passes together ------------------------------------------------------------------------
-PASSES = frozenset({"masks", "fusion", "memory"})
+# "association" (planner/associate.py) runs on the program before planning, not in here
+PASSES = frozenset({"association", "masks", "fusion", "memory"})
 
 
 def plan_fusion(program: Program, input_specs: dict, mode: str = "auto", scalars=None,

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..formats import Storage
 from ..lower.fused import Unsupported, lower_fused
+from ..planner.associate import associate
 from ..planner.decompose import decompose
 from ..planner.fusion import Loop, plan_fusion
 from ..planner.fusion import PASSES, masked_program
@@ -89,10 +90,29 @@ def _dag_key(node):
                     k = stores[id(st)] = len(order)
                     order.append(st)
                 kids.append(("s", k, id(operand_spec(st)), st.shape,
-                             st.vals.tobytes() if st.ndim == 0 else None))
+                             st.vals.tobytes() if st.ndim == 0 else None, _nnz_bucket(st)))
         index[id(n)] = len(out)
         out.append((id(n.stmt), n.shape, n.format, tuple(kids)))
     return tuple(out), order
+
+
+def _nnz_bucket(st):
+    """A sparse operand's nonzero count rounded down to a power of two (0 for dense): the
+    association pass decides from densities, so they are part of the DAG key, coarsely."""
+    return 0 if st.is_dense else st.nnz.bit_length()
+
+
+def _densities(prog, inputs):
+    """{input value id: density} from the nonzero buckets (association's cost model)."""
+    out = {}
+    for vid, st in inputs.items():
+        b = _nnz_bucket(st)
+        size = float(np.prod(st.shape, dtype=np.float64))
+        if b and size:
+            out[vid] = min(1.0, (1 << (b - 1)) / size)
+        elif not st.is_dense:
+            out[vid] = 0.0
+    return out
 
 
 _SKIP = {}  # DAG key -> the statements it names: a single operation, run by compute_nodes
@@ -120,6 +140,8 @@ def try_fused(node, name="materialize", mode="auto"):
     if len(prog.ops) < 2 or len(prog.outputs) != 1:
         _skip(dag, node)
         return None
+    if mode == "auto" and "association" in _PASSES[0]:
+        prog = associate(decompose([node], split=False)[0], prog, _densities(prog, inputs))
     if mode == "auto":
         small, free = tiny(prog), elementwise(prog)
         prog = inline(prog, lambda op: small(op) or free(op))
@@ -233,8 +255,9 @@ _PASSES = [PASSES]
 
 @contextmanager
 def passes(*names):
-    """Plan with only these of the passes "masks", "fusion", "memory" (digest test 11: each
-    can be turned off and results stay right; tests and ``explain`` comparisons use it)."""
+    """Plan with only these of the passes "association" (contraction order,
+    planner/associate.py), "masks", "fusion", "memory" (digest test 11: each can be turned
+    off and results stay right; tests and ``explain`` comparisons use it)."""
     unknown = set(names) - PASSES
     if unknown:
         raise ValueError(f"passes: unknown pass(es) {sorted(unknown)}; choose from {sorted(PASSES)}")
