@@ -24,7 +24,7 @@ from ..ir.nodes import Access, Const, Index, accesses_of
 from ..planner import patterns as P
 from ..planner.plan import KernelSpec, level_vars
 from . import counting, simd
-from .loopir import Block, Decl, For, If, While
+from .loopir import Block, Decl, For, If, Line, While
 
 
 class ABI:
@@ -292,6 +292,7 @@ class Lowerer:
             for a in followers:
                 blk.add(Decl("int64_t", f"j{U[a.q]}", f"b{U[a.q]}"))
             loop = For(x, "0", self.ext[v], body)
+            self.parallel(depth, v, followers, blk)
             blk.add(loop)
             self.bind(v)
             for a in followers:
@@ -332,6 +333,20 @@ class Lowerer:
         self.bound.discard(v)
         for a in self.accs:
             a.restore(snap[a.q])
+
+    # -- threads ----------------------------------------------------------------------------------
+    def parallel(self, depth, v, followers, blk):
+        """OpenMP on the outermost loop when it runs over a result index of a dense result
+        (each iteration writes its own elements; reductions stay inside an iteration), is a
+        range or walks a unique level, and no iterator follows it (a follower's position
+        carries from one iteration to the next). Dynamic chunks of 16 (rows of skewed graphs
+        differ by orders of magnitude); the thread count comes from ``ls.set_num_threads``
+        at each call, and one thread runs no OpenMP runtime at all."""
+        if (depth or v not in self.outs or followers
+                or self.spec.mode not in ("dense", "dense-inter", "dense-acc")):
+            return
+        nt = self.abi.int(("threads",))
+        blk.add(Line(f"#pragma omp parallel for schedule(dynamic, 16) num_threads((int){nt}) if({nt} > 1)"))
 
     # -- fixed-width result rows ----------------------------------------------------------------
     ROW_WIDTHS = (8, 16, 32, 64)  # the common SpMM / dense-product widths, in registers
@@ -393,6 +408,7 @@ class Lowerer:
             loop = For(j, f"b{U[q0]}", f"z{U[q0]}", body)
             body.add(Decl("int64_t", x, f"(int64_t){crd}[{j}]"))
             seg = None
+            self.parallel(depth, v, followers, blk)
         else:
             blk.add(Decl("int64_t", f"g{U[q0]}", "0"))
             loop = For(j, f"b{U[q0]}", f"z{U[q0]}", body, step=f"{j} = g{U[q0]}")

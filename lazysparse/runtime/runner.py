@@ -11,6 +11,7 @@ from ..formats import Storage
 from ..ir import ops
 from ..lower.lowering import lower
 from . import tuning
+from .threads import get_num_threads
 from .tuning import split_flag  # noqa: F401  (tests and callers import it from here)
 
 
@@ -176,6 +177,8 @@ def glue_source(spec, abi, sites=None, prologue=()) -> str:
             val, dest = f"shape[{fmt.order[desc[1]]}]", by_shape
         elif tag == "ohint":
             val = "hint(sts, shape)"
+        elif tag == "threads":
+            val = "nthreads()"
         else:
             continue  # slots the kernel writes
         dest.append(f"d[{k}] = {val}")
@@ -243,7 +246,7 @@ def _compile_glue(source, runner, extra_env=None):
                wrap_sparse=runner._wrap_sparse,
                tstart=runner.sites.start if runner.sites is not None else None,
                zeros=np.zeros, empty=_poisoned if POISON else np.empty, ones=np.ones, full=np.full, ODT=runner.odtype,
-               I64=np.dtype(np.int64), IDENT=ident)
+               I64=np.dtype(np.int64), IDENT=ident, nthreads=get_num_threads)
     env.update(extra_env or {})
     exec(compile(source, "<lazysparse glue>", "exec"), env)
     return env["call"]
