@@ -102,7 +102,7 @@ def _nnz_bucket(st):
     return 0 if st.is_dense else st.nnz.bit_length()
 
 
-def _densities(prog, inputs):
+def _densities(inputs):
     """{input value id: density} from the nonzero buckets (association's cost model)."""
     out = {}
     for vid, st in inputs.items():
@@ -141,7 +141,7 @@ def try_fused(node, name="materialize", mode="auto"):
         _skip(dag, node)
         return None
     if mode == "auto" and "association" in _PASSES[0]:
-        prog = associate(decompose([node], split=False)[0], prog, _densities(prog, inputs))
+        prog = associate(decompose([node], split=False)[0], prog, _densities(inputs))
     if mode == "auto":
         small, free = tiny(prog), elementwise(prog)
         prog = inline(prog, lambda op: small(op) or free(op))
