@@ -30,7 +30,7 @@ from ..ir.nodes import Access, Index
 from ..planner import patterns as P
 from ..planner.fusion import Compute, Loop, Reset
 from ..planner.program import INPUT
-from . import counting
+from . import counting, lowering
 from .loopir import Block, Comment, Decl, For, If, Line
 from .lowering import ABI, declare_operand
 
@@ -486,7 +486,7 @@ class FusedLowerer:
         # the omp for) and the kernel reports the failure
         region.add(Decl("const int", "ls_ok", f"!({self.alloc_temps(region)})"))
         region.add(Line("if (!ls_ok) __atomic_store_n(&ls_bad, 1, __ATOMIC_RELAXED);"))
-        self.emit_loop(par, region, "#pragma omp for schedule(dynamic, 16)", "if (!ls_ok) continue;")
+        self.emit_loop(par, region, f"#pragma omp for schedule({lowering.SCHEDULE})", "if (!ls_ok) continue;")
         if self.free_temps():
             region.add(Line(self.free_temps()))
         top.add("return ls_bad;")

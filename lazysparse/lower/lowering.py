@@ -85,6 +85,10 @@ class _Acc:
         self.lvl, self.pos, self.pres, self.seg = s
 
 
+# OpenMP schedule of parallel outer loops (here and lower/fused.py)
+SCHEDULE = "dynamic, 16"
+
+
 class Lowerer:
     def __init__(self, spec: KernelSpec, count=False):
         self.spec = spec
@@ -346,7 +350,7 @@ class Lowerer:
                 or self.spec.mode not in ("dense", "dense-inter", "dense-acc")):
             return
         nt = self.abi.int(("threads",))
-        blk.add(Line(f"#pragma omp parallel for schedule(dynamic, 16) num_threads((int){nt}) if({nt} > 1)"))
+        blk.add(Line(f"#pragma omp parallel for schedule({SCHEDULE}) num_threads((int){nt}) if({nt} > 1)"))
 
     # -- fixed-width result rows ----------------------------------------------------------------
     ROW_WIDTHS = (8, 16, 32, 64)  # the common SpMM / dense-product widths, in registers
