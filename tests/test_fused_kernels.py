@@ -25,7 +25,11 @@ def _sparse(draw, m, n, dtype, fmt):
     if m and draw(st.booleans()):
         D[rng.integers(0, m)] = 0  # an empty row
     D = D.astype(dtype)
-    return ls.asarray(sp.csr_array(D), format=fmt), D
+    S = sp.csr_array(D)
+    if draw(st.booleans()):  # 64-bit positions and coordinates (the fused kernels read both widths)
+        S = sp.csr_array((S.data, S.indices.astype(np.int64), S.indptr.astype(np.int64)), shape=S.shape)
+    A = ls.asarray(S, format=fmt)
+    return A, D
 
 
 def _dense(rng, shape, dtype):
@@ -284,3 +288,19 @@ def test_coo_operands_are_compressed_for_the_fused_kernel_and_the_result_stays_c
     got = ls.einsum("ijk,jr,kr->ir", ls.asarray(T), Bm, Cm).materialize()
     assert fused.RUNS[0] == runs + 1
     np.testing.assert_allclose(got.todense(), np.einsum("ijk,jr,kr->ir", T.todense(), Bm, Cm))
+
+
+def test_mixed_index_widths_in_one_dag():
+    """One operand with 32-bit, one with 64-bit positions and coordinates, in one DAG."""
+    rng = np.random.default_rng(11)
+    A32 = sp.random(40, 30, density=0.2, format="csr", random_state=1)
+    B = sp.random(40, 30, density=0.2, format="csr", random_state=2)
+    B64 = sp.csr_array((B.data, B.indices.astype(np.int64), B.indptr.astype(np.int64)), shape=B.shape)
+    U, V = rng.random((40, 5)), rng.random((30, 5))
+    A, Bl = ls.asarray(A32), ls.asarray(B64)
+    assert {A._storage.index_dtype, Bl._storage.index_dtype} == {np.dtype(np.int32), np.dtype(np.int64)}
+    P = ls.asarray(U) @ ls.asarray(V).T
+    Ad, Bd = A32.toarray(), B.toarray()
+    for expr, want in [((A * Bl) * P, (Ad * Bd) * (U @ V.T)), (A * P + Bl * P, (Ad + Bd) * (U @ V.T)),
+                       (Bl * P, Bd * (U @ V.T)), ((Bl @ ls.asarray(V)) @ ls.asarray(V).T, (Bd @ V) @ V.T)]:
+        np.testing.assert_allclose(expr.materialize().todense(), want, rtol=1e-12)
