@@ -30,6 +30,10 @@ def explain(*arrays, fusion="auto") -> str:
     from .array import Array
     nodes = _nodes(arrays)
     roots = [a._node for a in arrays if isinstance(a, Array) and a._node is not None]
+    orders = []
+    if fusion == "auto":  # before computing: a computed node has no DAG left to describe
+        from .runtime.fused import reordered
+        orders = [r for r in map(reordered, roots) if r is not None]
     with kernel_log() as log:
         compute_nodes(roots, fusion=fusion)
     from .runtime.fused import FusedRun
@@ -42,6 +46,10 @@ def explain(*arrays, fusion="auto") -> str:
         fmt = f"format {st.format!r}" if st is not None else ("not stored (computed inside a fused kernel, or reordered away: "
                                                       "see the kernels' statements)")
         lines.append(f"node {k}: {n.stmt!r}  shape={n.shape} dtype={n.dtype} -> {fmt}")
+    for written, chosen in orders:
+        lines.append("\nassociation: the chain runs in a cheaper order than written (planner/associate.py)")
+        lines += ["  as written: " + ln.strip() for ln in repr(written).splitlines()[1:]]
+        lines += ["  computed:   " + ln.strip() for ln in repr(chosen).splitlines()[1:]]
     for k, entry in enumerate(log):
         if isinstance(entry, FusedRun):
             lines += _fused_lines(k, entry)

@@ -109,3 +109,17 @@ def test_chains_match_numpy(dims, dens, fmt, seed, dtype, vector):
         got = expr.materialize(fusion=fusion).todense()
         np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
         assert got.dtype == want.dtype
+
+
+def test_explain_shows_the_order_computed():
+    (A, Ad), = [_sp(40, 30, 0.1, 6)]
+    rng = np.random.default_rng(5)
+    X, W = ls.asarray(rng.random((30, 6))), ls.asarray(rng.random((6, 4)))
+    text = ls.explain((A @ X) @ W)
+    assert "association: the chain runs in a cheaper order" in text
+    assert text.count("as written:") == 2 and text.count("computed:") == 2
+    with passes(*WRITTEN):
+        assert "association" not in ls.explain((A @ X) @ W)
+    assert "association" not in ls.explain((A @ X) @ W, fusion="max")
+    W16 = ls.asarray(rng.random((6, 16)))
+    assert "association" not in ls.explain((A @ X) @ W16)  # written order is the cheaper one

@@ -115,6 +115,24 @@ def _densities(inputs):
     return out
 
 
+def _associated(node, prog, inputs):
+    """The program to plan for ``node``'s DAG: ``prog`` (decomposed as written) or, with the
+    "association" pass on, its chains in the order planner/associate.py picks."""
+    if "association" not in _PASSES[0]:
+        return prog
+    return associate(decompose([node], split=False)[0], prog, _densities(inputs))
+
+
+def reordered(node):
+    """``(as written, as computed)`` programs of a lazy node's DAG when the association pass
+    reorders it under ``fusion="auto"``, else None (``explain`` shows it)."""
+    prog, _, inputs = decompose([node])
+    if len(prog.ops) < 2:
+        return None
+    chosen = _associated(node, prog, inputs)
+    return None if chosen is prog else (prog, chosen)
+
+
 _SKIP = {}  # DAG key -> the statements it names: a single operation, run by compute_nodes
 _FAST = {}  # DAG key -> (plan entry, storage number per input value id, statements); a plan
 #             entry of (None, program) runs the program one kernel per operation
@@ -140,8 +158,8 @@ def try_fused(node, name="materialize", mode="auto"):
     if len(prog.ops) < 2 or len(prog.outputs) != 1:
         _skip(dag, node)
         return None
-    if mode == "auto" and "association" in _PASSES[0]:
-        prog = associate(decompose([node], split=False)[0], prog, _densities(inputs))
+    if mode == "auto":
+        prog = _associated(node, prog, inputs)
     if mode == "auto":
         small, free = tiny(prog), elementwise(prog)
         prog = inline(prog, lambda op: small(op) or free(op))
