@@ -828,6 +828,37 @@ def _geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs))
 
 
+def machine_scaling(repeat, budget):
+    """Two threads over one for two plain lazysparse kernels with dense results (parallel outer
+    loops), in this process and in interleaved rounds: a memory-bound triad over 3 x 64 MiB
+    (its result is a new array each call, as every lazysparse result is: first-touch page
+    faults included) and a compute-bound dense product (32768 x 128 by 128 x 16). The
+    two-thread criterion reads against them: a shared VM may not scale even these."""
+    import numpy as np
+
+    import lazysparse as ls
+    rng = np.random.default_rng(0)
+    a, b = (ls.asarray(rng.random(1 << 23)) for _ in range(2))
+    X, W = ls.asarray(rng.random((1 << 15, 128))), ls.asarray(rng.random((128, 16)))
+
+    def at(n, f):
+        def run():
+            ls.set_num_threads(n)
+            try:
+                return f()
+            finally:
+                ls.set_num_threads(1)
+        return run
+    probes = {"triad": lambda: (a + 2.0 * b).materialize(), "product": lambda: (X @ W).materialize()}
+    res = measure_interleaved({f"{k}@{n}": at(n, f) for k, f in probes.items() for n in (1, 2)},
+                              repeat, budget)
+    out = {}
+    for k in probes:
+        one, two = res[f"{k}@1"].get("median_ms"), res[f"{k}@2"].get("median_ms")
+        out[k] = one / two if one and two else None
+    return out
+
+
 def summarize(rows, kernels, scaling_nnz):
     summary = {}
     for k in kernels:
@@ -864,6 +895,8 @@ def print_summary(summary, out=sys.stdout):
         return "" if v is None else ("  MET" if v else "  NOT MET")
     print("\nsummary (geometric means over the inputs where both ran; issue 3's targets):", file=out)
     for k, s in summary.items():
+        if not isinstance(s, dict) or "max_over_auto" not in s:  # run-wide entries
+            continue
         mo, po = s["max_over_auto"], s["best_peer_over_auto"]
         print(f"  {k:<7} auto over max:  {f(mo['geomean']):>7} (n={mo['n']}, target >= {mo['target']:g}x)"
               f"{met(mo['met'])}", file=out)
@@ -876,6 +909,10 @@ def print_summary(summary, out=sys.stdout):
             sc = s["scaling"]
             print(f"  {k:<7} 2 threads over 1 (auto, >= 500k nnz): min {f(sc['min'])} over "
                   f"{len(sc['speedups'])} inputs (target >= {SCALING_TARGET:g}x){met(sc['met'])}", file=out)
+    m = summary.get("machine_scaling")
+    if m:
+        print(f"  machine: 2 threads over 1 for plain lazysparse kernels in this run: dense triad (new result) "
+              f"{f(m.get('triad'))}, dense product {f(m.get('product'))}", file=out)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -986,6 +1023,8 @@ def run(args, out=sys.stdout) -> dict:
                     print(f"  [{row['case_s']:.0f} s] {kernel} {item.name} {param}", file=out, flush=True)
         print_table(kernel, rows, variants, peers, out)
     summary = summarize(rows, kernels, args.scaling_nnz)
+    if args.scaling and args.threads == 1 and any(k in SCALING_KERNELS for k in kernels):
+        summary["machine_scaling"] = machine_scaling(args.repeat, args.budget)
     print_summary(summary, out)
     bad = [f"{r['kernel']} {r['input']} {r['param']} {n}" for r in rows for n in variants + ["auto@2"]
            if r["cols"].get(n, {}).get("check") == "WRONG"]

@@ -108,6 +108,9 @@ def test_run_on_tiny_corpus(tmp_path):
             assert r["max_over_auto"] == pytest.approx(r["cols"]["max"]["median_ms"] / auto["median_ms"])
     summ = saved["summary"]
     assert summ["wrong"] == [] and summ["auto_failed"] == []
+    # the machine's own two-thread scaling, measured in the same run
+    assert set(summ["machine_scaling"]) == {"triad", "product"}
+    assert all(v > 0 for v in summ["machine_scaling"].values()) and "machine: 2 threads over 1" in text
     for k in bf.KERNELS:
         po = summ[k]["best_peer_over_auto"]
         assert po["n"] == (1 if k == "mttkrp" else 2) and po["geomean"] > 0
