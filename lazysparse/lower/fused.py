@@ -479,6 +479,12 @@ class FusedLowerer:
         # caller asks for more (d[]: ls.set_num_threads), and no runtime at all without OpenMP
         nt = self.abi.int(("threads",))
         top.body.insert(top.body.index(body), Decl("int32_t", "ls_bad", "0"))
+        if par.space == P.TRUE:
+            count = self.ext[par.var]
+        else:
+            (vid, path), = next(iter(par.space))
+            count = f"(int64_t)p{vid}_0[1] - (int64_t)p{vid}_0[0]"  # the top level's one segment
+        body.add(Decl("const int64_t", "ls_chunk", lowering.omp_chunk(nt, count)))
         body.add(Line(f"#pragma omp parallel num_threads((int){nt}) if({nt} > 1)"))
         region = Block()
         body.add(region)
@@ -486,7 +492,7 @@ class FusedLowerer:
         # the omp for) and the kernel reports the failure
         region.add(Decl("const int", "ls_ok", f"!({self.alloc_temps(region)})"))
         region.add(Line("if (!ls_ok) __atomic_store_n(&ls_bad, 1, __ATOMIC_RELAXED);"))
-        self.emit_loop(par, region, f"#pragma omp for schedule({lowering.SCHEDULE})", "if (!ls_ok) continue;")
+        self.emit_loop(par, region, "#pragma omp for schedule(dynamic, ls_chunk)", "if (!ls_ok) continue;")
         if self.free_temps():
             region.add(Line(self.free_temps()))
         top.add("return ls_bad;")

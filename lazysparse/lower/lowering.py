@@ -85,8 +85,14 @@ class _Acc:
         self.lvl, self.pos, self.pres, self.seg = s
 
 
-# OpenMP schedule of parallel outer loops (here and lower/fused.py)
-SCHEDULE = "dynamic, 16"
+def omp_chunk(nt, count):
+    """C expression of the dynamic-schedule chunk of a parallel loop of ``count`` iterations
+    on ``nt`` threads (here and lower/fused.py): about 64 chunks a thread, at least 16
+    iterations (balance on skewed rows at a small dispatch cost), and the whole loop as one
+    chunk on one thread. (A fixed chunk of 16 made a one-thread 8M-element sum 1.5-2x slower:
+    the team of one still fetched 500k chunks.)"""
+    per = f"(({count}) / (64 * (int64_t){nt}))"
+    return f"({nt} > 1 ? ({per} > 16 ? {per} : 16) : (({count}) > 0 ? ({count}) : 1))"
 
 
 class Lowerer:
@@ -296,7 +302,7 @@ class Lowerer:
             for a in followers:
                 blk.add(Decl("int64_t", f"j{U[a.q]}", f"b{U[a.q]}"))
             loop = For(x, "0", self.ext[v], body)
-            self.parallel(depth, v, followers, blk)
+            self.parallel(depth, v, followers, blk, self.ext[v])
             blk.add(loop)
             self.bind(v)
             for a in followers:
@@ -339,18 +345,19 @@ class Lowerer:
             a.restore(snap[a.q])
 
     # -- threads ----------------------------------------------------------------------------------
-    def parallel(self, depth, v, followers, blk):
+    def parallel(self, depth, v, followers, blk, count):
         """OpenMP on the outermost loop when it runs over a result index of a dense result
         (each iteration writes its own elements; reductions stay inside an iteration), is a
         range or walks a unique level, and no iterator follows it (a follower's position
-        carries from one iteration to the next). Dynamic chunks of 16 (rows of skewed graphs
-        differ by orders of magnitude); the thread count comes from ``ls.set_num_threads``
-        at each call, and one thread runs no OpenMP runtime at all."""
+        carries from one iteration to the next). Dynamic chunks (``omp_chunk``: rows of skewed
+        graphs differ by orders of magnitude); the thread count comes from
+        ``ls.set_num_threads`` at each call. ``count``: the loop's trip count."""
         if (depth or v not in self.outs or followers
                 or self.spec.mode not in ("dense", "dense-inter", "dense-acc")):
             return
         nt = self.abi.int(("threads",))
-        blk.add(Line(f"#pragma omp parallel for schedule({SCHEDULE}) num_threads((int){nt}) if({nt} > 1)"))
+        blk.add(Decl("const int64_t", "ls_chunk", omp_chunk(nt, count)))
+        blk.add(Line(f"#pragma omp parallel for schedule(dynamic, ls_chunk) num_threads((int){nt}) if({nt} > 1)"))
 
     # -- fixed-width result rows ----------------------------------------------------------------
     ROW_WIDTHS = (8, 16, 32, 64)  # the common SpMM / dense-product widths, in registers
@@ -412,7 +419,7 @@ class Lowerer:
             loop = For(j, f"b{U[q0]}", f"z{U[q0]}", body)
             body.add(Decl("int64_t", x, f"(int64_t){crd}[{j}]"))
             seg = None
-            self.parallel(depth, v, followers, blk)
+            self.parallel(depth, v, followers, blk, f"z{U[q0]} - b{U[q0]}")
         else:
             blk.add(Decl("int64_t", f"g{U[q0]}", "0"))
             loop = For(j, f"b{U[q0]}", f"z{U[q0]}", body, step=f"{j} = g{U[q0]}")
