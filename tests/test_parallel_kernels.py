@@ -10,7 +10,7 @@ import scipy.sparse as sp
 import lazysparse as ls
 from lazysparse.runtime.execute import kernel_log
 
-PRAGMA = "#pragma omp parallel for"
+PRAGMA = "#pragma omp parallel"
 
 
 @pytest.fixture

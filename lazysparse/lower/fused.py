@@ -118,6 +118,18 @@ class FusedLowerer:
                 return None
         return lp
 
+    def shared_operands(self, var):
+        """``(value id, spec)`` of the dense inputs that no operation reads at ``var`` (the
+        parallel loop's): every thread reads them whole (lowering.replicate)."""
+        out = {}
+        for op in self.prog.ops:
+            for a in op.stmt.accesses:
+                vid = op.args[a.operand]
+                sp = self.specs.get(vid)
+                if sp is not None and sp.dense and sp.ndim:
+                    out[vid] = out.get(vid, True) and var not in a.indices
+        return [(vid, self.specs[vid]) for vid in sorted(out) if out[vid]]
+
     # -- positions ----------------------------------------------------------------------------
     def level_of(self, vid, idx, var):
         fmt = self.specs[vid].format
@@ -485,13 +497,13 @@ class FusedLowerer:
             (vid, path), = next(iter(par.space))
             count = f"(int64_t)p{vid}_0[1] - (int64_t)p{vid}_0[0]"  # the top level's one segment
         body.add(Decl("const int64_t", "ls_chunk", lowering.omp_chunk(nt, count)))
-        body.add(Line(f"#pragma omp parallel num_threads((int){nt}) if({nt} > 1)"))
         region = Block()
-        body.add(region)
         # a thread without its temporaries skips its iterations (every thread must still reach
         # the omp for) and the kernel reports the failure
         region.add(Decl("const int", "ls_ok", f"!({self.alloc_temps(region)})"))
         region.add(Line("if (!ls_ok) __atomic_store_n(&ls_bad, 1, __ATOMIC_RELAXED);"))
+        lowering.replicate(self.abi, body, region, nt, self.shared_operands(par.var))
+        body.add(Line(f"#pragma omp parallel num_threads((int){nt}) if({nt} > 1)"), region)
         self.emit_loop(par, region, "#pragma omp for schedule(dynamic, ls_chunk)", "if (!ls_ok) continue;")
         if self.free_temps():
             region.add(Line(self.free_temps()))

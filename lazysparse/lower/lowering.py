@@ -95,6 +95,43 @@ def omp_chunk(nt, count):
     return f"({nt} > 1 ? ({per} > 16 ? {per} : 16) : (({count}) > 0 ? ({count}) : 1))"
 
 
+# Per-thread copies of the dense operands every thread of a parallel loop reads whole (SpMM's
+# and SDDMM's gathered rows, a GEMM's right factor): read-shared lines proved slow to share on
+# the two-core machine we measure on (an SpMM with 16 columns on MIT8, its 824 KB factor
+# gathered 500k times: two threads 1.34x one with the shared factor, 2.09x with a copy each;
+# docs/design.md, "Replicated operands"). Between these sizes only: a smaller one costs nothing
+# to share, a larger one does not stay in a core's cache anyway.
+REPLICA_MIN, REPLICA_MAX = 32 << 10, 2 << 20
+
+
+def replicate(abi, outer, region, nt, operands):
+    """Declare in ``region`` (the body of an ``omp parallel``) a thread's own copy of each dense
+    operand ``(k, spec)`` of ``operands`` under its usual name ``v<k>``, when the call passes a
+    scratch area (several threads: runtime/threads.py, ``replica_scratch``, REPLICA_MAX bytes
+    per thread and operand, kept by the calling thread so that no call maps new pages) and the
+    operand spans REPLICA_MIN..REPLICA_MAX bytes with non-negative strides. Otherwise ``v<k>``
+    is the shared operand, saved in ``outer`` as ``ls_sh<k>``."""
+    if not operands:
+        return
+    outer.add(Decl("char *", "ls_scr", f"(char *){abi.ptr(('scratch', len(operands)))}"))
+    outer.add(Decl("int64_t", "ls_slot", "0"))
+    # a slot per thread of the team, without omp.h (kernels also build without OpenMP)
+    region.add(Decl("const int64_t", "ls_me", "__atomic_fetch_add(&ls_slot, 1, __ATOMIC_RELAXED)"))
+    for j, (k, sp) in enumerate(operands):
+        t = C.ctype(sp.dtype)
+        dims = [(abi.int(("size", k, l)), f"s{k}_{m}") for l, m in enumerate(sp.format.order)]
+        outer.add(Decl(f"const {t} *", f"ls_sh{k}", f"v{k}"))
+        ok = " && ".join(f"{e} > 0 && {st} >= 0" for e, st in dims)
+        span = " + ".join(f"({e} - 1) * {st}" for e, st in dims) + " + 1"
+        region.add(Decl("const int64_t", f"ls_n{k}", f"({ok}) ? ({span}) : 0"))
+        size = f"ls_n{k} * (int64_t)sizeof({t})"
+        at = f"ls_scr + (ls_me * {len(operands)} + {j}) * (int64_t){REPLICA_MAX}"
+        region.add(Decl(f"{t} *", f"ls_r{k}", f"(ls_scr && {nt} > 1 && {size} >= {REPLICA_MIN} && "
+                                              f"{size} <= {REPLICA_MAX}) ? ({t} *)({at}) : NULL"))
+        region.add(Line(f"if (ls_r{k}) memcpy(ls_r{k}, ls_sh{k}, (size_t){size});"))
+        region.add(Decl(f"const {t} *restrict", f"v{k}", f"ls_r{k} ? (const {t} *)ls_r{k} : ls_sh{k}"))
+
+
 class Lowerer:
     def __init__(self, spec: KernelSpec, count=False):
         self.spec = spec
@@ -302,8 +339,7 @@ class Lowerer:
             for a in followers:
                 blk.add(Decl("int64_t", f"j{U[a.q]}", f"b{U[a.q]}"))
             loop = For(x, "0", self.ext[v], body)
-            self.parallel(depth, v, followers, blk, self.ext[v])
-            blk.add(loop)
+            self.parallel(depth, v, followers, blk, self.ext[v]).add(loop)
             self.bind(v)
             for a in followers:
                 self.follow(a, x, body)
@@ -351,13 +387,26 @@ class Lowerer:
         range or walks a unique level, and no iterator follows it (a follower's position
         carries from one iteration to the next). Dynamic chunks (``omp_chunk``: rows of skewed
         graphs differ by orders of magnitude); the thread count comes from
-        ``ls.set_num_threads`` at each call. ``count``: the loop's trip count."""
+        ``ls.set_num_threads`` at each call. ``count``: the loop's trip count. Dense operands
+        read whole by every iteration are copied per thread (``replicate``). Returns the block
+        the loop goes in."""
         if (depth or v not in self.outs or followers
                 or self.spec.mode not in ("dense", "dense-inter", "dense-acc")):
-            return
+            return blk
         nt = self.abi.int(("threads",))
         blk.add(Decl("const int64_t", "ls_chunk", omp_chunk(nt, count)))
-        blk.add(Line(f"#pragma omp parallel for schedule(dynamic, ls_chunk) num_threads((int){nt}) if({nt} > 1)"))
+        shared = {a.slot: a.spec for a in self.accs if a.spec.dense and a.spec.ndim}
+        for a in self.accs:
+            if v in a.acc.indices:
+                shared.pop(a.slot, None)
+        if not shared:
+            blk.add(Line(f"#pragma omp parallel for schedule(dynamic, ls_chunk) num_threads((int){nt}) if({nt} > 1)"))
+            return blk
+        region = Block()
+        replicate(self.abi, blk, region, nt, sorted(shared.items()))
+        blk.add(Line(f"#pragma omp parallel num_threads((int){nt}) if({nt} > 1)"), region)
+        region.add(Line("#pragma omp for schedule(dynamic, ls_chunk)"))
+        return region
 
     # -- fixed-width result rows ----------------------------------------------------------------
     ROW_WIDTHS = (8, 16, 32, 64)  # the common SpMM / dense-product widths, in registers
@@ -419,15 +468,16 @@ class Lowerer:
             loop = For(j, f"b{U[q0]}", f"z{U[q0]}", body)
             body.add(Decl("int64_t", x, f"(int64_t){crd}[{j}]"))
             seg = None
-            self.parallel(depth, v, followers, blk, f"z{U[q0]} - b{U[q0]}")
+            where = self.parallel(depth, v, followers, blk, f"z{U[q0]} - b{U[q0]}")
         else:
+            where = blk
             blk.add(Decl("int64_t", f"g{U[q0]}", "0"))
             loop = For(j, f"b{U[q0]}", f"z{U[q0]}", body, step=f"{j} = g{U[q0]}")
             body.add(Decl("int64_t", x, f"(int64_t){crd}[{j}]"))
             body.add(f"g{U[q0]} = {j} + 1;")
             body.add(f"while (g{U[q0]} < z{U[q0]} && {crd}[g{U[q0]}] == {x}) g{U[q0]}++;")
             seg = f"g{U[q0]}"
-        blk.add(loop)
+        where.add(loop)
         self.bind(v)
         self.advance(d0, j, "1", seg)
         for a in followers:

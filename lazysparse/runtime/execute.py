@@ -127,8 +127,11 @@ def _is_relabel(stmt: Statement):
             and len(e.indices) == len(stmt.out_indices) and all(isinstance(i, Index) for i in e.indices))
 
 
-def execute(stmt: Statement, storages, out_shape, req_format=None, name="materialize") -> Storage:
-    """Compute one statement over concrete storages; returns the result storage.
+def execute(stmt: Statement, storages, out_shape, req_format=None, name="materialize",
+            buf=None) -> Storage:
+    """Compute one statement over concrete storages; returns the result storage. ``buf``: an
+    array that a dense result of this shape and dtype may be written into (a temporary's
+    buffer from the previous run of the same program; nothing else may hold it).
 
     A warm call is one dictionary lookup on (statement, operand specs, requested format) that
     yields a *bound plan*: the generated call of the kernel plus the few checks that can change
@@ -147,10 +150,10 @@ def execute(stmt: Statement, storages, out_shape, req_format=None, name="materia
         key = (id(stmt), *[id(s) for s in specs], req_format)
     bound = _BOUND.get(key)
     if bound is not None and not _COUNTING[0]:
-        out = bound(storages, out_shape, name)
+        out = bound(storages, out_shape, name, buf)
         if out is not None:
             return out
-    return _plan_and_run(stmt, storages, specs, out_shape, req_format, name)
+    return _plan_and_run(stmt, storages, specs, out_shape, req_format, name, buf)
 
 
 _BOUND = {}
@@ -159,7 +162,7 @@ _COUNTING = counting.ON  # ls.opcount sessions open: bound plans (normal kernels
 _RULES = {}
 
 
-def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name):
+def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=None):
     stmt, storages, extra = PL.split_shared_slots(stmt0, storages0)
     specs = specs0 + tuple(specs0[k] for k in extra)
     nd = len(out_shape)
@@ -196,7 +199,8 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name):
         view = _relabel_view(stmt, storages[0], out_fmt, out_shape)
         if view is not None:
             if bkey is not None and fixed is not None:
-                _BOUND[bkey] = lambda sts, shape, name, stmt0=stmt0: _relabel_view(stmt, sts[0], out_fmt, shape)
+                _BOUND[bkey] = lambda sts, shape, name, buf=None, stmt0=stmt0: _relabel_view(
+                    stmt, sts[0], out_fmt, shape)
             return view
     okey = (stmt, specs, out_fmt, decisions)
     planned = _ORDERS.get(okey)
@@ -216,7 +220,7 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name):
             acc = next(a for a in accs if a.operand == k)
             fmt_k = PL.concordant_format(specs[k], acc, order, storages[k])
             storages[k] = convert_storage(storages[k], fmt_k)
-        return execute(stmt, storages, out_shape, fmt, name)
+        return execute(stmt, storages, out_shape, fmt, name, buf)
     if fmt.is_sparse:
         full = int(np.prod(out_shape, dtype=np.float64)) if out_shape else 1
         if mode == "append" and full > PL.INT32_MAX:
@@ -251,7 +255,7 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name):
         t = counting.tally()
         if t is not None:
             return counting.call_runner(runner, storages, out_shape, name, t)
-    return runner.call(storages, out_shape, name)
+    return runner.call(storages, out_shape, name, buf)
 
 
 def _guard(stmt, mode, shape, name):

@@ -13,6 +13,7 @@ the operand specs, so a repeated expression plans once.
 """
 from __future__ import annotations
 
+import sys
 import threading
 import weakref
 from contextlib import contextmanager
@@ -29,10 +30,10 @@ from ..planner.fusion import PASSES, masked_program
 from ..planner.inline import elementwise, inline, tiny
 from ..planner.plan import _scalar_value, operand_spec
 from . import counting, memory
-from .threads import get_num_threads
+from .threads import get_num_threads, replica_scratch
 
 _PLANS = {}  # (program, input specs, 0-d values) -> (plan, kernel, abi, (like, _Fixed)), or
-#   (None, program, None, None): run the program one kernel per operation
+#   (None, program, None, scratch pool): run the program one kernel per operation (_run_ops)
 _MAX_PLANS = 1024
 RUNS = [0]  # fused kernels run in this process (tests check that a plan took this path)
 
@@ -152,7 +153,7 @@ def try_fused(node, name="materialize", mode="auto"):
         (plan, kernel, abi, fixed), where, _, conv = fast
         inputs = {vid: stores[k] for vid, k in where.items()}
         if plan is None:
-            return _run_ops(kernel, inputs, name)
+            return _run_ops(kernel, inputs, name, fixed)
         return _run_converted(plan, kernel, abi, fixed, inputs, conv, name)
     prog, _, inputs = decompose([node], split=mode == "auto")
     if len(prog.ops) < 2 or len(prog.outputs) != 1:
@@ -167,9 +168,10 @@ def try_fused(node, name="materialize", mode="auto"):
         # substituted (everything, or the tiny reductions): one kernel per remaining op
         number = {id(st): k for k, st in enumerate(stores)}
         prog = inline(prog) if mode == "max" else prog
-        _FAST[dag] = ((None, prog, None, None), {vid: number[id(st)] for vid, st in inputs.items()},
+        pool = []
+        _FAST[dag] = ((None, prog, None, pool), {vid: number[id(st)] for vid, st in inputs.items()},
                       _stmts(node), None)
-        return _run_ops(prog, inputs, name)
+        return _run_ops(prog, inputs, name, pool)
     specs = {vid: operand_spec(st) for vid, st in inputs.items()}
     conv = _compressed(specs)
     converted = None
@@ -191,7 +193,7 @@ def try_fused(node, name="materialize", mode="auto"):
     _FAST[dag] = (hit, {vid: number[id(st)] for vid, st in inputs.items()}, _stmts(node), conv)
     plan, kernel, abi, fixed = hit
     if plan is None:
-        return _run_ops(kernel, inputs, name)
+        return _run_ops(kernel, inputs, name, fixed)
     return _run_converted(plan, kernel, abi, fixed, inputs, conv, name, converted)
 
 
@@ -243,13 +245,42 @@ def _run_converted(plan, kernel, abi, fixed, inputs, conv, name, converted=None)
     return st
 
 
-def _run_ops(prog, inputs, name):
-    """The program one kernel per operation; temporaries in their inferred formats."""
+def _run_ops(prog, inputs, name, pool=None):
+    """The program one kernel per operation; temporaries in their inferred formats.
+
+    ``pool``: the program's scratch, a list of ``{value id: array}``: the dense temporaries'
+    buffers of earlier runs, reused. A new buffer of several MB is new pages each run, because
+    glibc gives the top of its heap back to the system once the temporary and the result are
+    both freed; their first-touch page faults cost GNN-1 ``A @ (X @ W)`` on github-social a
+    third of its time, and serialise two threads (docs/design.md, "Scratch buffers")."""
     from .execute import execute
+    try:
+        scratch = pool.pop() if pool is not None else {}
+    except IndexError:  # (one per thread running this program at once)
+        scratch = {}
+    outs = prog.outputs
     vals = dict(inputs)
     for op in prog.ops:
-        vals[op.out] = execute(op.stmt, [vals[v] for v in op.args], prog.values[op.out].shape, None, name)
-    return vals[prog.outputs[0]]
+        buf = scratch.pop(op.out, None)
+        # the scratch dict, ``buf`` and getrefcount's argument: any other reference (a view in
+        # a result the caller still holds) means it is not ours to overwrite
+        if buf is not None and sys.getrefcount(buf) > 2:
+            buf = None
+        st = execute(op.stmt, [vals[v] for v in op.args], prog.values[op.out].shape, None, name, buf)
+        vals[op.out] = st
+        if (op.out not in outs and st.format.is_dense and st.vals.base is None
+                and SCRATCH_MIN <= st.vals.nbytes <= SCRATCH_MAX):
+            scratch[op.out] = st.vals
+    out = vals[outs[0]]
+    if pool is not None and scratch:
+        del vals, st, buf
+        pool.append(scratch)
+    return out
+
+
+# dense temporaries kept for the next run (_run_ops): from a size where page faults show, up to
+# one that a program may hold between runs
+SCRATCH_MIN, SCRATCH_MAX = 64 << 10, 256 << 20
 
 
 def _stmts(node):
@@ -295,7 +326,7 @@ def _build(prog, specs, scalars):
     """The fused kernel's plan entry, or ``(None, program, None, None)``: run the program one
     kernel per operation, each temporary only where the plan's masks need it."""
     plan = plan_fusion(prog, specs, "auto", scalars, _PASSES[0])
-    ops = (None, masked_program(prog, plan.masks), None, None)
+    ops = (None, masked_program(prog, plan.masks), None, [])  # [], the scratch pool (_run_ops)
     if not _shares_loops(plan.tree):
         return ops
     try:
@@ -365,6 +396,8 @@ def _run(plan, kernel, abi, fixed, inputs, name):
             p[k] = addr(arr)
         elif desc[0] == "out":
             p[k] = addr(out)
+        elif desc[0] == "scratch":
+            p[k] = replica_scratch(get_num_threads(), desc[1])
         else:  # pragma: no cover - lower_fused records only these
             raise AssertionError(desc)
     for k, v in fx.d:

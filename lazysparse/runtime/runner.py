@@ -11,12 +11,13 @@ from ..formats import Storage
 from ..ir import ops
 from ..lower.lowering import lower
 from . import tuning
-from .threads import get_num_threads
+from .threads import get_num_threads, replica_scratch
 from .tuning import split_flag  # noqa: F401  (tests and callers import it from here)
 
 
 class Runner:
-    """A compiled kernel with a generated Python call: ``runner.call(storages, out_shape, name)``.
+    """A compiled kernel with a generated Python call: ``runner.call(storages, out_shape, name,
+    buf=None)`` (``buf``: an array a dense result may be written into).
 
     The call is specialised to the kernel's ABI when the runner is built (JAX-style: trace once,
     then a warm call is straight-line code): every ``p[k]``/``d[k]`` slot becomes one line that
@@ -121,7 +122,7 @@ def glue_source(spec, abi, sites=None, prologue=()) -> str:
         return f"s{k}.shape[{m}]"
 
     n_in = len(spec.inputs)
-    L = ["def call(sts, shape, name):"]
+    L = ["def call(sts, shape, name, buf=None):"]
     L += ["    " + ln for ln in prologue]
     L.append("    " + "".join(f"s{k}, " for k in range(n_in)) + "= sts" if n_in else "    pass")
     fmt = spec.output.format
@@ -134,7 +135,16 @@ def glue_source(spec, abi, sites=None, prologue=()) -> str:
             if prod:  # an empty product is 1 everywhere
                 L.append(f"    out = (ones if 0 in ({', '.join(prod)},) else zeros)(shape, ODT)")
             else:
-                L.append(f"    out = {'empty' if abi.writes_all else 'zeros'}(shape, ODT)")
+                # buf: a dense temporary's buffer from the previous run of the same program
+                # (runtime/fused.py, _run_ops): reused, it costs no page faults
+                L.append("    if buf is None or buf.shape != shape or buf.dtype != ODT:")
+                L.append(f"        out = {'empty' if abi.writes_all else 'zeros'}(shape, ODT)")
+                L.append("    else:")
+                L.append("        out = buf")
+                if not abi.writes_all:
+                    L.append("        out.fill(0)")
+                elif POISON:
+                    L.append("        out[...] = empty(shape, ODT)")
     # Lines per input slot, run only when the slot holds a different storage than in this
     # thread's previous call (a weak reference remembers it): storages are immutable, so the
     # pointers and sizes already in p[]/d[] are still right. Iterative code (A @ x in a loop)
@@ -155,6 +165,8 @@ def glue_source(spec, abi, sites=None, prologue=()) -> str:
                 per_slot[slot].append(f"b{k} = fb(BC, s{slot}.vals, False); p[{k}] = b{k}")
             else:
                 per_slot[slot].append(f"b{k} = fb(BC, s{slot}.{what}[{desc[3]}], False); p[{k}] = b{k}")
+        elif desc[0] == "scratch":  # per-thread copies of shared operands (lower/lowering.py)
+            always.append(f"p[{k}] = scratch(nthreads(), {int(desc[1])})")
         elif desc[0] == "obuf":
             always.append(f"p[{k}] = NULL")  # stale pointers from the last call belong to NumPy now
         else:
@@ -246,7 +258,8 @@ def _compile_glue(source, runner, extra_env=None):
                wrap_sparse=runner._wrap_sparse,
                tstart=runner.sites.start if runner.sites is not None else None,
                zeros=np.zeros, empty=_poisoned if POISON else np.empty, ones=np.ones, full=np.full, ODT=runner.odtype,
-               I64=np.dtype(np.int64), IDENT=ident, nthreads=get_num_threads)
+               I64=np.dtype(np.int64), IDENT=ident, nthreads=get_num_threads,
+               scratch=replica_scratch)
     env.update(extra_env or {})
     exec(compile(source, "<lazysparse glue>", "exec"), env)
     return env["call"]

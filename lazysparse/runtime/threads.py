@@ -13,7 +13,7 @@ import os
 import threading
 import warnings
 
-__all__ = ["set_num_threads", "get_num_threads"]
+__all__ = ["set_num_threads", "get_num_threads", "replica_scratch"]
 
 _lock = threading.Lock()
 
@@ -57,6 +57,28 @@ def set_num_threads(n: int) -> None:
 def get_num_threads() -> int:
     """The number of threads compiled kernels may use."""
     return _num_threads
+
+
+_SCRATCH = threading.local()
+
+
+def replica_scratch(nt: int, operands: int):
+    """The scratch pointer of a parallel kernel with per-thread copies of ``operands`` shared
+    operands (lower/lowering.py, ``replicate``): REPLICA_MAX bytes per thread and operand, or
+    NULL on one thread. One buffer per calling thread, grown and kept: a kernel that allocated
+    its copies on each call paid fresh pages and TLB shootdowns every time (586 page faults a
+    call on MIT8, as slow as no copies)."""
+    from ..lower.lowering import REPLICA_MAX
+    from .cache import ffi
+    if nt <= 1:
+        return ffi.NULL
+    n = nt * operands * REPLICA_MAX
+    held = getattr(_SCRATCH, "held", None)
+    if held is None or held[0] < n:
+        import numpy as np
+        buf = np.empty(n, np.uint8)
+        held = _SCRATCH.held = (n, buf, ffi.from_buffer(buf))
+    return held[2]
 
 
 def _reset_for_tests() -> None:
