@@ -30,6 +30,7 @@ from ..planner.fusion import PASSES, masked_program
 from ..planner.inline import elementwise, inline, tiny
 from ..planner.plan import _scalar_value, operand_spec
 from . import counting, memory
+from .runner import POISON, _poisoned
 from .threads import get_num_threads, replica_scratch
 
 _PLANS = {}  # (program, input specs, 0-d values) -> (plan, kernel, abi, (like, _Fixed)), or
@@ -377,11 +378,17 @@ def _run(plan, kernel, abi, fixed, inputs, name):
     # the memory guard: the dense result and every temporary the kernel allocates
     for vid, shape, nbytes in fx.temps:
         memory.check_dense(nbytes, shape, lambda vid=vid: f"the temporary v{vid} of the fused plan", name)
+    # the kernel zero-fills the values and copies the like input's structure (in parallel when
+    # it is: lower/fused.py, result_prep); poisoned under the test suite, to prove it does
+    empty = _poisoned if POISON else np.empty
     if like is None:
         memory.check_dense(fx.out_bytes, fx.out_shape, lambda: "the result", name)
-        out = np.zeros(fx.out_shape, fx.odt)
+        out = empty(fx.out_shape, fx.odt)
     else:
-        out = np.zeros(inputs[like].vals.shape[0], fx.odt)
+        src = inputs[like]
+        out = empty(src.vals.shape[0], fx.odt)
+        opos = [None if a is None else empty(a.shape, a.dtype) for a in src.pos]
+        ocrd = [None if a is None else empty(a.shape, a.dtype) for a in src.crd]
     p = ffi.new("void*[]", max(len(abi.p), 1))
     d = ffi.new("int64_t[]", max(len(abi.d), 1))
     keep = []
@@ -395,7 +402,7 @@ def _run(plan, kernel, abi, fixed, inputs, name):
             arr = st.vals if desc[2] == "vals" else getattr(st, desc[2])[desc[3]]
             p[k] = addr(arr)
         elif desc[0] == "out":
-            p[k] = addr(out)
+            p[k] = addr(out if desc[1] == "vals" else (opos if desc[1] == "pos" else ocrd)[desc[2]])
         elif desc[0] == "scratch":
             p[k] = replica_scratch(get_num_threads(), desc[1])
         else:  # pragma: no cover - lower_fused records only these
@@ -413,6 +420,8 @@ def _run(plan, kernel, abi, fixed, inputs, name):
         elif desc[0] == "size":
             st = inputs[desc[1]]
             d[k] = int(st.shape[st.format.order[desc[2]]])
+        elif desc[0] == "out":  # ("out", "len") or ("out", "len", "pos" / "crd", level)
+            d[k] = out.size if len(desc) == 2 else (opos if desc[2] == "pos" else ocrd)[desc[3]].size
         else:  # pragma: no cover
             raise AssertionError(desc)
     t = counting.tally() if counting.ON[0] else None
@@ -430,7 +439,5 @@ def _run(plan, kernel, abi, fixed, inputs, name):
         log.append(FusedRun(plan, kernel, like, abi))
     if like is None:
         return Storage.wrap_dense(out)
-    src = inputs[like]
-    return Storage(tuple(fx.out_shape), src.format, [None if a is None else a.copy() for a in src.pos],
-                   [None if a is None else a.copy() for a in src.crd], out, src.index_dtype)
+    return Storage(tuple(fx.out_shape), src.format, opos, ocrd, out, src.index_dtype)
 
