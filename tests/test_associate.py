@@ -126,3 +126,15 @@ def test_explain_shows_the_order_computed():
     assert "association" not in ls.explain((A @ X) @ W, fusion="max")
     W16 = ls.asarray(rng.random((6, 16)))
     assert "association" not in ls.explain((A @ X) @ W16)  # written order is the cheaper one
+
+
+def test_explain_of_a_computed_chain():
+    """explain() of an array already materialised describes its kernel again (it raised a
+    KeyError: a computed node has no DAG left for the association pass to reorder)."""
+    (A, Ad), = [_sp(40, 30, 0.1, 7)]
+    rng = np.random.default_rng(8)
+    X, W = rng.random((30, 6)), rng.random((6, 4))
+    e = (A @ ls.asarray(X)) @ ls.asarray(W)
+    np.testing.assert_allclose(e.materialize().todense(), Ad @ X @ W, rtol=1e-12)
+    text = ls.explain(e)
+    assert "lazysparse plan" in text and "association" not in text

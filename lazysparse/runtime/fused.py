@@ -127,7 +127,10 @@ def _associated(node, prog, inputs):
 
 def reordered(node):
     """``(as written, as computed)`` programs of a lazy node's DAG when the association pass
-    reorders it under ``fusion="auto"``, else None (``explain`` shows it)."""
+    reorders it under ``fusion="auto"``, else None (``explain`` shows it). A computed node has
+    no DAG left: None."""
+    if node.result is not None:
+        return None
     prog, _, inputs = decompose([node])
     if len(prog.ops) < 2:
         return None
