@@ -1,4 +1,4 @@
-"""Fixed-width versions of inner loops (``Lowerer.emit_row_versions``: a result row kept in a
+"""Fixed-width versions of inner loops (``Lowerer.emit_versions``: a result row kept in a
 local array across the reductions; ``FusedLowerer.emit_loop``: innermost dense sums): every
 width that has a version, and widths next to them, against dense NumPy."""
 from __future__ import annotations
@@ -45,6 +45,9 @@ def test_products_at_and_around_the_row_widths(width, dtype):
         (spec, runner), = log
         versions = {int(w) for w in re.findall(r"if \(N\d+ == (\d+)\)", runner.source)}
         assert versions == set(Lowerer.ROW_WIDTHS)  # the row loop has every version
+        # dispatched once, above every loop: each version is a loop nest of its own
+        body = runner.source[runner.source.index("int32_t ls_kernel"):]
+        assert body.index("if (N") < body.index("for (")
 
 
 def test_row_versions_accumulate_onto_the_result_rows():
