@@ -166,7 +166,7 @@ def glue_source(spec, abi, sites=None, prologue=()) -> str:
             else:
                 per_slot[slot].append(f"b{k} = fb(BC, s{slot}.{what}[{desc[3]}], False); p[{k}] = b{k}")
         elif desc[0] == "scratch":  # per-thread copies of shared operands (lower/lowering.py)
-            always.append(f"p[{k}] = scratch(nthreads(), {int(desc[1])})")
+            always.append(f"nt = nthreads(); p[{k}] = NULL if nt < 2 else scratch(nt, {int(desc[1])})")
         elif desc[0] == "obuf":
             always.append(f"p[{k}] = NULL")  # stale pointers from the last call belong to NumPy now
         else:

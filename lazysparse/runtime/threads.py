@@ -70,7 +70,7 @@ def replica_scratch(nt: int, operands: int):
     call on MIT8, as slow as no copies)."""
     from ..lower.lowering import REPLICA_MAX
     from .cache import ffi
-    if nt <= 1:
+    if nt <= 1:  # (the glue passes NULL itself on one thread, without this call)
         return ffi.NULL
     n = nt * operands * REPLICA_MAX
     held = getattr(_SCRATCH, "held", None)
