@@ -399,6 +399,7 @@ def _run(plan, kernel, abi, fixed, inputs, name):
     def addr(arr):
         keep.append(arr)
         return ffi.cast("void *", arr.__array_interface__["data"][0])
+    nt = get_num_threads()
     for k, desc in enumerate(abi.p):
         if desc[0] == "in":
             st = inputs[desc[1]]
@@ -407,7 +408,7 @@ def _run(plan, kernel, abi, fixed, inputs, name):
         elif desc[0] == "out":
             p[k] = addr(out if desc[1] == "vals" else (opos if desc[1] == "pos" else ocrd)[desc[2]])
         elif desc[0] == "scratch":
-            p[k] = replica_scratch(get_num_threads(), desc[1])
+            p[k] = ffi.NULL if nt < 2 else replica_scratch(nt, desc[1])
         else:  # pragma: no cover - lower_fused records only these
             raise AssertionError(desc)
     for k, v in fx.d:
@@ -416,7 +417,7 @@ def _run(plan, kernel, abi, fixed, inputs, name):
         if desc[0] == "ext":
             continue
         elif desc[0] == "threads":
-            d[k] = get_num_threads()
+            d[k] = nt
         elif desc[0] == "stride":
             st = inputs[desc[1]]
             d[k] = st.vals.strides[desc[2]] // st.vals.itemsize

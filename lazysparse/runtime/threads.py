@@ -68,10 +68,10 @@ def replica_scratch(nt: int, operands: int):
     NULL on one thread. One buffer per calling thread, grown and kept: a kernel that allocated
     its copies on each call paid fresh pages and TLB shootdowns every time (586 page faults a
     call on MIT8, as slow as no copies)."""
-    from ..lower.lowering import REPLICA_MAX
     from .cache import ffi
-    if nt <= 1:  # (the glue passes NULL itself on one thread, without this call)
+    if nt <= 1:  # (callers pass NULL themselves on one thread, without this call)
         return ffi.NULL
+    from ..lower.lowering import REPLICA_MAX
     n = nt * operands * REPLICA_MAX
     held = getattr(_SCRATCH, "held", None)
     if held is None or held[0] < n:
