@@ -404,3 +404,71 @@ def test_declined_plans_compute_temporaries_inside_their_masks():
     assert n["mul"] <= either * 6 * 2 + 2 * (S1.nnz + S2.nnz)
     np.testing.assert_allclose(expr.materialize().todense(),
                                (S1.toarray() + S2.toarray()) * (U.todense() @ V.todense().T))
+
+
+# -- digest test 9 (Listing 6) at run time: C = A @ B read by E = C * D and G = F / C, computed
+# in one ``compute`` call, is formed only on D's and F's patterns ----------------------------------
+def _listing6(seed):
+    mats = [_csr(40, 30, 0.15, seed), _csr(30, 35, 0.15, seed + 10),
+            _csr(40, 35, 0.04, seed + 20), _csr(40, 35, 0.04, seed + 30, empty_row=False)]
+    return mats, [m.toarray() for m in mats]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_listing6_temporary_is_formed_on_the_union_of_its_readers(seed):
+    mats, (a, b, d, f) = _listing6(seed)
+    A, B, D, F = (ls.asarray(m) for m in mats)
+    C = A @ B
+    E, G = C * D, F / C
+    paths = (a != 0).astype(np.int64) @ (b != 0).astype(np.int64)  # products per point of C
+    need = int(paths[(d != 0) | (f != 0)].sum())
+    assert 0 < need < paths.sum()
+    n = ls.opcount(E, G)
+    # the only additions are C's sums, one per product formed: exactly those at D ∨ F
+    assert n["add"] == need and n["kernels"] == 3
+    assert n["mul"] <= 2 * need + mats[2].nnz
+    assert ls.opcount(E, G, fusion="none")["add"] == paths.sum()  # the unmasked product
+    e, g = ls.compute(E, G)
+    c = a @ b
+    np.testing.assert_allclose(e.todense(), c * d)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        np.testing.assert_allclose(g.todense(), np.where(f != 0, f / c, 0.0))
+
+
+def test_a_temporary_that_is_also_a_result_is_computed_whole():
+    mats, (a, b, d, f) = _listing6(3)
+    A, B, D, F = (ls.asarray(m) for m in mats)
+    C = A @ B
+    n = ls.opcount(C, C * D, F / C)
+    assert n["add"] == int(((a != 0).astype(np.int64) @ (b != 0).astype(np.int64)).sum())
+    c, e, g = ls.compute(C, C * D, C * F)
+    np.testing.assert_allclose(c.todense(), a @ b)
+    np.testing.assert_allclose(e.todense(), (a @ b) * d)
+    np.testing.assert_allclose(g.todense(), (a @ b) * f)
+
+
+_OPS6 = [lambda x, y: x * y, lambda x, y: x + y, lambda x, y: x - y, lambda x, y: x @ y.T,
+         lambda x, y: x * (x @ y.T), lambda x, y: x * y.sum(axis=1, keepdims=True),
+         lambda x, y: (x @ y) @ x]
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, len(_OPS6) - 1), st.integers(0, 9), st.integers(0, 9)),
+                min_size=2, max_size=6),
+       st.integers(1, 3), st.sampled_from(["auto", "max", "none"]), st.integers(0, 9))
+def test_several_results_of_one_dag_match_numpy(steps, k, fusion, seed):
+    """``compute`` of several results of one random DAG (shared subexpressions, products whose
+    readers mask them differently) equals NumPy, under every fusion mode."""
+    rng = np.random.default_rng(seed)
+    mats = [_csr(7, 7, 0.3, seed), _csr(7, 7, 0.2, seed + 1, empty_row=False), rng.random((7, 7))]
+    vals = [ls.asarray(m) for m in mats]
+    refs = [m.toarray() if sp.issparse(m) else m for m in mats]
+    for kind, i, j in steps:
+        x, y = i % len(vals), j % len(vals)
+        vals.append(_OPS6[kind](vals[x], vals[y]))
+        refs.append(_OPS6[kind](refs[x], refs[y]))
+    outs = list(range(3, len(vals)))[-k:]
+    refs = [np.asarray(r) for r in refs]
+    got = ls.compute(*[vals[o] for o in outs], fusion=fusion)
+    for g, o in zip(got, outs):
+        np.testing.assert_allclose(np.asarray(g.todense()), refs[o], rtol=1e-10, atol=1e-12)

@@ -173,7 +173,7 @@ def test_a_temporary_viewed_by_a_result_is_not_overwritten():
     for _ in range(3):
         X, W = rng.random((700, 40)), rng.random((40, 600))
         prog, _, inputs = decompose([_gnn(A, X, W).T._node])
-        got = F._run_ops(prog, inputs, "test", pool)
+        got, = F._run_ops(prog, inputs, "test", pool)
         assert got.vals.base is not None  # the case under test: a view of a temporary
         outs.append((got, (A @ X @ W).T))
     for got, want in outs:

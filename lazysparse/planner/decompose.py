@@ -114,6 +114,7 @@ def decompose(roots, split=True):
             values.append(Value(vid2, TEMP, tuple(r.shape), r.stmt.dtype))
             raw.append((vid2, r.stmt, [(vid, aliases[1:])]))
             vid = vid2
+        node_value[id(r)] = (vid, ())  # a root's entry: the value holding its result
         if vid not in outs:
             outs.append(vid)
     for vid in outs:

@@ -170,6 +170,7 @@ def masks(program: Program, specs: dict, tpat: dict, scalars=None) -> dict:
     """Per value id, the DNF over input keys of where it is needed (``tpat``: the computed
     values' patterns, from ``op_patterns``)."""
     need = {o: P.TRUE for o in program.outputs}
+    producer = {op.out: op for op in program.ops}
     patterns_free = {}
     for op in reversed(program.ops):
         mo = need.get(op.out, P.FALSE)
@@ -185,7 +186,17 @@ def masks(program: Program, specs: dict, tpat: dict, scalars=None) -> dict:
             if len(mine) != len(a.indices) or \
                     any(ix is not None and ix not in mine for t in pat for k in t for ix in k[1]):
                 pat = P.TRUE  # a mask over variables the value is not read with
-            need[vid] = P.disj(need.get(vid, P.FALSE), P.conj(pat, mo))
+            m = P.conj(pat, mo)
+            if len(mine) != len(a.indices):
+                m = P.TRUE  # (a diagonal read: no renaming to the producer's variables)
+            elif m != P.TRUE:
+                # the consumer's variables are the producer's only for the reader whose names
+                # it inherited (decompose): the mask in the producer's variables, a variable it
+                # does not have as None (any point; masked_program drops such keys)
+                out = producer[vid].stmt.out_indices
+                ren = dict(zip(a.indices, out))
+                m = frozenset(frozenset(_rename_key(k, ren) for k in t) for t in m)
+            need[vid] = P.disj(need.get(vid, P.FALSE), m)
     return need
 
 

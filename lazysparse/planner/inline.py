@@ -136,7 +136,13 @@ def inline(program: Program, only=None) -> Program:
             kept.append(new)
             continue
         readers = [o for o in program.ops if op.out in o.args]
-        ok = all(_can_inline(o.stmt, a, op.stmt, extents)
+        # what is substituted is ``new``, which may sum where ``op`` did not (an element-wise
+        # product of a substituted matrix product): judged by its own reductions and extents
+        ext = dict(extents)
+        for a in new.stmt.accesses:
+            ext.update((ix, n) for ix, n in zip(a.indices, program.values[new.args[a.operand]].shape)
+                       if isinstance(ix, Index))
+        ok = all(_can_inline(o.stmt, a, new.stmt, ext)
                  for o in readers for a in o.stmt.accesses if o.args[a.operand] == op.out)
         if ok and readers and (only is None or only(op)):
             defs[op.out] = new

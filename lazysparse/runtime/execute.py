@@ -73,14 +73,16 @@ def compute_nodes(nodes, fusion="auto", schedule=None):
             if n.result is None:
                 n.result = execute(n.stmt, sts, n.shape, n.format, name="materialize")
             return
-    if fusion != "none" and schedule is None and len(nodes) == 1 and nodes[0].result is None \
-            and nodes[0].format is None:
-        # a DAG of several operations: one fused kernel where the plan shares loops
-        # (runtime/fused.py); otherwise, or where lowering declines, one kernel per operation
+    roots = [n for n in nodes if n.result is None]
+    if fusion != "none" and schedule is None and roots and all(n.format is None for n in roots):
+        # a DAG of several operations (under one or several roots): one fused kernel where the
+        # plan shares loops (runtime/fused.py); otherwise, or where lowering declines, one
+        # kernel per operation of the planned program
         from .fused import try_fused
-        st = try_fused(nodes[0], mode=fusion)
-        if st is not None:
-            nodes[0].result = st
+        sts = try_fused(roots, mode=fusion)
+        if sts is not None:
+            for n, st in zip(roots, sts):
+                n.result = st
             return
     todo = []
     seen = set()

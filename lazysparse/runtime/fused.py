@@ -1,7 +1,7 @@
 """Running a whole lazy DAG as one fused kernel (issue 3): decompose, plan, lower, compile, run.
 
-``try_fused(node)`` returns the result storage, or None when the DAG is a single operation
-(``compute_nodes`` then runs it as before). A plan that shares no loop, or that needs a construct
+``try_fused(roots)`` returns the result storage of each root, or None when the DAG is a single
+operation (``compute_nodes`` then runs it as before). A plan that shares no loop, or that needs a construct
 ``lower/fused.py`` does not emit yet, runs one kernel per operation *of the program*: the
 decomposed operations, whose pushed-in reductions already avoid the reduction redundancy
 (``einsum('i,->', b, c)`` multiplies once, not once per element). Every path computes the same
@@ -63,15 +63,16 @@ def _walk(nodes):
             yield from _walk(n.body)
 
 
-def _dag_key(node):
-    """A structural key of the lazy DAG under ``node``: statements, shapes, requested formats,
+def _dag_key(roots):
+    """A structural key of the lazy DAG under the nodes ``roots``: which nodes they are,
+    statements, shapes, requested formats,
     and for concrete operands their spec and shape (an inner extent such as SDDMM's K appears in
     no node's shape), which of them are the same storage, and 0-d values.
     Equal keys decompose to the same program (``decompose`` depends on nothing else), so a
     repeated DAG skips decomposition and planning. Also returns the concrete storages in the
     order the key numbers them."""
     out, index, stores, order = [], {}, {}, []
-    stack = [(node, False)]
+    stack = [(r, False) for r in reversed(roots)]
     while stack:
         n, done = stack.pop()
         if id(n) in index:
@@ -95,7 +96,7 @@ def _dag_key(node):
                              st.vals.tobytes() if st.ndim == 0 else None, _nnz_bucket(st)))
         index[id(n)] = len(out)
         out.append((id(n.stmt), n.shape, n.format, tuple(kids)))
-    return tuple(out), order
+    return (tuple(out), tuple(index[id(r)] for r in roots)), order
 
 
 def _nnz_bucket(st):
@@ -117,12 +118,12 @@ def _densities(inputs):
     return out
 
 
-def _associated(node, prog, inputs):
-    """The program to plan for ``node``'s DAG: ``prog`` (decomposed as written) or, with the
+def _associated(roots, prog, inputs):
+    """The program to plan for the DAG of the nodes ``roots``: ``prog`` (decomposed as written) or, with the
     "association" pass on, its chains in the order planner/associate.py picks."""
     if "association" not in _PASSES[0]:
         return prog
-    return associate(decompose([node], split=False)[0], prog, _densities(inputs))
+    return associate(decompose(roots, split=False)[0], prog, _densities(inputs))
 
 
 def reordered(node):
@@ -134,7 +135,7 @@ def reordered(node):
     prog, _, inputs = decompose([node])
     if len(prog.ops) < 2:
         return None
-    chosen = _associated(node, prog, inputs)
+    chosen = _associated([node], prog, inputs)
     return None if chosen is prog else (prog, chosen)
 
 
@@ -143,39 +144,49 @@ _FAST = {}  # DAG key -> (plan entry, storage number per input value id, stateme
 #             entry of (None, program) runs the program one kernel per operation
 
 
-def try_fused(node, name="materialize", mode="auto"):
-    """``mode``: "auto" (the fusion passes) or "max" (every temporary substituted into its
-    consumers where one statement can express it, planner/inline.py; run one kernel per
-    remaining operation)."""
-    dag, stores = _dag_key(node)
+def try_fused(roots, name="materialize", mode="auto"):
+    """The result storages of the lazy nodes ``roots`` (a list: ``compute`` asks for several),
+    one per root, or None when their DAG is a single operation (``compute_nodes`` then runs it
+    as before). ``mode``: "auto" (the fusion passes) or "max" (every temporary substituted
+    into its consumers where one statement can express it, planner/inline.py; run one kernel
+    per remaining operation).
+
+    Several roots are planned as one program: common subexpressions once, and each temporary
+    only where the union of its readers needs it (digest test 9, Listing 6: ``C = A @ B`` read
+    by ``C * D`` and ``F / C`` is formed on ``D``'s and ``F``'s patterns only). A plan with
+    several results runs one kernel per operation (lower/fused.py lowers one result)."""
+    dag, stores = _dag_key(roots)
     if mode != "auto":
         dag = (mode, dag)
     if dag in _SKIP:
         return None
     fast = _FAST.get(dag)
     if fast is not None:
-        (plan, kernel, abi, fixed), where, _, conv = fast
+        (plan, kernel, abi, fixed), where, _, conv, outs = fast
         inputs = {vid: stores[k] for vid, k in where.items()}
         if plan is None:
-            return _run_ops(kernel, inputs, name, fixed)
-        return _run_converted(plan, kernel, abi, fixed, inputs, conv, name)
-    prog, _, inputs = decompose([node], split=mode == "auto")
-    if len(prog.ops) < 2 or len(prog.outputs) != 1:
-        _skip(dag, node)
+            return _pick(_run_ops(kernel, inputs, name, fixed), kernel.outputs, outs)
+        return [_run_converted(plan, kernel, abi, fixed, inputs, conv, name)] * len(roots)
+    prog, node_value, inputs = decompose(roots, split=mode == "auto")
+    if len(prog.ops) < 2:
+        _skip(dag, roots)
         return None
+    outs = [node_value[id(r)] for r in roots]  # the program value each root is
     if mode == "auto":
-        prog = _associated(node, prog, inputs)
+        prog = _associated(roots, prog, inputs)
     if mode == "auto":
         small, free = tiny(prog), elementwise(prog)
         prog = inline(prog, lambda op: small(op) or free(op))
+    number = {id(st): k for k, st in enumerate(stores)}
+    where = {vid: number[id(st)] for vid, st in inputs.items()}
+    if len(_FAST) >= _MAX_PLANS:
+        _FAST.clear()
     if mode == "max" or len(prog.ops) < 2:
         # substituted (everything, or the tiny reductions): one kernel per remaining op
-        number = {id(st): k for k, st in enumerate(stores)}
         prog = inline(prog) if mode == "max" else prog
         pool = []
-        _FAST[dag] = ((None, prog, None, pool), {vid: number[id(st)] for vid, st in inputs.items()},
-                      _stmts(node), None)
-        return _run_ops(prog, inputs, name, pool)
+        _FAST[dag] = ((None, prog, None, pool), where, _stmts(roots), None, outs)
+        return _pick(_run_ops(prog, inputs, name, pool), prog.outputs, outs)
     specs = {vid: operand_spec(st) for vid, st in inputs.items()}
     conv = _compressed(specs)
     converted = None
@@ -191,14 +202,17 @@ def try_fused(node, name="materialize", mode="auto"):
         if len(_PLANS) >= _MAX_PLANS:  # (a scalar that changes every call makes a new key)
             _PLANS.clear()
         hit = _PLANS[pkey] = _build(prog, specs, scalars)
-    number = {id(st): k for k, st in enumerate(stores)}
-    if len(_FAST) >= _MAX_PLANS:
-        _FAST.clear()
-    _FAST[dag] = (hit, {vid: number[id(st)] for vid, st in inputs.items()}, _stmts(node), conv)
+    _FAST[dag] = (hit, where, _stmts(roots), conv, outs)
     plan, kernel, abi, fixed = hit
     if plan is None:
-        return _run_ops(kernel, inputs, name, fixed)
-    return _run_converted(plan, kernel, abi, fixed, inputs, conv, name, converted)
+        return _pick(_run_ops(kernel, inputs, name, fixed), kernel.outputs, outs)
+    return [_run_converted(plan, kernel, abi, fixed, inputs, conv, name, converted)] * len(roots)
+
+
+def _pick(results, outputs, outs):
+    """The storage of each root (``outs``: its value id) from a program's ``results`` (one
+    per value id of ``outputs``)."""
+    return [results[outputs.index(v)] for v in outs]
 
 
 def _compressed(specs):
@@ -275,7 +289,7 @@ def _run_ops(prog, inputs, name, pool=None):
         if (op.out not in outs and st.format.is_dense and st.vals.base is None
                 and SCRATCH_MIN <= st.vals.nbytes <= SCRATCH_MAX):
             scratch[op.out] = st.vals
-    out = vals[outs[0]]
+    out = [vals[o] for o in outs]
     if pool is not None and scratch:
         del vals, st, buf
         pool.append(scratch)
@@ -287,9 +301,9 @@ def _run_ops(prog, inputs, name, pool=None):
 SCRATCH_MIN, SCRATCH_MAX = 64 << 10, 256 << 20
 
 
-def _stmts(node):
+def _stmts(roots):
     """The statements of a DAG: a cache entry keyed by their ids keeps them alive."""
-    stmts, stack = [], [node]
+    stmts, stack = [], list(roots)
     while stack:
         n = stack.pop()
         stmts.append(n.stmt)
@@ -297,10 +311,10 @@ def _stmts(node):
     return stmts
 
 
-def _skip(key, node):
+def _skip(key, roots):
     if len(_SKIP) >= _MAX_PLANS:
         _SKIP.clear()
-    _SKIP[key] = _stmts(node)
+    _SKIP[key] = _stmts(roots)
 
 
 _PASSES = [PASSES]
