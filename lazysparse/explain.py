@@ -60,6 +60,8 @@ def explain(*arrays, fusion="auto") -> str:
         lines.append(f"  operands: {ins}")
         lines.append(f"  result: {spec.output.format!r} ({spec.output.index_dtype} indices), "
                      f"assembly {spec.mode}, loop order {', '.join(map(repr, spec.order))}")
+        if spec.mode.startswith("ws-"):
+            lines.append("  " + _workspace_line(spec, runner))
         if runner.sites is not None:
             where = ", ".join(f"T{slot} level {lvl}" for slot, lvl, _, _ in runner.sites.sites)
             lines.append(f"  run-time schedule: innermost sums driven by {where} run as "
@@ -71,6 +73,20 @@ def explain(*arrays, fusion="auto") -> str:
     if not log:
         lines.append("(every node was already materialized: no kernel ran)")
     return "\n".join(lines)
+
+
+def _workspace_line(spec, runner):
+    """Which workspace assembles a scattered result, over which levels, and why."""
+    from .planner.workspace import hoisted, ordering
+    outs = list(spec.stmt.out_indices)
+    ovars = [outs[m] for m in spec.output.format.order]
+    h = hoisted(spec.order, ovars)
+    kept = ", ".join(map(repr, ovars[h:]))
+    out = ", ".join(map(repr, ovars[:h]))
+    return (f"workspace: sparse scattering of order {ordering(spec.order, ovars, spec.stmt.reduce_indices)} "
+            f"(paper 003); levels {kept} in a {spec.mode[3:]!r} accumulation array"
+            + (f", flushed after each {out}" if h else ", flushed once at the end")
+            + f": {getattr(runner, 'ws_why', '')}")
 
 
 def _fused_lines(k, run):

@@ -11,6 +11,7 @@ def emit(block: Block, header_comment: str = "", count: bool = False) -> str:
     if count:
         from ..lower.counting import PRELUDE
         out.append(PRELUDE)
+    out += getattr(block, "prelude", ())  # support code of this kernel (lower/workspace.py)
     if header_comment:
         # the comment is built from IR reprs: generated names and numbers only; '*/' is impossible
         # but neutralised anyway

@@ -70,19 +70,7 @@ def emit_sort_assembly(lw, top: Block):
         for l in range(nd):
             new.add(f"on{l} = u + 1;")
     else:
-        dpos = "0"
-        for l in range(kd):
-            dpos = f"({dpos}) * osz{l} + tc{l}[r]"
-        for l in range(kd, nd):
-            app = Block()
-            app.add(f"LS_GROW({it}, oc{l}, occ{l}, on{l} + 1);")
-            app.add(f"oc{l}[on{l}] = ({it})tc{l}[r];", f"on{l}++;")
-            if l == kd:
-                app.add(f"op{l}[({dpos}) + 1] = ({it})on{l};")
-            else:
-                app.add(f"if (on{l - 1} + 1 > opc{l}) {{ int64_t c_ = opc{l}; LS_GROW({it}, op{l}, c_, on{l - 1} + 1); opc{l} = c_; }}")
-                app.add(f"op{l}[on{l - 1}] = ({it})on{l};")
-            new.add(If(f"dl <= {l}", app))
+        append_levels(lw, new, lambda l: f"tc{l}[r]", 0, "0")
         new.add(f"u = on{nd - 1} - 1;")
         new.add(f"LS_GROW({oct_}, ov, ovc, u + 1);")
         new.add("ov[u] = tv[r];")
@@ -93,6 +81,31 @@ def emit_sort_assembly(lw, top: Block):
     for l in range(nd):
         b.add(f"free(tc{l}); tc{l} = NULL;")
     b.add("free(tv); tv = NULL;")
+
+
+def append_levels(lw, blk, coord, first, dpos0, grow=True):
+    """Append one entry to result levels ``first..`` from the level ``dl`` (a C variable: the
+    first level where it differs from the previous entry) down: a coordinate per compressed
+    level and its parent's end position. ``coord(l)``: C expression of its coordinate at level
+    ``l``; ``dpos0``: the position of the dense levels before ``first`` ("0" when none);
+    ``grow``: check the coordinate arrays' room per entry (else the caller reserved it). Dense
+    levels store nothing: their coordinates make the position of the first compressed one.
+    (The sort assembly appends all levels; a workspace's flush those below the hoisted ones.)"""
+    it, kd, nd = lw.oit, lw.kd, len(lw.outs)
+    dpos = dpos0
+    for l in range(first, kd):
+        dpos = f"({dpos}) * osz{l} + {coord(l)}"
+    for l in range(max(first, kd), nd):
+        app = Block()
+        if grow:
+            app.add(f"LS_GROW({it}, oc{l}, occ{l}, on{l} + 1);")
+        app.add(f"oc{l}[on{l}] = ({it}){coord(l)};", f"on{l}++;")
+        if l == kd:
+            app.add(f"op{l}[({dpos}) + 1] = ({it})on{l};")
+        elif l > first:  # (a hoisted compressed parent writes its end when it closes)
+            app.add(f"if (on{l - 1} + 1 > opc{l}) {{ int64_t c_ = opc{l}; LS_GROW({it}, op{l}, c_, on{l - 1} + 1); opc{l} = c_; }}")
+            app.add(f"op{l}[on{l - 1}] = ({it})on{l};")
+        blk.add(If(f"dl <= {l}", app))
 
 
 def _first_diff(nd):

@@ -23,7 +23,8 @@ from ..ir import ops
 from ..ir.nodes import Access, Const, Index, accesses_of
 from ..planner import patterns as P
 from ..planner.plan import KernelSpec, level_vars
-from . import counting, simd
+from ..planner.workspace import hoisted
+from . import counting, simd, workspace
 from .loopir import Block, Decl, For, If, Line, While
 
 
@@ -165,16 +166,21 @@ class Lowerer:
     # -- entry ------------------------------------------------------------------------------
     def lower(self) -> Block:
         top = Block()
+        self.ws = self.spec.mode.startswith("ws-")  # a workspace assembles the result
+        if self.ws:
+            policy = self.spec.mode[3:]
+            top.prelude = [workspace.prelude(policy, self.oct, self.stmt.reduce, self.odt)]
         self.declare_inputs(top)
         for v in self.order:
             top.add(Decl("int64_t", self.ext[v], self.abi.int(("ext", v))))
-        self.declare_output(top)
         self.sched = Block()  # run-time schedule flags, declared as the loops ask for them
         self.sched_flags = {}
+        at = len(top.body)
+        self.counting_inserts = False
+        self.declare_output(top)
         body = Block()
         top.add(body)
         self.emit_versions(body)
-        at = top.body.index(body)
         top.body[at:at] = self.sched.body
         self.fail_path = ["return 0;"]
         self.finish_output(top)
@@ -232,6 +238,22 @@ class Lowerer:
             heap += [("int64_t", n) for n in ("perm", "tmp", "h", "nx")]
         for t, n in heap:
             top.add(Decl(f"{t} *", n, "NULL"))
+        if self.ws:
+            # the workspace and the all array: zeroed before any jump to ls_fail frees them
+            self.ws_h = hoisted(self.order, self.ovars)
+            top.add(Decl("ls_ws", "ws", "{0}"), Decl("ls_ism", "ism", "{0}"))
+            # the loops once without values, counting inserts: every result entry comes from
+            # one, so the result arrays start at that size (capped by the full size) and never
+            # grow by copying; pages never written are never touched. The count's loops are
+            # cheap (a row-wise product's inner loop is just its length).
+            top.add(Decl("int64_t", "ls_ins", "0"))
+            count = Block()
+            self.counting_inserts = True
+            self.emit(0, count)
+            self.counting_inserts = False
+            top.add(count)
+            full = " * ".join(f"osz{l}" for l in range(nd)) or "1"
+            top.add(f"ocap = ls_ins < {full} ? ls_ins : {full};", "if (ocap < 16) ocap = 16;")
         for l in range(nd):
             lv = self.olv[l]
             if lv.kind == "compressed":
@@ -253,6 +275,9 @@ class Lowerer:
         top.add(f"ov = ({self.oct} *)ls_malloc((size_t)ocap * sizeof({self.oct}));")
         top.add("if (!ov) goto ls_fail;")
         self.obufs.append(("vals", None))
+        if self.ws:
+            top.add(f"if (ls_ws_init(&ws, {workspace.extent_expr(nd, self.ws_h)}, "
+                    f"{self.abi.int(('wscap',))})) goto ls_fail;")
         if mode == "sort":
             top.add(Decl("int64_t", "tn", "0"), Decl("int64_t", "tcap", "ocap"))
             for l in range(nd):
@@ -274,6 +299,10 @@ class Lowerer:
         if mode == "sort":
             from .assembly import emit_sort_assembly
             emit_sort_assembly(self, top)
+        if self.ws:
+            if self.ws_h == 0:
+                workspace.emit_flush(self, top, 0, "0")
+            top.add(workspace.FREE)
         nd = len(self.outs)
         it = self.oit
         if self.kd < nd and self.olv[self.kd].kind == "compressed":
@@ -305,7 +334,8 @@ class Lowerer:
                 top.add(f"{self.abi.int(('ocount', l))} = on{l};")
         # failure path (a jump from a failed allocation): partial output buffers back through
         # p[] (the glue frees them), temporaries freed here
-        self.fail_path = ["return 0;", "ls_fail:"] + publish + [f"free({n});" for n in self.temps] + ["return 1;"]
+        self.fail_path = (["return 0;", "ls_fail:"] + publish + [f"free({n});" for n in self.temps]
+                          + ([workspace.FREE] if self.ws else []) + ["return 1;"])
 
     # -- loops --------------------------------------------------------------------------------
     def emit(self, depth, blk: Block):
@@ -768,6 +798,9 @@ class Lowerer:
 
     # -- storing ------------------------------------------------------------------------------
     def emit_leaf(self, blk):
+        if self.counting_inserts:
+            blk.add("ls_ins++;")
+            return
         val = self.leaf_value()
         mode = self.spec.mode
         if self.count:
@@ -806,6 +839,9 @@ class Lowerer:
             for l, v in enumerate(self.ovars):
                 blk.add(f"tc{l}[tn] = {self.vname[v]};")
             blk.add(f"tv[tn] = {val};", "tn++;")
+        elif self.ws:  # Insert; a full accumulation array is sorted and merged (ISM)
+            blk.add(f"if (ls_ws_insert(&ws, {workspace.key_expr(self, self.ws_h)}, {val})) "
+                    "{ if (ls_ism_spill(&ws, &ism)) goto ls_fail; }")
 
     def emit_accumulate(self, depth, blk):
         """Outputs bound, reductions innermost: fold into a scalar, then store once."""
@@ -831,7 +867,8 @@ class Lowerer:
     def emit_output_level(self, depth, v, inner):
         """Recurse, then close this output level (append mode)."""
         mode = self.spec.mode
-        if mode != "append" or depth >= len(self.outs) or self.ocoo:
+        appends = mode == "append" or (self.ws and depth < self.ws_h and not self.counting_inserts)
+        if not appends or depth >= len(self.outs) or self.ocoo:
             self._recurse(depth, inner)
             return
         l = depth  # in append mode the first loops are the output levels in storage order
@@ -859,6 +896,10 @@ class Lowerer:
 
     def _recurse(self, depth, inner):
         self.emit(depth + 1, inner)
+        if self.ws and depth == self.ws_h - 1 and not self.counting_inserts:
+            # the last hoisted loop's iteration is done: its entries go out in order
+            dense = all(lv.kind == "dense" for lv in self.olv[:self.ws_h])
+            workspace.emit_flush(self, inner, self.ws_h, f"od{depth}" if dense else "0")
 
     def append_leaf(self, blk, val):
         it = self.oit

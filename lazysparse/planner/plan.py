@@ -42,7 +42,7 @@ class KernelSpec(_Hashed):
     inputs: tuple        # OperandSpec per slot
     output: OperandSpec
     order: tuple         # loop order (Index)
-    mode: str            # dense | dense-acc | dense-inter | dense-count | append | sort
+    mode: str            # dense | dense-acc | dense-inter | dense-count | append | sort | ws-<policy>
     decisions: tuple     # f(0) == 0 decisions of "eval" ops, in walk order
 
 
@@ -400,6 +400,12 @@ def choose_mode(stmt: Statement, order, out_fmt: Format):
     storage_vars = [outs[k] for k in out_fmt.order]
     if tuple(order[:m]) == tuple(storage_vars) and _appendable(out_fmt):
         return "append"
+    coo = out_fmt.levels[0].kind == "compressed" and not out_fmt.levels[0].unique
+    if red and stmt.reduce == "sum" and _appendable(out_fmt) and not coo:
+        # sparse scattering with sums to combine: a workspace (paper 003) whose policy the
+        # caller picks from sizes (planner/workspace.py); "sort" stays for reorderings with
+        # nothing to combine (a transposition is one counting pass) and other reductions
+        return "workspace"
     return "sort"
 
 

@@ -16,6 +16,7 @@ from ..ir.nodes import Access, Index, Statement, accesses_of, intern
 from ..planner import patterns as P
 from . import counting, memory
 from ..planner import plan as PL
+from ..planner import workspace as WS
 from ..planner.decompose import may_split
 
 FUSION_VALUES = ("auto", "max", "none")
@@ -61,7 +62,15 @@ def compute_nodes(nodes, fusion="auto", schedule=None):
     Common subexpressions are computed once: nodes with the same statement, shape and requested
     format over the same children (the same concrete arrays, or children that are themselves the
     same subexpression) share one result, within one DAG and across the nodes of one call.
+    A ``schedule`` (``ls.Schedule``) applies to the kernels planned meanwhile, one per node.
     """
+    if schedule is not None:
+        with schedule.apply():
+            return _compute_nodes(nodes, fusion, True)
+    return _compute_nodes(nodes, fusion, False)
+
+
+def _compute_nodes(nodes, fusion, scheduled):
     if len(nodes) == 1:
         n = nodes[0]
         sts = [c._storage if c._storage is not None else c._node.result for c in n.children]
@@ -74,7 +83,7 @@ def compute_nodes(nodes, fusion="auto", schedule=None):
                 n.result = execute(n.stmt, sts, n.shape, n.format, name="materialize")
             return
     roots = [n for n in nodes if n.result is None]
-    if fusion != "none" and schedule is None and roots and all(n.format is None for n in roots):
+    if fusion != "none" and not scheduled and roots and all(n.format is None for n in roots):
         # a DAG of several operations (under one or several roots): one fused kernel where the
         # plan shares loops (runtime/fused.py); otherwise, or where lowering declines, one
         # kernel per operation of the planned program
@@ -223,6 +232,10 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=Non
             fmt_k = PL.concordant_format(specs[k], acc, order, storages[k])
             storages[k] = convert_storage(storages[k], fmt_k)
         return execute(stmt, storages, out_shape, fmt, name, buf)
+    choice = None
+    if mode == "workspace":
+        choice = _workspace(stmt, fmt, order, storages, out_shape)
+        mode = "sort" if choice is None else "ws-" + choice.policy
     if fmt.is_sparse:
         full = int(np.prod(out_shape, dtype=np.float64)) if out_shape else 1
         if mode == "append" and full > PL.INT32_MAX:
@@ -235,17 +248,21 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=Non
     else:
         idt = "int64"
         _guard(stmt, mode, out_shape, name)
-    runner = _RUNNERS.get((okey, idt))
+    runner = _RUNNERS.get((okey, idt, mode))
     if runner is not None:
         STATS["plan_hits"] += 1
     else:
         ospec = PL.OperandSpec(fmt, stmt.dtype, idt, ())
         runner = _get_runner(PL.KernelSpec(stmt, specs, ospec, order, mode, decisions))
-        _RUNNERS[(okey, idt)] = runner
+        _RUNNERS[(okey, idt, mode)] = runner
+    if choice is not None:  # the capacity the glue passes (d[]), and explain's reason
+        WS_CALL.capacity = choice.capacity
+        runner.ws_why = choice.why
     log = getattr(_LOG, "items", None) if _LOGGING[0] else None
     if log is not None:
         log.append((runner.spec, runner))
-    if bkey is not None and (fmt.is_dense or idt == "int32") and not may_split(stmt0):
+    if bkey is not None and (fmt.is_dense or idt == "int32") and not may_split(stmt0) and choice is None:
+        # (a workspace's policy and capacity depend on sizes: such plans stay on this path)
         # one generated function per (key, runner, format): operands whose density verdicts
         # differ, used in turn, switch between bound plans without compiling glue each time
         bfn = _BINDS.get((bkey, runner, out_fmt))
@@ -258,6 +275,25 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=Non
         if t is not None:
             return counting.call_runner(runner, storages, out_shape, name, t)
     return runner.call(storages, out_shape, name, buf)
+
+
+WS_CALL = threading.local()   # .capacity: the workspace capacity of the call being made
+WS_FORCED = threading.local()  # .choice: (policy, capacity) from an ls.Schedule being applied
+
+
+def _workspace(stmt, fmt, order, storages, out_shape):
+    """The policy and capacity of a scattering kernel's workspace (planner/workspace.py), or
+    None when its keys would not fit an int64 (the sort assembly then runs instead)."""
+    outs = list(stmt.out_indices)
+    ovars = [outs[m] for m in fmt.order]
+    h = WS.hoisted(order, ovars)
+    ext = [out_shape[m] for m in fmt.order]
+    if math.prod(ext[h:]) >= WS.KEY_LIMIT:
+        return None
+    inserts = sum(st.nnz for st in storages if not st.format.is_dense and st.ndim)
+    forced = getattr(WS_FORCED, "choice", None)
+    return WS.choose(ext[h:], math.prod(ext[:h]), inserts, np.dtype(stmt.dtype).itemsize,
+                     memory.limit(), *(forced or (None, None)))
 
 
 def _guard(stmt, mode, shape, name):

@@ -191,6 +191,8 @@ def glue_source(spec, abi, sites=None, prologue=()) -> str:
             val = "hint(sts, shape)"
         elif tag == "threads":
             val = "nthreads()"
+        elif tag == "wscap":  # set by execute for this call (runtime/execute.py, _workspace)
+            val = "WS_CALL.capacity"
         else:
             continue  # slots the kernel writes
         dest.append(f"d[{k}] = {val}")
@@ -242,6 +244,11 @@ def glue_source(spec, abi, sites=None, prologue=()) -> str:
     return "\n".join(L) + "\n"
 
 
+def _ws_call():
+    from .execute import WS_CALL
+    return WS_CALL
+
+
 def _compile_glue(source, runner, extra_env=None):
     import _cffi_backend
     ffi = runner._ffi
@@ -259,7 +266,7 @@ def _compile_glue(source, runner, extra_env=None):
                tstart=runner.sites.start if runner.sites is not None else None,
                zeros=np.zeros, empty=_poisoned if POISON else np.empty, ones=np.ones, full=np.full, ODT=runner.odtype,
                I64=np.dtype(np.int64), IDENT=ident, nthreads=get_num_threads,
-               scratch=replica_scratch)
+               scratch=replica_scratch, WS_CALL=_ws_call())
     env.update(extra_env or {})
     exec(compile(source, "<lazysparse glue>", "exec"), env)
     return env["call"]

@@ -1,0 +1,333 @@
+"""Workspaces for sparse scattering (paper 003), the lowering half: the insert-sort-merge (ISM)
+template and the accumulation policies that fill its holes.
+
+A kernel in mode ``ws-<policy>`` (planner/plan.py ``choose_mode``, planner/workspace.py for the
+policy) computes a sparse result whose levels its loops do not bind in storage order. The loops
+that do bind the leading levels in order (``h`` of them, "hoisted") stay outside; everything
+below them inserts ``(key, value)`` into the **accumulation array** (Acc), ``key`` being the
+remaining levels' coordinates linearised in storage order. When the Acc is full it is drained
+(sorted, duplicates combined) and merged into the **all array** (All: sorted unique entries);
+after each iteration of the last hoisted loop (or once, at the end, when nothing is hoisted) the
+Acc is drained, merged, and All is compressed into the result's levels by appending, as the
+append mode does for a concordant loop order.
+
+**Policies** plug in as C text with a fixed interface and no change to the IR or the template:
+
+    typedef struct {...} ls_ws;
+    int     ls_ws_init(ls_ws *w, int64_t extent, int64_t cap);   // nonzero: out of memory
+    int     ls_ws_insert(ls_ws *w, int64_t key, LS_WT val);      // nonzero: now full
+    int64_t ls_ws_size(const ls_ws *w);                           // entries a drain may write
+    int64_t ls_ws_drain(ls_ws *w, int64_t *k, LS_WT *v, int64_t *tk, LS_WT *tv);
+            // writes its entries sorted by key, duplicates combined in insertion order, into
+            // k/v (tk/tv: scratch of the same size), empties itself, returns how many
+    void    ls_ws_free(ls_ws *w);                                  // also after a failed init
+
+``LS_WT`` is the value type and ``LS_WCOMB(dst, src)`` folds ``src`` into ``dst`` (the
+statement's reduction); ``ls_kvsort`` (a stable sort of key/value pairs) is there to use.
+``register_policy`` adds one (``tests/test_workspaces.py`` adds a sorted-array policy). A
+policy's text is code, like a C extension: it is the caller's, never built from data.
+"""
+from __future__ import annotations
+
+import re
+
+from ..backends import ctypes_ as C
+from .loopir import Block, Decl, For, If
+
+# Support for every policy (before it): the stable pair sort. The template's all array and its
+# merge (after it): double buffered, the merge writes into the spare pair and swaps.
+SORT = r"""
+/* bottom-up merge sort of n keys; t: scratch of n */
+static void ls_ksort(int64_t *k, int64_t *t, int64_t n) {
+  for (int64_t s = 0; s < n; s += 16) {
+    const int64_t e = s + 16 < n ? s + 16 : n;
+    for (int64_t a = s + 1; a < e; a++) {
+      const int64_t kk = k[a]; int64_t b = a;
+      while (b > s && k[b - 1] > kk) { k[b] = k[b - 1]; b--; }
+      k[b] = kk;
+    }
+  }
+  int64_t *sk = k, *dk = t;
+  for (int64_t w = 16; w < n; w *= 2) {
+    for (int64_t lo = 0; lo < n; lo += 2 * w) {
+      const int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+      int64_t a = lo, b = mid, o = lo;
+      while (a < mid && b < hi) dk[o++] = sk[b] < sk[a] ? sk[b++] : sk[a++];
+      while (a < mid) dk[o++] = sk[a++];
+      while (b < hi) dk[o++] = sk[b++];
+    }
+    int64_t *x = sk; sk = dk; dk = x;
+  }
+  if (sk != k) memcpy(k, sk, (size_t)n * sizeof(int64_t));
+}
+
+/* stable bottom-up merge sort of n (key, value) pairs by key; tk/tv: scratch of n */
+static void ls_kvsort(int64_t *k, LS_WT *v, int64_t *tk, LS_WT *tv, int64_t n) {
+  for (int64_t s = 0; s < n; s += 16) {
+    const int64_t e = s + 16 < n ? s + 16 : n;
+    for (int64_t a = s + 1; a < e; a++) {
+      const int64_t kk = k[a]; const LS_WT vv = v[a]; int64_t b = a;
+      while (b > s && k[b - 1] > kk) { k[b] = k[b - 1]; v[b] = v[b - 1]; b--; }
+      k[b] = kk; v[b] = vv;
+    }
+  }
+  int64_t *sk = k, *dk = tk; LS_WT *sv = v, *dv = tv;
+  for (int64_t w = 16; w < n; w *= 2) {
+    for (int64_t lo = 0; lo < n; lo += 2 * w) {
+      const int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+      int64_t a = lo, b = mid, o = lo;
+      while (a < mid && b < hi) {
+        if (sk[b] < sk[a]) { dk[o] = sk[b]; dv[o++] = sv[b++]; } else { dk[o] = sk[a]; dv[o++] = sv[a++]; }
+      }
+      while (a < mid) { dk[o] = sk[a]; dv[o++] = sv[a++]; }
+      while (b < hi) { dk[o] = sk[b]; dv[o++] = sv[b++]; }
+    }
+    int64_t *xk = sk; sk = dk; dk = xk;
+    LS_WT *xv = sv; sv = dv; dv = xv;
+  }
+  if (sk != k) { memcpy(k, sk, (size_t)n * sizeof(int64_t)); memcpy(v, sv, (size_t)n * sizeof(LS_WT)); }
+}
+
+"""
+
+ISM = r"""
+/* the drained entries (k/v, sort scratch tk/tv) and the all array (ak/av, spare bk/bv) */
+typedef struct { int64_t *k, *tk, *ak, *bk; LS_WT *v, *tv, *av, *bv; int64_t dcap, acap, an; } ls_ism;
+
+static int ls_ism_grow(int64_t **k, LS_WT **v, int64_t n) {
+  int64_t *nk = (int64_t *)realloc(*k, (size_t)n * sizeof(int64_t));
+  if (!nk) return 1;
+  *k = nk;
+  LS_WT *nv = (LS_WT *)realloc(*v, (size_t)n * sizeof(LS_WT));
+  if (!nv) return 1;
+  *v = nv;
+  return 0;
+}
+
+/* room for n drained entries */
+static int ls_ism_reserve(ls_ism *s, int64_t n) {
+  if (n <= s->dcap) return 0;
+  int64_t c = s->dcap * 2 > n ? s->dcap * 2 : n;
+  if (ls_ism_grow(&s->k, &s->v, c) || ls_ism_grow(&s->tk, &s->tv, c)) return 1;
+  s->dcap = c;
+  return 0;
+}
+
+/* drain the accumulation array and merge it into the all array (Sort, Merge, refresh) */
+static int ls_ism_spill(ls_ws *w, ls_ism *s) {
+  if (ls_ism_reserve(s, ls_ws_size(w))) return 1;
+  const int64_t m = ls_ws_drain(w, s->k, s->v, s->tk, s->tv), n = s->an;
+  if (n + m > s->acap) {
+    int64_t c = s->acap * 2 > n + m ? s->acap * 2 : n + m;
+    if (ls_ism_grow(&s->ak, &s->av, c) || ls_ism_grow(&s->bk, &s->bv, c)) return 1;
+    s->acap = c;
+  }
+  int64_t a = 0, b = 0, o = 0;
+  while (a < n && b < m) {
+    if (s->ak[a] < s->k[b]) { s->bk[o] = s->ak[a]; s->bv[o++] = s->av[a++]; }
+    else if (s->k[b] < s->ak[a]) { s->bk[o] = s->k[b]; s->bv[o++] = s->v[b++]; }
+    else { s->bk[o] = s->ak[a]; s->bv[o] = s->av[a++]; LS_WCOMB(s->bv[o], s->v[b]); b++; o++; }
+  }
+  while (a < n) { s->bk[o] = s->ak[a]; s->bv[o++] = s->av[a++]; }
+  while (b < m) { s->bk[o] = s->k[b]; s->bv[o++] = s->v[b++]; }
+  int64_t *xk = s->ak; s->ak = s->bk; s->bk = xk;
+  LS_WT *xv = s->av; s->av = s->bv; s->bv = xv;
+  s->an = o;
+  return 0;
+}
+
+static void ls_ism_free(ls_ism *s) {
+  free(s->k); free(s->tk); free(s->ak); free(s->bk); free(s->v); free(s->tv); free(s->av); free(s->bv);
+}
+"""
+
+# Gustavson's workspace: a value per point, a bitmap of the touched points and their list.
+# Never full (its capacity is the extent). Drained in key order by scanning the bitmap words
+# between the lowest and highest touched (one word per 64 points: cheaper than sorting when
+# the touched points are not too spread out, as in banded and most graph rows), else by
+# sorting the list.
+DENSE = r"""
+typedef struct { LS_WT *v; uint64_t *bits; int64_t *list; int64_t n, E, lo, hi; } ls_ws;
+static int ls_ws_init(ls_ws *w, int64_t E, int64_t cap) {
+  (void)cap;
+  const size_t n = (size_t)(E > 0 ? E : 1);
+  w->E = E; w->n = 0; w->lo = INT64_MAX; w->hi = -1;
+  w->v = (LS_WT *)ls_malloc(n * sizeof(LS_WT));
+  w->bits = (uint64_t *)ls_calloc((n + 63) / 64, sizeof(uint64_t));
+  w->list = (int64_t *)ls_malloc(n * sizeof(int64_t));
+  return !w->v || !w->bits || !w->list;
+}
+static inline int ls_ws_insert(ls_ws *w, int64_t key, LS_WT val) {
+  const int64_t q = key >> 6;
+  const uint64_t b = (uint64_t)1 << (key & 63);
+  if (w->bits[q] & b) { LS_WCOMB(w->v[key], val); return 0; }
+  w->bits[q] |= b; w->v[key] = val; w->list[w->n++] = key;
+  if (q < w->lo) w->lo = q;
+  if (q > w->hi) w->hi = q;
+  return 0;
+}
+static inline int64_t ls_ws_size(const ls_ws *w) { return w->n; }
+static int64_t ls_ws_drain(ls_ws *w, int64_t *k, LS_WT *v, int64_t *tk, LS_WT *tv) {
+  const int64_t n = w->n;
+  (void)tv;
+  if (w->hi - w->lo < 4 * n + 16) {
+    int64_t o = 0;
+    for (int64_t q = w->lo; q <= w->hi; q++) {
+      uint64_t x = w->bits[q];
+      w->bits[q] = 0;
+      while (x) { const int64_t key = (q << 6) + __builtin_ctzll(x); x &= x - 1; k[o] = key; v[o++] = w->v[key]; }
+    }
+  } else {
+    memcpy(k, w->list, (size_t)n * sizeof(int64_t));
+    ls_ksort(k, tk, n);
+    for (int64_t t = 0; t < n; t++) { v[t] = w->v[k[t]]; w->bits[k[t] >> 6] = 0; }
+  }
+  w->n = 0; w->lo = INT64_MAX; w->hi = -1;
+  return n;
+}
+static void ls_ws_free(ls_ws *w) { free(w->v); free(w->bits); free(w->list); }
+"""
+
+# Open addressing (linear probing, Fibonacci hashing) over a power-of-two table at most half
+# full; full at ``cap`` distinct keys; drained by collecting the used slots and sorting them.
+HASH = r"""
+typedef struct { int64_t *key, *used; LS_WT *v; int64_t n, cap, mask; int shift; } ls_ws;
+static int ls_ws_init(ls_ws *w, int64_t E, int64_t cap) {
+  (void)E;
+  int64_t L = 2; int shift = 63;
+  while (L < 2 * cap) { L *= 2; shift--; }
+  w->n = 0; w->cap = cap; w->mask = L - 1; w->shift = shift;
+  w->key = (int64_t *)ls_malloc((size_t)L * sizeof(int64_t));
+  w->v = (LS_WT *)ls_malloc((size_t)L * sizeof(LS_WT));
+  w->used = (int64_t *)ls_malloc((size_t)cap * sizeof(int64_t));
+  if (!w->key || !w->v || !w->used) return 1;
+  memset(w->key, 0xff, (size_t)L * sizeof(int64_t));  /* -1: empty */
+  return 0;
+}
+static inline int ls_ws_insert(ls_ws *w, int64_t key, LS_WT val) {
+  int64_t h = (int64_t)(((uint64_t)key * 0x9E3779B97F4A7C15ull) >> w->shift);
+  while (w->key[h] != key && w->key[h] != -1) h = (h + 1) & w->mask;
+  if (w->key[h] == key) { LS_WCOMB(w->v[h], val); return 0; }
+  w->key[h] = key; w->v[h] = val; w->used[w->n++] = h;
+  return w->n >= w->cap;
+}
+static inline int64_t ls_ws_size(const ls_ws *w) { return w->n; }
+static int64_t ls_ws_drain(ls_ws *w, int64_t *k, LS_WT *v, int64_t *tk, LS_WT *tv) {
+  const int64_t n = w->n;
+  for (int64_t t = 0; t < n; t++) { const int64_t h = w->used[t]; k[t] = w->key[h]; v[t] = w->v[h]; w->key[h] = -1; }
+  ls_kvsort(k, v, tk, tv, n);
+  w->n = 0;
+  return n;
+}
+static void ls_ws_free(ls_ws *w) { free(w->key); free(w->v); free(w->used); }
+"""
+
+# Sorted coordinates (the paper's Coord): append every insert, full at ``cap``; drained by a
+# stable sort, duplicates combined in the order they were inserted.
+COORD = r"""
+typedef struct { int64_t *k; LS_WT *v; int64_t n, cap; } ls_ws;
+static int ls_ws_init(ls_ws *w, int64_t E, int64_t cap) {
+  (void)E;
+  w->n = 0; w->cap = cap;
+  w->k = (int64_t *)ls_malloc((size_t)cap * sizeof(int64_t));
+  w->v = (LS_WT *)ls_malloc((size_t)cap * sizeof(LS_WT));
+  return !w->k || !w->v;
+}
+static inline int ls_ws_insert(ls_ws *w, int64_t key, LS_WT val) {
+  w->k[w->n] = key; w->v[w->n] = val; w->n++;
+  return w->n >= w->cap;
+}
+static inline int64_t ls_ws_size(const ls_ws *w) { return w->n; }
+static int64_t ls_ws_drain(ls_ws *w, int64_t *k, LS_WT *v, int64_t *tk, LS_WT *tv) {
+  const int64_t n = w->n;
+  memcpy(k, w->k, (size_t)n * sizeof(int64_t)); memcpy(v, w->v, (size_t)n * sizeof(LS_WT));
+  ls_kvsort(k, v, tk, tv, n);
+  int64_t o = 0;
+  for (int64_t t = 0; t < n; t++) {
+    if (o && k[o - 1] == k[t]) { LS_WCOMB(v[o - 1], v[t]); } else { k[o] = k[t]; v[o++] = v[t]; }
+  }
+  w->n = 0;
+  return o;
+}
+static void ls_ws_free(ls_ws *w) { free(w->k); free(w->v); }
+"""
+
+POLICIES = {"dense": DENSE, "hash": HASH, "coord": COORD}
+_NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")
+
+
+def register_policy(name: str, source: str) -> None:
+    """Add an accumulation policy: ``source`` is C text defining ``ls_ws`` and its five
+    functions (module docstring). ``name`` is what ``ls.Schedule().workspace(name)`` asks for
+    and what ``explain`` prints: lower-case letters, digits and ``_``."""
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise ValueError(f"register_policy: name must match {_NAME.pattern}, got {name!r}")
+    if not isinstance(source, str):
+        raise TypeError(f"register_policy: source must be C text, got {type(source).__name__}")
+    POLICIES[name] = source
+
+
+def prelude(policy: str, ctype: str, reduce: str, dtype) -> str:
+    """The C text a kernel with this workspace needs before ``ls_kernel``."""
+    comb = C.reduce_step(reduce, "(d_)", "(s_)", dtype).rstrip(";")
+    return "\n".join([f"#define LS_WT {ctype}", f"#define LS_WCOMB(d_, s_) do {{ {comb}; }} while (0)",
+                      SORT, POLICIES[policy], ISM])
+
+
+def key_expr(lw, h):
+    """C expression of the workspace key: levels ``h..`` of the result, linearised."""
+    nd = len(lw.ovars)
+    key = ""
+    for l in range(h, nd):
+        c = lw.vname[lw.ovars[l]]
+        key = c if not key else f"({key}) * osz{l} + {c}"
+    return key or "0"
+
+
+# frees the workspace and the all array, and zeroes them: the failure path may free them again
+FREE = "ls_ws_free(&ws); ls_ism_free(&ism); memset(&ws, 0, sizeof ws); memset(&ism, 0, sizeof ism);"
+
+
+def extent_expr(nd, h):
+    return " * ".join(f"osz{l}" for l in range(h, nd)) or "1"
+
+
+def emit_flush(lw, blk, h, dpos0):
+    """Drain and merge what the workspace holds, and append it to the result levels ``h..``
+    (``dpos0``: the position of the hoisted dense levels, "0" when none)."""
+    from .assembly import append_levels
+    nd = len(lw.ovars)
+    b = Block()
+    blk.add(b)
+    b.add(Decl("const int64_t *", "fk", "NULL"), Decl(f"const {lw.oct} *", "fv", "NULL"),
+          Decl("int64_t", "fn", "0"))
+    direct = Block().add("if (ls_ism_reserve(&ism, ls_ws_size(&ws))) goto ls_fail;",
+                         "fn = ls_ws_drain(&ws, ism.k, ism.v, ism.tk, ism.tv);",
+                         "fk = ism.k; fv = ism.v;")
+    merged = Block().add("if (ls_ism_spill(&ws, &ism)) goto ls_fail;",
+                         "fk = ism.ak; fv = ism.av; fn = ism.an; ism.an = 0;")
+    b.add(If("ism.an == 0", direct, merged))
+    # room for every entry at once: no check per entry
+    for l in range(h, nd):
+        if lw.olv[l].kind != "dense":
+            b.add(f"LS_GROW({lw.oit}, oc{l}, occ{l}, on{l} + fn);")
+    b.add(f"LS_GROW({lw.oct}, ov, ovc, on{nd - 1} + fn);")
+    loop = Block()
+    for l in range(h, nd - 1):  # the previous entry's coordinates (-1: none yet)
+        b.add(Decl("int64_t", f"pc{l}", "-1"))
+    b.add(For("t", "0", "fn", loop))
+    # computed zeros are not stored (scipy's rule for products, and the append mode's)
+    loop.add("if (fv[t] == 0) continue;")
+    loop.add(Decl("int64_t", "r", "fk[t]"))
+    for l in reversed(range(h, nd)):
+        loop.add(Decl("const int64_t", f"wc{l}", f"r % osz{l}" if l > h else "r"))
+        if l > h:
+            loop.add(f"r /= osz{l};")
+    # the first level where this entry leaves the previous one (keys are unique)
+    dl = str(nd - 1)
+    for l in reversed(range(h, nd - 1)):
+        dl = f"(wc{l} != pc{l} ? {l} : {dl})"
+    loop.add(Decl("const int", "dl", dl))
+    loop.add(*[f"pc{l} = wc{l};" for l in range(h, nd - 1)])
+    append_levels(lw, loop, lambda l: f"wc{l}", h, dpos0, grow=False)
+    loop.add(f"ov[on{nd - 1} - 1] = fv[t];")

@@ -1,0 +1,103 @@
+"""Workspaces for sparse scattering (paper 003), the planning half: how many result levels a
+loop order scatters into, which of them the loops bind in order (hoisted out of the workspace),
+and which accumulation policy and capacity take the rest. Pure functions of the loop order, the
+result format and a few sizes; ``lower/workspace.py`` emits the insert-sort-merge template.
+
+Vocabulary (digest 003, section 2):
+
+* **ordering** ``max(N + 1 - p1, p2)``: ``p1``, the first position where the result's levels
+  (storage order) and the loop order disagree; ``p2``, the position of the first reduction
+  variable counted in result variables nested inside it. 0: scalar accumulation (inner-product
+  SpGEMM ``i, j, k``); 1: first-order scattering (row-wise SpGEMM ``i, k, j``); 2: second-order
+  (outer-product SpGEMM ``k, i, j``).
+* **hoisted levels**: the leading loops that bind the result's leading levels in storage order
+  before any reduction; they stay outer loops of the producer and the consumer (the paper's
+  common-iteration hoisting), and the workspace holds the other ``N - h`` levels: after each
+  iteration of the last hoisted loop its entries are sorted, combined and appended.
+"""
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+#: keys are the workspace levels' coordinates linearised in storage order: int64 with headroom
+KEY_LIMIT = 1 << 62
+
+
+def ordering(order, storage_vars, reduce_vars) -> int:
+    """The paper's workspace order for a loop ``order`` writing a result whose levels bind
+    ``storage_vars`` (outermost first), with reduction variables ``reduce_vars``."""
+    loops = [v for v in order if v in storage_vars]  # the loop order over result variables
+    n = len(storage_vars)
+    p1 = next((k + 1 for k in range(n) if loops[k] != storage_vars[k]), n + 1)
+    p2 = 0
+    for k, v in enumerate(order):
+        if v in reduce_vars:
+            p2 = sum(1 for u in order[k + 1:] if u in storage_vars)
+            break
+    return max(n + 1 - p1, p2)
+
+
+def hoisted(order, storage_vars) -> int:
+    """How many leading result levels the loops bind in storage order, before any other loop:
+    the workspace holds the remaining levels."""
+    h = 0
+    while h < len(storage_vars) and h < len(order) and order[h] == storage_vars[h]:
+        h += 1
+    return h
+
+
+class Choice(NamedTuple):
+    policy: str     # a registered policy (lower/workspace.py): "dense", "hash", "coord", ...
+    capacity: int   # the accumulation array's entries before it is sorted and merged
+    why: str        # for explain()
+
+
+def choose(ws_extents, outer, inserts, itemsize, budget, forced=None, capacity=None) -> Choice:
+    """The policy and capacity for a workspace over levels of extents ``ws_extents``, flushed
+    once per point of the ``outer`` hoisted points (1 when nothing is hoisted), with an estimate
+    of the ``inserts`` per call, values of ``itemsize`` bytes and a memory ``budget`` in bytes
+    (None: no limit). ``forced``/``capacity``: a schedule's choice (``ls.Schedule.workspace``).
+
+    The paper picks dense only for a first-order workspace (exactly one result variable after
+    the reduction: Gustavson's row) and leaves the sparse policy and its capacity to the user;
+    we choose them:
+
+    * **dense** (values, a bitmap of touched points and their list) for one level when
+      its arrays fit in a quarter of the budget and are not far larger than the work: their
+      O(extent) setup is paid once per call (a 10^6-column hypersparse product with 10^4
+      products would spend its time clearing memory);
+    * **hash** otherwise, sized to about twice the inserts one flush sees (the paper's
+      ``2^ceil(log2 nnz)``), at least 16 entries: a full table is sorted and merged into the
+      entries kept so far, so a small one costs merges, not correctness.
+    """
+    E = math.prod(ws_extents)
+    per = max(1, inserts // max(1, outer))  # inserts between two flushes, on average
+    if forced is not None:
+        cap = capacity if capacity is not None else _default_capacity(forced, E, per)
+        return Choice(forced, max(1, int(cap)), f"forced by the schedule ({forced}, capacity {cap})")
+    dense_bytes = E * (itemsize + 8) + E // 8  # values, list, bitmap
+    fits = budget is None or dense_bytes <= budget // 4
+    if len(ws_extents) == 1 and fits and E <= 32 * max(1, inserts) + (1 << 16):
+        return Choice("dense", E, f"first-order workspace over {E} points: dense values, a bitmap "
+                                  f"and a touched list ({_mb(dense_bytes)}) for ~{inserts} products")
+    if len(ws_extents) == 1:
+        why = (f"first-order, but a dense workspace would take {_mb(dense_bytes)}"
+               + (", over a quarter of the memory budget" if not fits else f" for ~{inserts} products"))
+    else:
+        why = f"order {len(ws_extents)}: a dense workspace would hold {E} points"
+    cap = capacity if capacity is not None else _default_capacity("hash", E, per)
+    return Choice("hash", cap, f"{why}; hash table of {cap} entries")
+
+
+def _default_capacity(policy, E, per):
+    """Entries before a flush: the whole extent for a dense workspace; else twice the inserts
+    expected per flush, a power of two from 16 to 2^26, never above the extent."""
+    if policy == "dense":
+        return max(1, E)
+    want = 1 << max(4, int(2 * per - 1).bit_length())
+    return int(max(1, min(want, 1 << 26, max(16, E))))
+
+
+def _mb(n):
+    return f"{n / (1 << 20):.1f} MB" if n >= 1 << 20 else f"{n / 1024:.1f} KB"

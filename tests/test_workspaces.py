@@ -1,0 +1,331 @@
+"""Workspaces for sparse scattering (issue 4, paper 003, digest section 6): detection of the
+workspace order from the loop order, every accumulation policy and capacity giving the same
+result, edge cases, a policy plugged in from outside, tensor kernels with sparse results, and
+memory that follows the result's nonzeros rather than its dimensions. Oracles: dense NumPy and
+scipy.sparse products."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import lazysparse as ls
+from lazysparse.lower import workspace as W
+from lazysparse.planner.workspace import choose, hoisted, ordering
+from lazysparse.runtime.execute import kernel_log
+
+
+def _mat(m, n, density, seed, fmt="csr", dtype=np.float64, empty_row=None):
+    S = sp.random(m, n, density=density, format="csr", random_state=seed, dtype=np.float64)
+    if dtype != np.float64:
+        S.data = (np.random.default_rng(seed).integers(1, 5, S.nnz)).astype(dtype)
+    if empty_row is not None and m > empty_row:
+        S = S.tolil()
+        S[empty_row, :] = 0
+        S = S.tocsr()
+    S.eliminate_zeros()
+    return S.asformat(fmt)
+
+
+def _modes(fn):
+    with kernel_log() as log:
+        out = fn()
+    return out, [e[0].mode for e in log if isinstance(e, tuple)]
+
+
+def _check_canonical(st_, shape):
+    """Sorted, duplicate-free coordinates and monotone positions (a CSR/CSC result)."""
+    pos, crd = st_.pos[1], st_.crd[1]
+    assert pos[0] == 0 and pos[-1] == len(crd) and np.all(np.diff(pos) >= 0)
+    for r in range(len(pos) - 1):
+        assert np.all(np.diff(crd[pos[r]:pos[r + 1]]) > 0)
+
+
+# -- test 1: detection ---------------------------------------------------------------------------
+def test_ordering_of_the_three_spgemm_loop_orders():
+    i, j, k = "i", "j", "k"
+    assert ordering([i, j, k], [i, j], [k]) == 0  # inner product: scalar accumulation
+    assert ordering([i, k, j], [i, j], [k]) == 1  # row-wise (Gustavson)
+    assert ordering([k, i, j], [i, j], [k]) == 2  # outer product
+    assert ordering([j, i], [i, j], []) == 2      # a transposition is discordant
+    assert ordering([i, j], [i, j], []) == 0
+    assert [hoisted(o, [i, j]) for o in ([i, j, k], [i, k, j], [k, i, j])] == [2, 1, 0]
+
+
+def _ordering_of(spec):
+    outs = list(spec.stmt.out_indices)
+    ovars = [outs[m] for m in spec.output.format.order]
+    return ordering(spec.order, ovars, spec.stmt.reduce_indices)
+
+
+def test_spgemm_loop_orders_get_their_workspaces_without_annotation():
+    S, T = _mat(30, 20, 0.2, 1), _mat(20, 25, 0.2, 2)
+    ref = (S @ T).toarray()
+    cases = [(S, T.tocsc(), None),   # CSR x CSC: an inner product, or conversion then row-wise
+             (S, T, "ws-dense"),     # row-wise: first-order, dense
+             (S.tocsc(), T, "ws-hash")]  # outer product: second-order, sparse
+    for a, b, mode in cases:
+        with kernel_log() as log:
+            out = (ls.asarray(a) @ ls.asarray(b)).materialize(format="csr")
+        specs = [e[0] for e in log if isinstance(e, tuple)]
+        if mode is not None:
+            assert specs[-1].mode == mode
+        for spec in specs:  # the assembly follows the ordering the loop order has
+            o = _ordering_of(spec)
+            if spec.stmt.reduce_indices:
+                assert (o == 0) == (spec.mode == "append")
+                assert (o == 1) == (spec.mode == "ws-dense")
+                assert (o >= 2) == (spec.mode == "ws-hash")
+        np.testing.assert_allclose(out.todense(), ref)
+        _check_canonical(out.storage, ref.shape)
+    # the inner-product order itself: scalar accumulation, appended in order, no workspace
+    from lazysparse.planner.plan import choose_mode
+    from lazysparse.ir.nodes import Index
+    spec = specs[-1]
+    i, k, j = spec.order[1], spec.order[0], spec.order[2]  # outer product's k, i, j
+    assert choose_mode(spec.stmt, [i, j, k], spec.output.format) == "append"
+    assert choose_mode(spec.stmt, [i, k, j], spec.output.format) == "workspace"
+    assert choose_mode(spec.stmt, [k, i, j], spec.output.format) == "workspace"
+    assert isinstance(i, Index)
+
+
+def test_explain_names_the_workspace_and_why():
+    S, T = _mat(300, 200, 0.01, 1), _mat(200, 250, 0.01, 2)  # a sparse result
+    text = ls.explain(ls.asarray(S.tocsc()) @ ls.asarray(T))
+    assert "workspace: sparse scattering of order 2" in text and "'hash'" in text
+    assert "a dense workspace would hold 75000 points" in text
+    text = ls.explain(ls.asarray(S) @ ls.asarray(T))
+    assert "order 1" in text and "'dense'" in text and "flushed after each" in text
+
+
+# -- test 2: outer product against scipy ----------------------------------------------------------
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("fa,fb", [("csc", "csr"), ("csc", "dcsr"), ("dcsc", "csr"), ("csr", "csr"),
+                                   ("coo", "csr"), ("csr", "dcsr")])
+def test_products_match_scipy_in_every_operand_format(seed, fa, fb):
+    S, T = _mat(40, 35, 0.1, seed, empty_row=3), _mat(35, 45, 0.1, seed + 7)
+    A, B = ls.asarray(S.asformat(fa) if fa not in ("dcsr", "dcsc") else S, format=fa), \
+        ls.asarray(T, format=fb)
+    out = (A @ B).materialize(format="csr")
+    ref = (S @ T)
+    np.testing.assert_allclose(out.todense(), ref.toarray(), rtol=1e-13)
+    _check_canonical(out.storage, ref.shape)
+    assert out.storage.pos[1][4] == out.storage.pos[1][3]  # the empty row
+
+
+# -- test 5: every policy and capacity gives the same result ---------------------------------------
+@pytest.mark.parametrize("fa", ["csr", "csc"])
+@pytest.mark.parametrize("policy", ["dense", "hash", "coord"])
+@pytest.mark.parametrize("cap", [1, 2, 7, None, 10**6])
+def test_policy_and_capacity_invariance(fa, policy, cap):
+    # integer values: every summation order gives the same floating-point sums
+    S, T = _mat(50, 30, 0.15, 3, dtype=np.int64).astype(np.float64), _mat(30, 40, 0.15, 4, dtype=np.int64).astype(np.float64)
+    A, B = ls.asarray(S.asformat(fa)), ls.asarray(T)
+    base = (A @ B).materialize(format="csr").storage
+    got = (A @ B).materialize(format="csr", schedule=ls.Schedule().workspace(policy, capacity=cap)).storage
+    assert np.array_equal(got.pos[1], base.pos[1]) and np.array_equal(got.crd[1], base.crd[1])
+    assert np.array_equal(got.vals, base.vals)
+    np.testing.assert_array_equal(np.asarray(got.vals), (S @ T).tocsr().sorted_indices().data)
+
+
+def test_a_full_accumulation_array_is_merged_on_every_insert_at_capacity_one():
+    """Capacity 1: full after each new key; the merges must still combine duplicates."""
+    S, T = _mat(20, 15, 0.3, 5), _mat(15, 20, 0.3, 6)
+    A, B = ls.asarray(S.tocsc()), ls.asarray(T)
+    for policy in ("hash", "coord"):
+        got = (A @ B).materialize(schedule=ls.Schedule().workspace(policy, capacity=1))
+        np.testing.assert_allclose(got.todense(), (S @ T).toarray(), rtol=1e-13)
+
+
+# -- test 6: edge cases ---------------------------------------------------------------------------
+@pytest.mark.parametrize("policy", ["dense", "hash", "coord"])
+def test_empty_operands_give_empty_results_with_zero_positions(policy):
+    sched = ls.Schedule().workspace(policy)
+    for a, b in [(sp.csr_matrix((5, 4)), _mat(4, 6, 0.5, 1)), (_mat(5, 4, 0.5, 1), sp.csr_matrix((4, 6))),
+                 (sp.csr_matrix((0, 4)), _mat(4, 6, 0.5, 1)), (sp.csc_matrix((5, 4)), sp.csr_matrix((4, 6)))]:
+        out = (ls.asarray(a) @ ls.asarray(b)).materialize(format="csr", schedule=sched)
+        assert out.shape == (a.shape[0], 6) and out.storage.nnz == 0
+        assert np.all(np.asarray(out.storage.pos[1]) == 0)
+
+
+@pytest.mark.parametrize("policy", ["dense", "hash", "coord"])
+def test_all_products_on_one_point_combine(policy):
+    a = sp.csc_matrix(np.ones((1, 50)))      # one row
+    b = sp.csr_matrix(np.arange(1.0, 51.0).reshape(50, 1))
+    out = (ls.asarray(a) @ ls.asarray(b)).materialize(format="csr",
+                                                     schedule=ls.Schedule().workspace(policy, capacity=3))
+    assert out.storage.nnz == 1 and out.todense()[0, 0] == sum(range(1, 51))
+
+
+def test_computed_zeros_are_not_stored():
+    a = sp.csr_matrix(np.array([[1.0, 1.0]]))
+    b = sp.csr_matrix(np.array([[2.0, 1.0], [-2.0, 1.0]]))  # column 0 cancels
+    out = (ls.asarray(a) @ ls.asarray(b)).materialize(format="csr")
+    assert out.storage.nnz == 1 and out.todense().tolist() == [[0.0, 2.0]]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.int64, np.complex128])
+def test_dtypes(dtype):
+    S, T = _mat(25, 20, 0.2, 8), _mat(20, 30, 0.2, 9)
+    S.data = (S.data * 10).astype(dtype)
+    T.data = (T.data * 10 + (1j if dtype == np.complex128 else 0)).astype(dtype)
+    for a in (S, S.tocsc()):
+        out = (ls.asarray(a) @ ls.asarray(T)).materialize(format="csr")
+        np.testing.assert_allclose(out.todense(), (a @ T).toarray(), rtol=1e-5)
+
+
+def test_int64_indices():
+    S, T = _mat(30, 20, 0.2, 1), _mat(20, 25, 0.2, 2)
+    S.indices, S.indptr = S.indices.astype(np.int64), S.indptr.astype(np.int64)
+    out = (ls.asarray(S.tocsc()) @ ls.asarray(T)).materialize(format="csr")
+    np.testing.assert_allclose(out.todense(), (S @ T).toarray())
+
+
+# -- test 7: a policy plugged in from outside -----------------------------------------------------
+SORTED_ARRAY = r"""
+/* a test policy: entries kept sorted in an array, binary search per insert */
+typedef struct { int64_t *k; LS_WT *v; int64_t n, cap; } ls_ws;
+static int ls_ws_init(ls_ws *w, int64_t E, int64_t cap) {
+  (void)E; w->n = 0; w->cap = cap;
+  w->k = (int64_t *)malloc((size_t)cap * sizeof(int64_t)); w->v = (LS_WT *)malloc((size_t)cap * sizeof(LS_WT));
+  return !w->k || !w->v;
+}
+static int ls_ws_insert(ls_ws *w, int64_t key, LS_WT val) {
+  int64_t lo = 0, hi = w->n;
+  while (lo < hi) { int64_t mid = (lo + hi) / 2; if (w->k[mid] < key) lo = mid + 1; else hi = mid; }
+  if (lo < w->n && w->k[lo] == key) { LS_WCOMB(w->v[lo], val); return 0; }
+  memmove(w->k + lo + 1, w->k + lo, (size_t)(w->n - lo) * sizeof(int64_t));
+  memmove(w->v + lo + 1, w->v + lo, (size_t)(w->n - lo) * sizeof(LS_WT));
+  w->k[lo] = key; w->v[lo] = val; w->n++;
+  return w->n >= w->cap;
+}
+static int64_t ls_ws_size(const ls_ws *w) { return w->n; }
+static int64_t ls_ws_drain(ls_ws *w, int64_t *k, LS_WT *v, int64_t *tk, LS_WT *tv) {
+  (void)tk; (void)tv; const int64_t n = w->n;
+  memcpy(k, w->k, (size_t)n * sizeof(int64_t)); memcpy(v, w->v, (size_t)n * sizeof(LS_WT));
+  w->n = 0; return n;
+}
+static void ls_ws_free(ls_ws *w) { free(w->k); free(w->v); }
+"""
+
+
+def test_a_registered_policy_plugs_in_without_compiler_changes():
+    W.register_policy("sorted_array", SORTED_ARRAY)
+    try:
+        S, T = _mat(40, 30, 0.15, 11), _mat(30, 40, 0.15, 12)
+        for a in (S, S.tocsc()):
+            A, B = ls.asarray(a), ls.asarray(T)
+            for cap in (1, 5, 4096):
+                out, modes = _modes(lambda: (A @ B).materialize(
+                    format="csr", schedule=ls.Schedule().workspace("sorted_array", capacity=cap)))
+                assert modes[-1] == "ws-sorted_array"
+                np.testing.assert_allclose(out.todense(), (a @ T).toarray(), rtol=1e-13)
+                _check_canonical(out.storage, (40, 40))
+    finally:
+        del W.POLICIES["sorted_array"]
+
+
+def test_policy_names_and_schedules_are_checked():
+    with pytest.raises(ValueError, match="register_policy: name"):
+        W.register_policy("x); system(", "")
+    with pytest.raises(ValueError, match="unknown policy 'nope'"):
+        ls.Schedule().workspace("nope")
+    with pytest.raises(ValueError, match="capacity must be a positive int"):
+        ls.Schedule().workspace("hash", capacity=0)
+    assert repr(ls.Schedule().workspace("coord", capacity=8)) == "Schedule().workspace('coord', capacity=8)"
+    with pytest.raises(TypeError, match="schedule must be an ls.Schedule"):
+        ls.asarray(np.eye(2)).materialize(schedule="hash")
+
+
+# -- test 8: tensor kernels with sparse results ---------------------------------------------------
+def _tensor(shape, density, seed):
+    import sparse
+    return sparse.random(shape, density=density, random_state=seed)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_ttm_and_mttkrp_with_sparse_results(seed):
+    X = _tensor((8, 9, 10), 0.1, seed)
+    M = _mat(10, 6, 0.3, seed + 1)
+    C1, C2 = _mat(9, 5, 0.4, seed + 2), _mat(10, 5, 0.4, seed + 3)
+    Xl = ls.asarray(X, format="csf")
+    ttm = ls.einsum("ijk,kl->ijl", Xl, ls.asarray(M)).materialize(format="csf")
+    np.testing.assert_allclose(ttm.todense(), np.einsum("ijk,kl->ijl", X.todense(), M.toarray()), rtol=1e-12)
+    # SpMTTKRP with sparse factors and a sparse result: A_ir = sum_jk X_ijk C1_jr C2_kr
+    mtt = ls.einsum("ijk,jr,kr->ir", Xl, ls.asarray(C1), ls.asarray(C2)).materialize(format="csr")
+    np.testing.assert_allclose(mtt.todense(), np.einsum("ijk,jr,kr->ir", X.todense(), C1.toarray(), C2.toarray()),
+                               rtol=1e-12)
+    # SpTTM-I, the result in another mode order: A_kjl = sum_i X_ijk M2_il
+    M2 = _mat(8, 4, 0.5, seed + 4)
+    out = ls.einsum("ijk,il->kjl", Xl, ls.asarray(M2)).materialize(format="csf")
+    np.testing.assert_allclose(out.todense(), np.einsum("ijk,il->kjl", X.todense(), M2.toarray()), rtol=1e-12)
+
+
+# -- test 9: appending and conversion need no workspace -------------------------------------------
+def test_appending_kernels_use_no_workspace():
+    S, T = _mat(30, 20, 0.2, 1), _mat(30, 20, 0.2, 2)
+    D = np.random.default_rng(0).random((30, 20))
+    for fn in (lambda: (ls.asarray(S) * ls.asarray(D)).materialize(),
+               lambda: (ls.asarray(S) + ls.asarray(T)).materialize()):
+        _, modes = _modes(fn)
+        assert modes and not any(m.startswith("ws-") for m in modes)
+    # a transposition is discordant: entries are scattered and sorted (the counting-sort
+    # assembly, a two-level workspace with nothing to combine)
+    out, modes = _modes(lambda: ls.asarray(S).T.materialize(format="csr"))
+    assert modes == ["sort"]
+    np.testing.assert_array_equal(out.todense(), S.T.toarray())
+
+
+# -- cost model --------------------------------------------------------------------------------------
+def test_cost_model_picks_dense_rows_and_sparse_higher_orders():
+    assert choose([10_000], 10_000, 50_000, 8, 1 << 30).policy == "dense"
+    assert choose([10**8], 10**4, 10**4, 8, 1 << 30).policy == "hash"     # far larger than the work
+    assert choose([10**6], 10**6, 10**7, 8, 1 << 20).policy == "hash"     # over the budget
+    c = choose([10**6, 10**6], 1, 10**4, 8, 1 << 30)
+    assert c.policy == "hash" and 16 <= c.capacity <= 1 << 15
+    assert choose([100], 1, 10, 8, None, "coord", 3) == ("coord", 3, "forced by the schedule (coord, capacity 3)")
+
+
+# -- memory follows the result's nonzeros --------------------------------------------------------------
+def test_outer_product_memory_is_proportional_to_nonzeros():
+    """10^6 x 10^6 operands, ~10^5 result entries: a dense workspace would need 10^12 points."""
+    code = textwrap.dedent("""
+        import resource, numpy as np, scipy.sparse as sp, lazysparse as ls
+        n, k = 10**6, 10**4
+        rng = np.random.default_rng(0)
+        r, m, c = rng.integers(0, n, k), rng.integers(0, 1000, k), rng.integers(0, n, k)
+        B = sp.csc_matrix((np.ones(k), (r, m)), shape=(n, n))
+        C = sp.csr_matrix((np.ones(k), (m, c)), shape=(n, n))
+        Bl, Cl = ls.asarray(B), ls.asarray(C)
+        (ls.asarray(sp.csc_matrix((n, 2))) @ ls.asarray(sp.csr_matrix((2, n)))).materialize()  # compile
+        r0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        out = (Bl @ Cl).materialize()
+        r1 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        ref = (B @ C).tocsr(); ref.sum_duplicates()
+        assert out.storage.nnz == ref.nnz, (out.storage.nnz, ref.nnz)
+        print((r1 - r0) * 1024, ref.nnz)
+    """)
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    grew, nnz = map(int, res.stdout.split())
+    # the result (12 bytes an entry, positions 4 MB), the workspace and the all array
+    assert grew < 4 * (1 << 20) + 200 * nnz, (grew, nnz)
+
+
+# -- property test over formats, policies and capacities -------------------------------------------------
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 12), st.integers(0, 12), st.integers(1, 12), st.sampled_from(["csr", "csc", "coo"]),
+       st.sampled_from(["csr", "csc"]), st.sampled_from([None, "dense", "hash", "coord"]),
+       st.sampled_from([None, 1, 3, 64]), st.integers(0, 10**6))
+def test_products_match_numpy(m, n, k, fa, fb, policy, cap, seed):
+    S, T = _mat(m, k, 0.3, seed).asformat(fa), _mat(k, n, 0.3, seed + 1).asformat(fb)
+    sched = ls.Schedule().workspace(policy, capacity=cap) if policy else None
+    out = (ls.asarray(S) @ ls.asarray(T)).materialize(format="csr", schedule=sched)
+    np.testing.assert_allclose(out.todense(), S.toarray() @ T.toarray(), rtol=1e-12, atol=1e-12)
+    _check_canonical(out.storage, (m, n))
