@@ -190,25 +190,25 @@ def test_int64_indices():
 # -- test 7: a policy plugged in from outside -----------------------------------------------------
 SORTED_ARRAY = r"""
 /* a test policy: entries kept sorted in an array, binary search per insert */
-typedef struct { int64_t *k; LS_WT *v; int64_t n, cap; } ls_ws;
+typedef struct { LS_WK *k; LS_WT *v; int64_t n, cap; } ls_ws;
 static int ls_ws_init(ls_ws *w, int64_t E, int64_t cap) {
   (void)E; w->n = 0; w->cap = cap;
-  w->k = (int64_t *)malloc((size_t)cap * sizeof(int64_t)); w->v = (LS_WT *)malloc((size_t)cap * sizeof(LS_WT));
+  w->k = (LS_WK *)malloc((size_t)cap * sizeof(LS_WK)); w->v = (LS_WT *)malloc((size_t)cap * sizeof(LS_WT));
   return !w->k || !w->v;
 }
 static int ls_ws_insert(ls_ws *w, int64_t key, LS_WT val) {
   int64_t lo = 0, hi = w->n;
   while (lo < hi) { int64_t mid = (lo + hi) / 2; if (w->k[mid] < key) lo = mid + 1; else hi = mid; }
   if (lo < w->n && w->k[lo] == key) { LS_WCOMB(w->v[lo], val); return 0; }
-  memmove(w->k + lo + 1, w->k + lo, (size_t)(w->n - lo) * sizeof(int64_t));
+  memmove(w->k + lo + 1, w->k + lo, (size_t)(w->n - lo) * sizeof(LS_WK));
   memmove(w->v + lo + 1, w->v + lo, (size_t)(w->n - lo) * sizeof(LS_WT));
-  w->k[lo] = key; w->v[lo] = val; w->n++;
+  w->k[lo] = (LS_WK)key; w->v[lo] = val; w->n++;
   return w->n >= w->cap;
 }
 static int64_t ls_ws_size(const ls_ws *w) { return w->n; }
-static int64_t ls_ws_drain(ls_ws *w, int64_t *k, LS_WT *v, int64_t *tk, LS_WT *tv) {
+static int64_t ls_ws_drain(ls_ws *w, LS_WK *k, LS_WT *v, LS_WK *tk, LS_WT *tv) {
   (void)tk; (void)tv; const int64_t n = w->n;
-  memcpy(k, w->k, (size_t)n * sizeof(int64_t)); memcpy(v, w->v, (size_t)n * sizeof(LS_WT));
+  memcpy(k, w->k, (size_t)n * sizeof(LS_WK)); memcpy(v, w->v, (size_t)n * sizeof(LS_WT));
   w->n = 0; return n;
 }
 static void ls_ws_free(ls_ws *w) { free(w->k); free(w->v); }

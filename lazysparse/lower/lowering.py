@@ -168,8 +168,11 @@ class Lowerer:
         top = Block()
         self.ws = self.spec.mode.startswith("ws-")  # a workspace assembles the result
         if self.ws:
-            policy = self.spec.mode[3:]
-            top.prelude = [workspace.prelude(policy, self.oct, self.stmt.reduce, self.odt)]
+            outs = list(self.stmt.out_indices)
+            left = len(outs) - hoisted(self.order, [outs[m] for m in self.ofmt.order])
+            # one level left: its keys are coordinates, of the result's index type
+            key = self.oit if left == 1 else "int64_t"
+            top.prelude = [workspace.prelude(self.spec.mode[3:], self.oct, key, self.stmt.reduce, self.odt)]
         self.declare_inputs(top)
         for v in self.order:
             top.add(Decl("int64_t", self.ext[v], self.abi.int(("ext", v))))
@@ -276,8 +279,8 @@ class Lowerer:
         top.add("if (!ov) goto ls_fail;")
         self.obufs.append(("vals", None))
         if self.ws:
-            top.add(f"if (ls_ws_init(&ws, {workspace.extent_expr(nd, self.ws_h)}, "
-                    f"{self.abi.int(('wscap',))})) goto ls_fail;")
+            top.add(workspace.fails(f"ls_ws_init(&ws, {workspace.extent_expr(nd, self.ws_h)}, "
+                                    f"{self.abi.int(('wscap',))})"))
         if mode == "sort":
             top.add(Decl("int64_t", "tn", "0"), Decl("int64_t", "tcap", "ocap"))
             for l in range(nd):
@@ -841,7 +844,7 @@ class Lowerer:
             blk.add(f"tv[tn] = {val};", "tn++;")
         elif self.ws:  # Insert; a full accumulation array is sorted and merged (ISM)
             blk.add(f"if (ls_ws_insert(&ws, {workspace.key_expr(self, self.ws_h)}, {val})) "
-                    "{ if (ls_ism_spill(&ws, &ism)) goto ls_fail; }")
+                    + workspace.fails("ls_ism_spill(&ws, &ism)"))
 
     def emit_accumulate(self, depth, blk):
         """Outputs bound, reductions innermost: fold into a scalar, then store once."""

@@ -17,13 +17,15 @@ append mode does for a concordant loop order.
     int     ls_ws_init(ls_ws *w, int64_t extent, int64_t cap);   // nonzero: out of memory
     int     ls_ws_insert(ls_ws *w, int64_t key, LS_WT val);      // nonzero: now full
     int64_t ls_ws_size(const ls_ws *w);                           // entries a drain may write
-    int64_t ls_ws_drain(ls_ws *w, int64_t *k, LS_WT *v, int64_t *tk, LS_WT *tv);
+    int64_t ls_ws_drain(ls_ws *w, LS_WK *k, LS_WT *v, LS_WK *tk, LS_WT *tv);
             // writes its entries sorted by key, duplicates combined in insertion order, into
             // k/v (tk/tv: scratch of the same size), empties itself, returns how many
     void    ls_ws_free(ls_ws *w);                                  // also after a failed init
 
-``LS_WT`` is the value type and ``LS_WCOMB(dst, src)`` folds ``src`` into ``dst`` (the
-statement's reduction); ``ls_kvsort`` (a stable sort of key/value pairs) is there to use.
+``LS_WT`` is the value type, ``LS_WK`` the key type of drained entries (the result's index type
+for a one-level workspace, whose keys are its coordinates and drain straight into the result's
+arrays; else int64), and ``LS_WCOMB(dst, src)`` folds ``src`` into ``dst`` (the statement's
+reduction); ``ls_kvsort`` (a stable sort of key/value pairs) and ``ls_ksort`` are there to use.
 ``register_policy`` adds one (``tests/test_workspaces.py`` adds a sorted-array policy). A
 policy's text is code, like a C extension: it is the caller's, never built from data.
 """
@@ -38,16 +40,16 @@ from .loopir import Block, Decl, For, If
 # merge (after it): double buffered, the merge writes into the spare pair and swaps.
 SORT = r"""
 /* bottom-up merge sort of n keys; t: scratch of n */
-static void ls_ksort(int64_t *k, int64_t *t, int64_t n) {
+static void ls_ksort(LS_WK *k, LS_WK *t, int64_t n) {
   for (int64_t s = 0; s < n; s += 16) {
     const int64_t e = s + 16 < n ? s + 16 : n;
     for (int64_t a = s + 1; a < e; a++) {
-      const int64_t kk = k[a]; int64_t b = a;
+      const LS_WK kk = k[a]; int64_t b = a;
       while (b > s && k[b - 1] > kk) { k[b] = k[b - 1]; b--; }
       k[b] = kk;
     }
   }
-  int64_t *sk = k, *dk = t;
+  LS_WK *sk = k, *dk = t;
   for (int64_t w = 16; w < n; w *= 2) {
     for (int64_t lo = 0; lo < n; lo += 2 * w) {
       const int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
@@ -56,22 +58,22 @@ static void ls_ksort(int64_t *k, int64_t *t, int64_t n) {
       while (a < mid) dk[o++] = sk[a++];
       while (b < hi) dk[o++] = sk[b++];
     }
-    int64_t *x = sk; sk = dk; dk = x;
+    LS_WK *x = sk; sk = dk; dk = x;
   }
-  if (sk != k) memcpy(k, sk, (size_t)n * sizeof(int64_t));
+  if (sk != k) memcpy(k, sk, (size_t)n * sizeof(LS_WK));
 }
 
 /* stable bottom-up merge sort of n (key, value) pairs by key; tk/tv: scratch of n */
-static void ls_kvsort(int64_t *k, LS_WT *v, int64_t *tk, LS_WT *tv, int64_t n) {
+static void ls_kvsort(LS_WK *k, LS_WT *v, LS_WK *tk, LS_WT *tv, int64_t n) {
   for (int64_t s = 0; s < n; s += 16) {
     const int64_t e = s + 16 < n ? s + 16 : n;
     for (int64_t a = s + 1; a < e; a++) {
-      const int64_t kk = k[a]; const LS_WT vv = v[a]; int64_t b = a;
+      const LS_WK kk = k[a]; const LS_WT vv = v[a]; int64_t b = a;
       while (b > s && k[b - 1] > kk) { k[b] = k[b - 1]; v[b] = v[b - 1]; b--; }
       k[b] = kk; v[b] = vv;
     }
   }
-  int64_t *sk = k, *dk = tk; LS_WT *sv = v, *dv = tv;
+  LS_WK *sk = k, *dk = tk; LS_WT *sv = v, *dv = tv;
   for (int64_t w = 16; w < n; w *= 2) {
     for (int64_t lo = 0; lo < n; lo += 2 * w) {
       const int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
@@ -82,20 +84,20 @@ static void ls_kvsort(int64_t *k, LS_WT *v, int64_t *tk, LS_WT *tv, int64_t n) {
       while (a < mid) { dk[o] = sk[a]; dv[o++] = sv[a++]; }
       while (b < hi) { dk[o] = sk[b]; dv[o++] = sv[b++]; }
     }
-    int64_t *xk = sk; sk = dk; dk = xk;
+    LS_WK *xk = sk; sk = dk; dk = xk;
     LS_WT *xv = sv; sv = dv; dv = xv;
   }
-  if (sk != k) { memcpy(k, sk, (size_t)n * sizeof(int64_t)); memcpy(v, sv, (size_t)n * sizeof(LS_WT)); }
+  if (sk != k) { memcpy(k, sk, (size_t)n * sizeof(LS_WK)); memcpy(v, sv, (size_t)n * sizeof(LS_WT)); }
 }
 
 """
 
 ISM = r"""
 /* the drained entries (k/v, sort scratch tk/tv) and the all array (ak/av, spare bk/bv) */
-typedef struct { int64_t *k, *tk, *ak, *bk; LS_WT *v, *tv, *av, *bv; int64_t dcap, acap, an; } ls_ism;
+typedef struct { LS_WK *k, *tk, *ak, *bk; LS_WT *v, *tv, *av, *bv; int64_t dcap, acap, an; } ls_ism;
 
-static int ls_ism_grow(int64_t **k, LS_WT **v, int64_t n) {
-  int64_t *nk = (int64_t *)realloc(*k, (size_t)n * sizeof(int64_t));
+static int ls_ism_grow(LS_WK **k, LS_WT **v, int64_t n) {
+  LS_WK *nk = (LS_WK *)realloc(*k, (size_t)n * sizeof(LS_WK));
   if (!nk) return 1;
   *k = nk;
   LS_WT *nv = (LS_WT *)realloc(*v, (size_t)n * sizeof(LS_WT));
@@ -130,7 +132,7 @@ static int ls_ism_spill(ls_ws *w, ls_ism *s) {
   }
   while (a < n) { s->bk[o] = s->ak[a]; s->bv[o++] = s->av[a++]; }
   while (b < m) { s->bk[o] = s->k[b]; s->bv[o++] = s->v[b++]; }
-  int64_t *xk = s->ak; s->ak = s->bk; s->bk = xk;
+  LS_WK *xk = s->ak; s->ak = s->bk; s->bk = xk;
   LS_WT *xv = s->av; s->av = s->bv; s->bv = xv;
   s->an = o;
   return 0;
@@ -147,27 +149,27 @@ static void ls_ism_free(ls_ism *s) {
 # the touched points are not too spread out, as in banded and most graph rows), else by
 # sorting the list.
 DENSE = r"""
-typedef struct { LS_WT *v; uint64_t *bits; int64_t *list; int64_t n, E, lo, hi; } ls_ws;
+typedef struct { LS_WT *v; uint64_t *bits; LS_WK *list; int64_t n, E, lo, hi; } ls_ws;
 static int ls_ws_init(ls_ws *w, int64_t E, int64_t cap) {
   (void)cap;
   const size_t n = (size_t)(E > 0 ? E : 1);
   w->E = E; w->n = 0; w->lo = INT64_MAX; w->hi = -1;
   w->v = (LS_WT *)ls_malloc(n * sizeof(LS_WT));
   w->bits = (uint64_t *)ls_calloc((n + 63) / 64, sizeof(uint64_t));
-  w->list = (int64_t *)ls_malloc(n * sizeof(int64_t));
+  w->list = (LS_WK *)ls_malloc(n * sizeof(LS_WK));
   return !w->v || !w->bits || !w->list;
 }
 static inline int ls_ws_insert(ls_ws *w, int64_t key, LS_WT val) {
   const int64_t q = key >> 6;
   const uint64_t b = (uint64_t)1 << (key & 63);
   if (w->bits[q] & b) { LS_WCOMB(w->v[key], val); return 0; }
-  w->bits[q] |= b; w->v[key] = val; w->list[w->n++] = key;
+  w->bits[q] |= b; w->v[key] = val; w->list[w->n++] = (LS_WK)key;
   if (q < w->lo) w->lo = q;
   if (q > w->hi) w->hi = q;
   return 0;
 }
 static inline int64_t ls_ws_size(const ls_ws *w) { return w->n; }
-static int64_t ls_ws_drain(ls_ws *w, int64_t *k, LS_WT *v, int64_t *tk, LS_WT *tv) {
+static int64_t ls_ws_drain(ls_ws *w, LS_WK *k, LS_WT *v, LS_WK *tk, LS_WT *tv) {
   const int64_t n = w->n;
   (void)tv;
   if (w->hi - w->lo < 4 * n + 16) {
@@ -175,10 +177,10 @@ static int64_t ls_ws_drain(ls_ws *w, int64_t *k, LS_WT *v, int64_t *tk, LS_WT *t
     for (int64_t q = w->lo; q <= w->hi; q++) {
       uint64_t x = w->bits[q];
       w->bits[q] = 0;
-      while (x) { const int64_t key = (q << 6) + __builtin_ctzll(x); x &= x - 1; k[o] = key; v[o++] = w->v[key]; }
+      while (x) { const int64_t key = (q << 6) + __builtin_ctzll(x); x &= x - 1; k[o] = (LS_WK)key; v[o++] = w->v[key]; }
     }
   } else {
-    memcpy(k, w->list, (size_t)n * sizeof(int64_t));
+    memcpy(k, w->list, (size_t)n * sizeof(LS_WK));
     ls_ksort(k, tk, n);
     for (int64_t t = 0; t < n; t++) { v[t] = w->v[k[t]]; w->bits[k[t] >> 6] = 0; }
   }
@@ -191,28 +193,28 @@ static void ls_ws_free(ls_ws *w) { free(w->v); free(w->bits); free(w->list); }
 # Open addressing (linear probing, Fibonacci hashing) over a power-of-two table at most half
 # full; full at ``cap`` distinct keys; drained by collecting the used slots and sorting them.
 HASH = r"""
-typedef struct { int64_t *key, *used; LS_WT *v; int64_t n, cap, mask; int shift; } ls_ws;
+typedef struct { LS_WK *key; int64_t *used; LS_WT *v; int64_t n, cap, mask; int shift; } ls_ws;
 static int ls_ws_init(ls_ws *w, int64_t E, int64_t cap) {
   (void)E;
   int64_t L = 2; int shift = 63;
   while (L < 2 * cap) { L *= 2; shift--; }
   w->n = 0; w->cap = cap; w->mask = L - 1; w->shift = shift;
-  w->key = (int64_t *)ls_malloc((size_t)L * sizeof(int64_t));
+  w->key = (LS_WK *)ls_malloc((size_t)L * sizeof(LS_WK));
   w->v = (LS_WT *)ls_malloc((size_t)L * sizeof(LS_WT));
   w->used = (int64_t *)ls_malloc((size_t)cap * sizeof(int64_t));
   if (!w->key || !w->v || !w->used) return 1;
-  memset(w->key, 0xff, (size_t)L * sizeof(int64_t));  /* -1: empty */
+  memset(w->key, 0xff, (size_t)L * sizeof(LS_WK));  /* -1: empty */
   return 0;
 }
 static inline int ls_ws_insert(ls_ws *w, int64_t key, LS_WT val) {
   int64_t h = (int64_t)(((uint64_t)key * 0x9E3779B97F4A7C15ull) >> w->shift);
   while (w->key[h] != key && w->key[h] != -1) h = (h + 1) & w->mask;
   if (w->key[h] == key) { LS_WCOMB(w->v[h], val); return 0; }
-  w->key[h] = key; w->v[h] = val; w->used[w->n++] = h;
+  w->key[h] = (LS_WK)key; w->v[h] = val; w->used[w->n++] = h;
   return w->n >= w->cap;
 }
 static inline int64_t ls_ws_size(const ls_ws *w) { return w->n; }
-static int64_t ls_ws_drain(ls_ws *w, int64_t *k, LS_WT *v, int64_t *tk, LS_WT *tv) {
+static int64_t ls_ws_drain(ls_ws *w, LS_WK *k, LS_WT *v, LS_WK *tk, LS_WT *tv) {
   const int64_t n = w->n;
   for (int64_t t = 0; t < n; t++) { const int64_t h = w->used[t]; k[t] = w->key[h]; v[t] = w->v[h]; w->key[h] = -1; }
   ls_kvsort(k, v, tk, tv, n);
@@ -225,22 +227,22 @@ static void ls_ws_free(ls_ws *w) { free(w->key); free(w->v); free(w->used); }
 # Sorted coordinates (the paper's Coord): append every insert, full at ``cap``; drained by a
 # stable sort, duplicates combined in the order they were inserted.
 COORD = r"""
-typedef struct { int64_t *k; LS_WT *v; int64_t n, cap; } ls_ws;
+typedef struct { LS_WK *k; LS_WT *v; int64_t n, cap; } ls_ws;
 static int ls_ws_init(ls_ws *w, int64_t E, int64_t cap) {
   (void)E;
   w->n = 0; w->cap = cap;
-  w->k = (int64_t *)ls_malloc((size_t)cap * sizeof(int64_t));
+  w->k = (LS_WK *)ls_malloc((size_t)cap * sizeof(LS_WK));
   w->v = (LS_WT *)ls_malloc((size_t)cap * sizeof(LS_WT));
   return !w->k || !w->v;
 }
 static inline int ls_ws_insert(ls_ws *w, int64_t key, LS_WT val) {
-  w->k[w->n] = key; w->v[w->n] = val; w->n++;
+  w->k[w->n] = (LS_WK)key; w->v[w->n] = val; w->n++;
   return w->n >= w->cap;
 }
 static inline int64_t ls_ws_size(const ls_ws *w) { return w->n; }
-static int64_t ls_ws_drain(ls_ws *w, int64_t *k, LS_WT *v, int64_t *tk, LS_WT *tv) {
+static int64_t ls_ws_drain(ls_ws *w, LS_WK *k, LS_WT *v, LS_WK *tk, LS_WT *tv) {
   const int64_t n = w->n;
-  memcpy(k, w->k, (size_t)n * sizeof(int64_t)); memcpy(v, w->v, (size_t)n * sizeof(LS_WT));
+  memcpy(k, w->k, (size_t)n * sizeof(LS_WK)); memcpy(v, w->v, (size_t)n * sizeof(LS_WT));
   ls_kvsort(k, v, tk, tv, n);
   int64_t o = 0;
   for (int64_t t = 0; t < n; t++) {
@@ -267,10 +269,11 @@ def register_policy(name: str, source: str) -> None:
     POLICIES[name] = source
 
 
-def prelude(policy: str, ctype: str, reduce: str, dtype) -> str:
+def prelude(policy: str, ctype: str, ktype: str, reduce: str, dtype) -> str:
     """The C text a kernel with this workspace needs before ``ls_kernel``."""
     comb = C.reduce_step(reduce, "(d_)", "(s_)", dtype).rstrip(";")
-    return "\n".join([f"#define LS_WT {ctype}", f"#define LS_WCOMB(d_, s_) do {{ {comb}; }} while (0)",
+    return "\n".join([f"#define LS_WT {ctype}", f"#define LS_WK {ktype}",
+                      f"#define LS_WCOMB(d_, s_) do {{ {comb}; }} while (0)",
                       SORT, POLICIES[policy], ISM])
 
 
@@ -284,6 +287,11 @@ def key_expr(lw, h):
     return key or "0"
 
 
+def fails(call):
+    """C text: ``call`` (on the workspace); a nonzero result jumps to the failure path."""
+    return f"if ({call}) goto ls_fail;"
+
+
 # frees the workspace and the all array, and zeroes them: the failure path may free them again
 FREE = "ls_ws_free(&ws); ls_ism_free(&ism); memset(&ws, 0, sizeof ws); memset(&ism, 0, sizeof ism);"
 
@@ -295,16 +303,19 @@ def extent_expr(nd, h):
 def emit_flush(lw, blk, h, dpos0):
     """Drain and merge what the workspace holds, and append it to the result levels ``h..``
     (``dpos0``: the position of the hoisted dense levels, "0" when none)."""
-    from .assembly import append_levels
     nd = len(lw.ovars)
     b = Block()
     blk.add(b)
-    b.add(Decl("const int64_t *", "fk", "NULL"), Decl(f"const {lw.oct} *", "fv", "NULL"),
+    if nd - h == 1:
+        _flush_one_level(lw, b, nd - 1, dpos0)
+        return
+    from .assembly import append_levels
+    b.add(Decl("const LS_WK *", "fk", "NULL"), Decl(f"const {lw.oct} *", "fv", "NULL"),
           Decl("int64_t", "fn", "0"))
     direct = Block().add("if (ls_ism_reserve(&ism, ls_ws_size(&ws))) goto ls_fail;",
                          "fn = ls_ws_drain(&ws, ism.k, ism.v, ism.tk, ism.tv);",
                          "fk = ism.k; fv = ism.v;")
-    merged = Block().add("if (ls_ism_spill(&ws, &ism)) goto ls_fail;",
+    merged = Block().add(fails("ls_ism_spill(&ws, &ism)"),
                          "fk = ism.ak; fv = ism.av; fn = ism.an; ism.an = 0;")
     b.add(If("ism.an == 0", direct, merged))
     # room for every entry at once: no check per entry
@@ -331,3 +342,25 @@ def emit_flush(lw, blk, h, dpos0):
     loop.add(*[f"pc{l} = wc{l};" for l in range(h, nd - 1)])
     append_levels(lw, loop, lambda l: f"wc{l}", h, dpos0, grow=False)
     loop.add(f"ov[on{nd - 1} - 1] = fv[t];")
+
+
+def _flush_one_level(lw, b, L, dpos0):
+    """The common case, one compressed level in the workspace (a row-wise product's row):
+    its keys are its coordinates, drained straight into the result's arrays; computed zeros
+    are squeezed out in place."""
+    it = lw.oit
+    b.add(Decl("int64_t", "fn", "ls_ws_size(&ws) + ism.an"))
+    b.add(f"LS_GROW({it}, oc{L}, occ{L}, on{L} + fn);", f"LS_GROW({lw.oct}, ov, ovc, on{L} + fn);")
+    b.add(Decl(f"{it} *restrict", "fk", f"oc{L} + on{L}"), Decl(f"{lw.oct} *restrict", "fv", f"ov + on{L}"))
+    direct = Block().add("if (ls_ism_reserve(&ism, fn)) goto ls_fail;",
+                         "fn = ls_ws_drain(&ws, fk, fv, ism.tk, ism.tv);")
+    merged = Block().add(fails("ls_ism_spill(&ws, &ism)"),
+                         "fn = ism.an; ism.an = 0;",
+                         f"memcpy(fk, ism.ak, (size_t)fn * sizeof({it}));",
+                         f"memcpy(fv, ism.av, (size_t)fn * sizeof({lw.oct}));")
+    b.add(If("ism.an == 0", direct, merged))
+    b.add(Decl("int64_t", "o", "0"))
+    b.add(For("t", "0", "fn", Block().add("fk[o] = fk[t];", "fv[o] = fv[t];", "o += fv[t] != 0;")))
+    b.add(f"on{L} += o;")
+    if L == lw.kd:
+        b.add(f"op{L}[({dpos0}) + 1] = ({it})on{L};")
