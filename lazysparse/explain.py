@@ -77,9 +77,8 @@ def explain(*arrays, fusion="auto") -> str:
 
 def _workspace_line(spec, runner):
     """Which workspace assembles a scattered result, over which levels, and why."""
-    from .planner.workspace import hoisted, ordering
-    outs = list(spec.stmt.out_indices)
-    ovars = [outs[m] for m in spec.output.format.order]
+    from .planner.workspace import hoisted, ordering, storage_vars
+    ovars = storage_vars(spec.stmt, spec.output.format)
     h = hoisted(spec.order, ovars)
     kept = ", ".join(map(repr, ovars[h:]))
     out = ", ".join(map(repr, ovars[:h]))

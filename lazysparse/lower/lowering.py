@@ -23,7 +23,7 @@ from ..ir import ops
 from ..ir.nodes import Access, Const, Index, accesses_of
 from ..planner import patterns as P
 from ..planner.plan import KernelSpec, level_vars
-from ..planner.workspace import hoisted
+from ..planner.workspace import hoisted, storage_vars
 from . import counting, simd, workspace
 from .loopir import Block, Decl, For, If, Line, While
 
@@ -168,10 +168,9 @@ class Lowerer:
         top = Block()
         self.ws = self.spec.mode.startswith("ws-")  # a workspace assembles the result
         if self.ws:
-            outs = list(self.stmt.out_indices)
-            left = len(outs) - hoisted(self.order, [outs[m] for m in self.ofmt.order])
+            self.ws_h = hoisted(self.order, storage_vars(self.stmt, self.ofmt))
             # one level left: its keys are coordinates, of the result's index type
-            key = self.oit if left == 1 else "int64_t"
+            key = self.oit if len(self.stmt.out_indices) - self.ws_h == 1 else "int64_t"
             top.prelude = [workspace.prelude(self.spec.mode[3:], self.oct, key, self.stmt.reduce, self.odt)]
         self.declare_inputs(top)
         for v in self.order:
@@ -243,7 +242,6 @@ class Lowerer:
             top.add(Decl(f"{t} *", n, "NULL"))
         if self.ws:
             # the workspace and the all array: zeroed before any jump to ls_fail frees them
-            self.ws_h = hoisted(self.order, self.ovars)
             top.add(Decl("ls_ws", "ws", "{0}"), Decl("ls_ism", "ism", "{0}"))
             # the loops once without values, counting inserts: every result entry comes from
             # one, so the result arrays start at that size (capped by the full size) and never

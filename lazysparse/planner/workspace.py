@@ -38,6 +38,12 @@ def ordering(order, storage_vars, reduce_vars) -> int:
     return max(n + 1 - p1, p2)
 
 
+def storage_vars(stmt, fmt) -> list:
+    """The result variables a format's levels bind, outermost level first."""
+    outs = list(stmt.out_indices)
+    return [outs[m] for m in fmt.order]
+
+
 def hoisted(order, storage_vars) -> int:
     """How many leading result levels the loops bind in storage order, before any other loop:
     the workspace holds the remaining levels."""

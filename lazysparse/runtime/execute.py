@@ -284,9 +284,7 @@ WS_FORCED = threading.local()  # .choice: (policy, capacity) from an ls.Schedule
 def _workspace(stmt, fmt, order, storages, out_shape):
     """The policy and capacity of a scattering kernel's workspace (planner/workspace.py), or
     None when its keys would not fit an int64 (the sort assembly then runs instead)."""
-    outs = list(stmt.out_indices)
-    ovars = [outs[m] for m in fmt.order]
-    h = WS.hoisted(order, ovars)
+    h = WS.hoisted(order, WS.storage_vars(stmt, fmt))
     ext = [out_shape[m] for m in fmt.order]
     if math.prod(ext[h:]) >= WS.KEY_LIMIT:
         return None
