@@ -12,7 +12,8 @@ Kernels: ``spmv`` A@x, ``spmm`` A@X (128 columns), ``add_t`` A+A.T, ``add_r`` A+
 A*A.T, ``mul_r`` A*B (B: uniform random with A's shape and density), ``sum0``/``sum1`` sums over
 axis 0/1, ``tocsc`` conversion, ``ttv`` einsum('ijk,k->ij') on tensors.  Only on request
 (``--kernels``): ``sddmm`` A*(U@V.T) (K=32), ``gnn`` A@(X@W) (X: n x 64, W: 64 x 16), ``spgemm``
-A@A, ``add3`` A+B+C.
+A@A, ``add3`` A+B+C, ``masked`` A*(A@A) (masked SpGEMM; GraphBLAS: ``mxm`` under the structural
+mask ``A.S``, which skips the final multiply by A's values: on pattern matrices the same result).
 
 Method: each lazysparse result is first checked against scipy (``np.allclose``; failures are marked
 and not timed).  Then every library gets one warm-up call (lazysparse compiles here; its time is
@@ -45,7 +46,7 @@ DEFAULT_KERNELS = ("spmv", "spmm", "add_t", "add_r", "mul_t", "mul_r", "sum0", "
                    "ttv")
 # Compound kernels of shared/PEERS.md, run only when asked for with --kernels (an unfused
 # implementation of sddmm forms the dense n x n product U @ V.T: tens of GB on the larger graphs).
-EXTRA_KERNELS = ("sddmm", "gnn", "spgemm", "add3")
+EXTRA_KERNELS = ("sddmm", "gnn", "spgemm", "add3", "masked")
 KERNELS = DEFAULT_KERNELS + EXTRA_KERNELS
 TENSOR_KERNELS = ("ttv",)
 MATRIX_KERNELS = tuple(k for k in KERNELS if k not in TENSOR_KERNELS)
@@ -205,7 +206,8 @@ def scipy_matrix_kernels(inp, square):
     k = dict(spmv=lambda: A @ x, spmm=lambda: A @ X, add_r=lambda: A + B, mul_r=lambda: A.multiply(B),
              sum0=lambda: A.sum(axis=0), sum1=lambda: A.sum(axis=1), tocsc=lambda: A.tocsc())
     if square:
-        k.update(add_t=lambda: A + A.T, mul_t=lambda: A.multiply(A.T), spgemm=lambda: A @ A)
+        k.update(add_t=lambda: A + A.T, mul_t=lambda: A.multiply(A.T), spgemm=lambda: A @ A,
+                 masked=lambda: A.multiply(A @ A))
     if "C" in inp:
         k["add3"] = lambda: A + B + inp["C"]
     if "W" in inp:
@@ -227,7 +229,7 @@ def lazysparse_matrix_kernels(inp, square):
              tocsc=lambda: lA.asformat("csc").materialize())
     if square:
         k.update(add_t=lambda: (lA + lA.T).materialize(), mul_t=lambda: (lA * lA.T).materialize(),
-                 spgemm=lambda: (lA @ lA).materialize())
+                 spgemm=lambda: (lA @ lA).materialize(), masked=lambda: (lA * (lA @ lA)).materialize())
     if "C" in inp:
         lC = ls.asarray(inp["C"])
         k["add3"] = lambda: (lA + lB + lC).materialize()
@@ -248,7 +250,8 @@ def pydata_matrix_kernels(inp, square):
              sum0=lambda: A.sum(axis=0), sum1=lambda: A.sum(axis=1),
              tocsc=lambda: A.asformat("gcxs", compressed_axes=[1]))
     if square:
-        k.update(add_t=lambda: A + A.T, mul_t=lambda: A * A.T, spgemm=lambda: A @ A)
+        k.update(add_t=lambda: A + A.T, mul_t=lambda: A * A.T, spgemm=lambda: A @ A,
+                 masked=lambda: A * (A @ A))
     if "C" in inp:
         C = sparse.COO.from_scipy_sparse(inp["C"])
         k["add3"] = lambda: A + B + C
@@ -268,7 +271,7 @@ def graphblas_matrix_kernels(inp, square):
              sum0=lambda: A.reduce_columnwise().new(), sum1=lambda: A.reduce_rowwise().new())
     if square:
         k.update(add_t=lambda: A.ewise_add(A.T).new(), mul_t=lambda: A.ewise_mult(A.T).new(),
-                 spgemm=lambda: A.mxm(A).new())
+                 spgemm=lambda: A.mxm(A).new(), masked=lambda: A.mxm(A).new(mask=A.S))
     if "C" in inp:
         C = gb.io.from_scipy_sparse(inp["C"])
         k["add3"] = lambda: A.ewise_add(B).new().ewise_add(C).new()

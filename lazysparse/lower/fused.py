@@ -113,6 +113,8 @@ class FusedLowerer:
         if any(lp.var in kept for _, kept in self.temps.values()):
             return None
         if lp.space != P.TRUE:
+            if len(lp.space) != 1 or len(next(iter(lp.space))) != 1:
+                return None  # several iterators drive it: not this lowering's (lower() says so)
             (vid, path), = next(iter(lp.space))
             if not self.specs[vid].format.levels[len(path) - 1].unique:
                 return None

@@ -24,7 +24,7 @@ from ..ir.nodes import Access, Const, Index, accesses_of
 from ..planner import patterns as P
 from ..planner.plan import KernelSpec, level_vars
 from ..planner.workspace import hoisted, storage_vars
-from . import counting, simd, workspace
+from . import counting, locate, simd, workspace
 from .loopir import Block, Decl, For, If, Line, While
 
 
@@ -158,6 +158,10 @@ class Lowerer:
         self.out_partial = False  # some loop over a result index skips coordinates
         self.row_acc = None  # the local row a fixed-width version accumulates into
         self.row_width = 0   # the width of the version being emitted (0: the general loops)
+        # lower/locate.py: per depth, where code before and after that loop goes (the block, the
+        # index of the loop's first statement, statements to append after it); scatter arrays
+        self.hoist_at, self.locs, self.loc_names = {}, [], {}
+        self.par_open = False  # the loops being emitted run inside an OpenMP region
 
     # -- helpers ------------------------------------------------------------------------------
     def it_type(self, slot):
@@ -186,7 +190,9 @@ class Lowerer:
         top.body[at:at] = self.sched.body
         self.fail_path = ["return 0;"]
         self.finish_output(top)
-        top.add(*self.fail_path)
+        frees = [f"free({n});" for n in self.locs]
+        fail = self.fail_path
+        top.add(*frees, *fail[:-1], *(frees if len(fail) > 1 else []), fail[-1])
         # every loop over a result index ran over its whole extent and each point stores once
         # with "=": the result buffer may start uninitialised (np.empty, not a zero-fill pass)
         self.abi.writes_all = self.spec.mode in ("dense", "dense-acc") and not self.out_partial
@@ -247,14 +253,19 @@ class Lowerer:
             # one, so the result arrays start at that size (capped by the full size) and never
             # grow by copying; pages never written are never touched. The count's loops are
             # cheap (a row-wise product's inner loop is just its length).
-            top.add(Decl("int64_t", "ls_ins", "0"))
-            count = Block()
-            self.counting_inserts = True
-            self.emit(0, count)
-            self.counting_inserts = False
-            top.add(count)
+            # A result inside an input's pattern (a masked product) has at most that input's
+            # entries: that bound sizes it without the counting loops.
+            bound = self.mask_bound()
+            if bound is None:
+                top.add(Decl("int64_t", "ls_ins", "0"))
+                count = Block()
+                self.counting_inserts = True
+                self.emit(0, count)
+                self.counting_inserts = False
+                top.add(count)
+                bound = "ls_ins"
             full = " * ".join(f"osz{l}" for l in range(nd)) or "1"
-            top.add(f"ocap = ls_ins < {full} ? ls_ins : {full};", "if (ocap < 16) ocap = 16;")
+            top.add(f"ocap = {bound} < {full} ? {bound} : {full};", "if (ocap < 16) ocap = 16;")
         for l in range(nd):
             lv = self.olv[l]
             if lv.kind == "compressed":
@@ -286,6 +297,27 @@ class Lowerer:
                 top.add(f"if (!tc{l}) goto ls_fail;")
             top.add(f"tv = ({self.oct} *)ls_malloc((size_t)tcap * sizeof({self.oct}));")
             top.add("if (!tv) goto ls_fail;")
+
+    def mask_bound(self):
+        """C expression bounding the result's entries by the entries of inputs read at the
+        result's own subscripts (a mask: ``M[i,j]`` in ``sum_k M[i,j] A[i,k] B[k,j]``), one per
+        term of the statement's pattern; None when some term has no such input."""
+        outs = set(self.outs)
+        accs = accesses_of(self.stmt.expr)
+        masks = {q for q, acc in enumerate(accs)
+                 if not self.spec.inputs[acc.operand].dense and len(acc.indices) == len(outs)
+                 and set(acc.indices) == outs}
+        pat, _ = P.expr_pattern(self.stmt.expr, lambda acc, q: None if self.spec.inputs[acc.operand].dense else q,
+                                lambda acc: None, self.spec.decisions)
+        if pat == P.TRUE or not masks:
+            return None
+        parts = []
+        for t in sorted(pat, key=sorted):
+            m = sorted(t & masks)
+            if not m:
+                return None
+            parts.append(self.abi.int(("nnz", accs[m[0]].operand)))
+        return "(" + " + ".join(parts or ["0"]) + ")"
 
     def finish_output(self, top):
         mode = self.spec.mode
@@ -340,6 +372,21 @@ class Lowerer:
 
     # -- loops --------------------------------------------------------------------------------
     def emit(self, depth, blk: Block):
+        """The loops from ``depth`` on, into ``blk``; records where code hoisted to this depth
+        goes (lower/locate.py)."""
+        saved = self.hoist_at.get(depth)
+        if depth == 0 and saved is None:
+            self.par_open = False
+        post = []
+        self.hoist_at[depth] = (blk, len(blk.body), post)
+        self._emit(depth, blk)
+        blk.body.extend(post)
+        if saved is None:
+            del self.hoist_at[depth]
+        else:
+            self.hoist_at[depth] = saved
+
+    def _emit(self, depth, blk: Block):
         mode = self.spec.mode
         m = len(self.outs)
         if mode in ("dense-acc", "append") and self.red and depth == m and not self.in_acc:
@@ -369,6 +416,14 @@ class Lowerer:
         body = Block()
         if depth < len(self.outs) and not (pat == P.TRUE or not keys):
             self.out_partial = True
+        located = locate.choose(self, depth, iters, pat, keys)
+        if located:
+            # scattered segments probed (lower/locate.py); the merge when the arrays are missing
+            names = [locate.scatter(self, a, depth) for a in located]
+            yes, no = Block(), Block()
+            blk.add(If(" && ".join(names), yes, no))
+            self.emit_lattice(depth, v, yes, pat, keys, iters, byq, U, snap, dict(zip(names, located)))
+            blk = no
         if pat == P.TRUE or not keys:
             followers = iters
             for a in followers:
@@ -434,6 +489,7 @@ class Lowerer:
         for a in self.accs:
             if v in a.acc.indices:
                 shared.pop(a.slot, None)
+        self.par_open = True
         if not shared:
             blk.add(Line(f"#pragma omp parallel for schedule(dynamic, ls_chunk) num_threads((int){nt}) if({nt} > 1)"))
             return blk
@@ -581,31 +637,38 @@ class Lowerer:
         for a in self.accs:
             a.restore(snap[a.q])
 
-    def emit_lattice(self, depth, v, blk, pat, keys, iters, byq, U, snap):
+    def emit_lattice(self, depth, v, blk, pat, keys, iters, byq, U, snap, located=None):
         """Merge loops over the lattice points (TACO): one loop per satisfiable subset of the
         iterators, largest first, each running while all of its iterators have entries left.
-        When one runs out, the loops of the smaller points finish the others without checking it."""
+        When one runs out, the loops of the smaller points finish the others without checking it.
+        ``located``: {scatter array: access} probed at each point instead of merged
+        (lower/locate.py); the loops run over the pattern without them, the body is guarded by
+        the whole pattern."""
         x = self.vname[v]
+        located = located or {}
+        lk = {a.q for a in located.values()}
+        walk = P.without(pat, lk)  # the iteration space of the iterators that drive the loop
         for a in iters:
-            blk.add(Decl("int64_t", f"j{U[a.q]}", f"b{U[a.q]}"))
-        keys = sorted(keys)
+            if a.q not in lk:
+                blk.add(Decl("int64_t", f"j{U[a.q]}", f"b{U[a.q]}"))
+        keys = sorted(k for k in keys if k not in lk)
         points = []
         if len(keys) <= 4:
             from itertools import combinations
             for n in range(len(keys), 0, -1):
                 for S in combinations(keys, n):
-                    if P.evaluate(pat, set(S)):
+                    if P.evaluate(walk, set(S)):
                         points.append(frozenset(S))
         else:  # many iterators: one loop over the whole lattice
             points.append(None)
         for S in points:
             members = keys if S is None else sorted(S)
-            sub = pat if S is None else frozenset(t for t in pat if t <= S)
+            sub = pat if S is None else frozenset(t for t in pat if t - lk <= S)
             for a in self.accs:
                 a.restore(snap[a.q])
             body = Block()
             if S is None:
-                cond = " || ".join("(" + " && ".join(f"j{U[q]} < z{U[q]}" for q in sorted(t)) + ")" for t in pat)
+                cond = " || ".join("(" + " && ".join(f"j{U[q]} < z{U[q]}" for q in sorted(t)) + ")" for t in walk)
             else:
                 cond = " && ".join(f"j{U[q]} < z{U[q]}" for q in members)
             blk.add(While(cond, body))
@@ -622,9 +685,10 @@ class Lowerer:
             body.add(Decl("int64_t", x, mn))
             self.bind(v)
             single = len(members) == 1
+            present = {}  # key -> its presence test at this point
             for q in members:
                 a = byq[q]
-                e = "1" if single else f"e{U[q]}"
+                e = present[q] = "1" if single else f"e{U[q]}"
                 if not single:
                     body.add(Decl("int", e, f"k{U[q]} == {x}"))
                 seg = None
@@ -637,17 +701,20 @@ class Lowerer:
             for q in keys:
                 if q not in members:  # exhausted in this lattice point: statically absent
                     self.advance(byq[q], "0", "0", None)
+            for name, a in located.items():
+                present[a.q] = f"e{U[a.q]}"
+                locate.resolve(self, a, name, x, body)
             for a in iters:
-                if a.q not in keys:
+                if a.q not in keys and a.q not in lk:
                     self.follow(a, x, body)
-            if single:
+            if single and not lk:
                 inner = body
             else:
-                fcond = " || ".join("(" + (" && ".join(f"e{U[q]}" for q in sorted(t)) or "1") + ")" for t in sub)
+                fcond = " || ".join("(" + (" && ".join(present[q] for q in sorted(t)) or "1") + ")" for t in sub)
                 inner = Block()
                 body.add(If(fcond, inner))
             self.cascade(inner)
-            self.emit_output_level(depth, v, body if single else inner)
+            self.emit_output_level(depth, v, inner)
             for q in members:
                 a = byq[q]
                 nxt = f"g{U[q]}" if not a.spec.format.levels[snap[q][0]].unique else f"j{U[q]} + 1"
@@ -660,7 +727,12 @@ class Lowerer:
         self.bound.add(v)
 
     def declare_range(self, a: _Acc, blk):
+        b, z = self.range_exprs(a)
         u = f"{a.q}_{a.lvl}"
+        blk.add(Decl("int64_t", f"b{u}", b), Decl("int64_t", f"z{u}", z))
+
+    def range_exprs(self, a: _Acc):
+        """C expressions of the segment of access ``a`` at its current level: (begin, end)."""
         l = a.lvl
         lv = a.spec.format.levels[l]
         if lv.kind == "compressed":
@@ -671,7 +743,7 @@ class Lowerer:
             z = a.seg if a.seg else f"(int64_t)({a.pos}) + 1"
         if a.pres != "1":
             b, z = f"({a.pres}) ? {b} : 0", f"({a.pres}) ? {z} : 0"
-        blk.add(Decl("int64_t", f"b{u}", b), Decl("int64_t", f"z{u}", z))
+        return b, z
 
     def advance(self, a: _Acc, pos, pres, seg):
         a.lvl += 1

@@ -38,6 +38,11 @@ def disj(*ps):
     return _minimize(out)
 
 
+def without(p, keys):
+    """``p`` with the iterators ``keys`` taken as present: where the others must be."""
+    return _minimize(t - keys for t in p) if keys else p
+
+
 def keys_of(p):
     out = set()
     for t in p:

@@ -187,6 +187,8 @@ def glue_source(spec, abi, sites=None, prologue=()) -> str:
             dest = by_shape
         elif tag == "osize":
             val, dest = f"shape[{fmt.order[desc[1]]}]", by_shape
+        elif tag == "nnz":  # stored entries of an input (a bound on a result in its pattern)
+            val, dest = f"s{desc[1]}.nnz", per_slot[desc[1]]
         elif tag == "ohint":
             val = "hint(sts, shape)"
         elif tag == "threads":

@@ -1,0 +1,49 @@
+"""Sparse products with sparse results (issue 4): A @ A (Gustavson, a dense row workspace) and
+the masked product A * (A @ A) (the mask row scattered once per row, lower/locate.py), warm
+kernel cache, against scipy.sparse and, when installed, python-graphblas's ``mxm`` (masked:
+``mask=A.S``)."""
+from .common import MATRICES, matrix, run
+
+import lazysparse as ls  # noqa: E402  (after .common, which finds the repo)
+
+try:
+    import graphblas as gb
+    gb.ss.config["nthreads"] = 1
+except Exception:  # optional peer
+    gb = None
+
+
+class SpGEMM:
+    params = [[m for m in MATRICES if m != "uniform-20k"] + ["cora"]]
+    param_names = ["matrix"]
+    timeout = 300
+
+    def setup(self, name):
+        self.A = matrix(name)
+        self.lA = ls.asarray(self.A)
+        self.G = gb.io.from_scipy_sparse(self.A) if gb is not None else None
+        self.time_lazysparse_product(name)  # compile once
+        self.time_lazysparse_masked(name)
+
+    def time_lazysparse_product(self, name):
+        run(self.lA @ self.lA)
+
+    def time_scipy_product(self, name):
+        self.A @ self.A
+
+    def time_lazysparse_masked(self, name):
+        run(self.lA * (self.lA @ self.lA))
+
+    def time_scipy_masked(self, name):
+        self.A.multiply(self.A @ self.A)
+
+
+if gb is not None:  # the peer's benchmarks exist only where it is installed
+    def _graphblas_product(self, name):
+        self.G.mxm(self.G).new()
+
+    def _graphblas_masked(self, name):
+        self.G.mxm(self.G).new(mask=self.G.S)
+
+    SpGEMM.time_graphblas_product = _graphblas_product
+    SpGEMM.time_graphblas_masked = _graphblas_masked
