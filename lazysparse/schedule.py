@@ -18,7 +18,7 @@ class Schedule:
 
     def workspace(self, policy: str, capacity: int | None = None) -> "Schedule":
         """Assemble scattered sparse results through the accumulation ``policy`` ("dense",
-        "hash", "coord", or one added with ``lazysparse.lower.workspace.register_policy``),
+        "hash", "coord", "bucket", or one added with ``lazysparse.lower.workspace.register_policy``),
         sorting and merging it every ``capacity`` entries (default: the cost model's)."""
         from .lower.workspace import POLICIES
         if policy not in POLICIES:

@@ -69,7 +69,7 @@ def test_spgemm_loop_orders_get_their_workspaces_without_annotation():
     ref = (S @ T).toarray()
     cases = [(S, T.tocsc(), None),   # CSR x CSC: an inner product, or conversion then row-wise
              (S, T, "ws-dense"),     # row-wise: first-order, dense
-             (S.tocsc(), T, "ws-hash")]  # outer product: second-order, sparse
+             (S.tocsc(), T, "ws-bucket")]  # outer product: second-order, sparse
     for a, b, mode in cases:
         with kernel_log() as log:
             out = (ls.asarray(a) @ ls.asarray(b)).materialize(format="csr")
@@ -81,7 +81,7 @@ def test_spgemm_loop_orders_get_their_workspaces_without_annotation():
             if spec.stmt.reduce_indices:
                 assert (o == 0) == (spec.mode == "append")
                 assert (o == 1) == (spec.mode == "ws-dense")
-                assert (o >= 2) == (spec.mode == "ws-hash")
+                assert (o >= 2) == (spec.mode == "ws-bucket")
         np.testing.assert_allclose(out.todense(), ref)
         _check_canonical(out.storage, ref.shape)
     # the inner-product order itself: scalar accumulation, appended in order, no workspace
@@ -98,7 +98,7 @@ def test_spgemm_loop_orders_get_their_workspaces_without_annotation():
 def test_explain_names_the_workspace_and_why():
     S, T = _mat(300, 200, 0.01, 1), _mat(200, 250, 0.01, 2)  # a sparse result
     text = ls.explain(ls.asarray(S.tocsc()) @ ls.asarray(T))
-    assert "workspace: sparse scattering of order 2" in text and "'hash'" in text
+    assert "workspace: sparse scattering of order 2" in text and "'bucket'" in text
     assert "a dense workspace would hold 75000 points" in text
     text = ls.explain(ls.asarray(S) @ ls.asarray(T))
     assert "order 1" in text and "'dense'" in text and "flushed after each" in text
@@ -121,7 +121,7 @@ def test_products_match_scipy_in_every_operand_format(seed, fa, fb):
 
 # -- test 5: every policy and capacity gives the same result ---------------------------------------
 @pytest.mark.parametrize("fa", ["csr", "csc"])
-@pytest.mark.parametrize("policy", ["dense", "hash", "coord"])
+@pytest.mark.parametrize("policy", ["dense", "hash", "coord", "bucket"])
 @pytest.mark.parametrize("cap", [1, 2, 7, None, 10**6])
 def test_policy_and_capacity_invariance(fa, policy, cap):
     # integer values: every summation order gives the same floating-point sums
@@ -138,13 +138,13 @@ def test_a_full_accumulation_array_is_merged_on_every_insert_at_capacity_one():
     """Capacity 1: full after each new key; the merges must still combine duplicates."""
     S, T = _mat(20, 15, 0.3, 5), _mat(15, 20, 0.3, 6)
     A, B = ls.asarray(S.tocsc()), ls.asarray(T)
-    for policy in ("hash", "coord"):
+    for policy in ("hash", "coord", "bucket"):
         got = (A @ B).materialize(schedule=ls.Schedule().workspace(policy, capacity=1))
         np.testing.assert_allclose(got.todense(), (S @ T).toarray(), rtol=1e-13)
 
 
 # -- test 6: edge cases ---------------------------------------------------------------------------
-@pytest.mark.parametrize("policy", ["dense", "hash", "coord"])
+@pytest.mark.parametrize("policy", ["dense", "hash", "coord", "bucket"])
 def test_empty_operands_give_empty_results_with_zero_positions(policy):
     sched = ls.Schedule().workspace(policy)
     for a, b in [(sp.csr_matrix((5, 4)), _mat(4, 6, 0.5, 1)), (_mat(5, 4, 0.5, 1), sp.csr_matrix((4, 6))),
@@ -154,7 +154,7 @@ def test_empty_operands_give_empty_results_with_zero_positions(policy):
         assert np.all(np.asarray(out.storage.pos[1]) == 0)
 
 
-@pytest.mark.parametrize("policy", ["dense", "hash", "coord"])
+@pytest.mark.parametrize("policy", ["dense", "hash", "coord", "bucket"])
 def test_all_products_on_one_point_combine(policy):
     a = sp.csc_matrix(np.ones((1, 50)))      # one row
     b = sp.csr_matrix(np.arange(1.0, 51.0).reshape(50, 1))
@@ -267,6 +267,27 @@ def test_ttm_and_mttkrp_with_sparse_results(seed):
     np.testing.assert_allclose(out.todense(), np.einsum("ijk,il->kjl", X.todense(), M2.toarray()), rtol=1e-12)
 
 
+def test_bucket_policy_on_wide_keys_and_third_order_results():
+    # outer product with 10^5 x 10^5 keys (the bucket width grows with the extent) and SpTTM
+    rng = np.random.default_rng(5)
+    n = 100_000
+    S = sp.csc_matrix((rng.random(300), (rng.integers(0, n, 300), rng.integers(0, 50, 300))), shape=(n, 50))
+    T = sp.csr_matrix((rng.random(300), (rng.integers(0, 50, 300), rng.integers(0, n, 300))), shape=(50, n))
+    for cap in (1, 5, None):
+        out = (ls.asarray(S) @ ls.asarray(T)).materialize(
+            format="csr", schedule=ls.Schedule().workspace("bucket", capacity=cap))
+        ref = (S @ T).tocsr()
+        ref.sort_indices()
+        got = out.to_scipy().tocsr()
+        assert np.array_equal(got.indptr, ref.indptr) and np.array_equal(got.indices, ref.indices)
+        np.testing.assert_allclose(got.data, ref.data, rtol=1e-13)
+    X = _tensor((8, 9, 10), 0.1, 1)
+    M = _mat(10, 6, 0.3, 2)
+    ttm = ls.einsum("ijk,kl->ijl", ls.asarray(X, format="csf"), ls.asarray(M)).materialize(
+        format="csf", schedule=ls.Schedule().workspace("bucket", capacity=3))
+    np.testing.assert_allclose(ttm.todense(), np.einsum("ijk,kl->ijl", X.todense(), M.toarray()), rtol=1e-12)
+
+
 # -- test 9: appending and conversion need no workspace -------------------------------------------
 def test_appending_kernels_use_no_workspace():
     S, T = _mat(30, 20, 0.2, 1), _mat(30, 20, 0.2, 2)
@@ -285,10 +306,10 @@ def test_appending_kernels_use_no_workspace():
 # -- cost model --------------------------------------------------------------------------------------
 def test_cost_model_picks_dense_rows_and_sparse_higher_orders():
     assert choose([10_000], 10_000, 50_000, 8, 1 << 30).policy == "dense"
-    assert choose([10**8], 10**4, 10**4, 8, 1 << 30).policy == "hash"     # far larger than the work
-    assert choose([10**6], 10**6, 10**7, 8, 1 << 20).policy == "hash"     # over the budget
+    assert choose([10**8], 10**4, 10**4, 8, 1 << 30).policy == "bucket"   # far larger than the work
+    assert choose([10**6], 10**6, 10**7, 8, 1 << 20).policy == "bucket"   # over the budget
     c = choose([10**6, 10**6], 1, 10**4, 8, 1 << 30)
-    assert c.policy == "hash" and 16 <= c.capacity <= 1 << 15
+    assert c.policy == "bucket" and 16 <= c.capacity <= 1 << 15
     assert choose([100], 1, 10, 8, None, "coord", 3) == ("coord", 3, "forced by the schedule (coord, capacity 3)")
 
 
@@ -321,7 +342,7 @@ def test_outer_product_memory_is_proportional_to_nonzeros():
 # -- property test over formats, policies and capacities -------------------------------------------------
 @settings(max_examples=40, deadline=None)
 @given(st.integers(0, 12), st.integers(0, 12), st.integers(1, 12), st.sampled_from(["csr", "csc", "coo"]),
-       st.sampled_from(["csr", "csc"]), st.sampled_from([None, "dense", "hash", "coord"]),
+       st.sampled_from(["csr", "csc"]), st.sampled_from([None, "dense", "hash", "coord", "bucket"]),
        st.sampled_from([None, 1, 3, 64]), st.integers(0, 10**6))
 def test_products_match_numpy(m, n, k, fa, fb, policy, cap, seed):
     S, T = _mat(m, k, 0.3, seed).asformat(fa), _mat(k, n, 0.3, seed + 1).asformat(fb)

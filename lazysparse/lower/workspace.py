@@ -265,7 +265,51 @@ static int64_t ls_ws_drain(ls_ws *w, LS_WK *k, LS_WT *v, LS_WK *tk, LS_WT *tv) {
 static void ls_ws_free(ls_ws *w) { free(w->k); free(w->v); }
 """
 
-POLICIES = {"dense": DENSE, "hash": HASH, "coord": COORD}
+# Bucket (paper 003, Table 1): buckets over contiguous key ranges (bucket order is key order),
+# each a chain of entries in a pool; an insert searches its bucket's chain (duplicates combine at
+# insert); a drain visits the touched buckets in order and sorts each bucket's few entries.
+BUCKET = r"""
+typedef struct { LS_WK *k, *touched; LS_WT *v; int64_t *next, *head; int64_t n, cap, nt, L; int shift; } ls_ws;
+static int ls_ws_init(ls_ws *w, int64_t E, int64_t cap) {
+  int64_t want = 16;
+  while (want < cap && want < ((int64_t)1 << 20)) want *= 2;  /* about one entry a bucket when full */
+  int shift = 0;
+  while ((E >> shift) >= want) shift++;
+  w->shift = shift; w->L = (E >> shift) + 1; w->n = 0; w->nt = 0; w->cap = cap;
+  w->k = (LS_WK *)ls_malloc((size_t)cap * sizeof(LS_WK));
+  w->v = (LS_WT *)ls_malloc((size_t)cap * sizeof(LS_WT));
+  w->next = (int64_t *)ls_malloc((size_t)cap * sizeof(int64_t));
+  w->touched = (LS_WK *)ls_malloc((size_t)cap * sizeof(LS_WK));
+  w->head = (int64_t *)ls_malloc((size_t)w->L * sizeof(int64_t));
+  if (!w->k || !w->v || !w->next || !w->touched || !w->head) return 1;
+  memset(w->head, 0xff, (size_t)w->L * sizeof(int64_t));  /* -1: an empty bucket */
+  return 0;
+}
+static inline int ls_ws_insert(ls_ws *w, int64_t key, LS_WT val) {
+  const int64_t b = key >> w->shift;
+  for (int64_t e = w->head[b]; e >= 0; e = w->next[e])
+    if (w->k[e] == (LS_WK)key) { LS_WCOMB(w->v[e], val); return 0; }
+  if (w->head[b] < 0) w->touched[w->nt++] = (LS_WK)b;
+  w->k[w->n] = (LS_WK)key; w->v[w->n] = val; w->next[w->n] = w->head[b]; w->head[b] = w->n; w->n++;
+  return w->n >= w->cap;
+}
+static inline int64_t ls_ws_size(const ls_ws *w) { return w->n; }
+static int64_t ls_ws_drain(ls_ws *w, LS_WK *k, LS_WT *v, LS_WK *tk, LS_WT *tv) {
+  ls_ksort(w->touched, tk, w->nt);
+  int64_t o = 0;
+  for (int64_t t = 0; t < w->nt; t++) {
+    const int64_t b = (int64_t)w->touched[t], s = o;
+    for (int64_t e = w->head[b]; e >= 0; e = w->next[e]) { k[o] = w->k[e]; v[o] = w->v[e]; o++; }
+    w->head[b] = -1;
+    ls_kvsort(k + s, v + s, tk, tv, o - s);  /* keys are unique here: any sort will do */
+  }
+  w->n = 0; w->nt = 0;
+  return o;
+}
+static void ls_ws_free(ls_ws *w) { free(w->k); free(w->v); free(w->next); free(w->touched); free(w->head); }
+"""
+
+POLICIES = {"dense": DENSE, "hash": HASH, "coord": COORD, "bucket": BUCKET}
 _NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")
 
 
