@@ -423,7 +423,7 @@ def reduce_dims(program: Program, tree: tuple, enabled: bool = True):
 
 # -- the passes together ------------------------------------------------------------------------
 # "association" (planner/associate.py) runs on the program before planning, not in here
-PASSES = frozenset({"association", "masks", "fusion", "memory"})
+PASSES = frozenset({"association", "masks", "fusion", "memory", "concordance"})
 
 
 def plan_fusion(program: Program, input_specs: dict, mode: str = "auto", scalars=None,

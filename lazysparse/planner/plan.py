@@ -7,7 +7,7 @@ The ``KernelSpec`` is the kernel's canonical signature: it holds no shapes and n
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -15,6 +15,7 @@ from ..formats import Format, Storage, resolve_format
 from ..formats.levels import COMPRESSED, DENSE
 from ..ir.nodes import Access, Call, Index, Statement, _Hashed, accesses_of, intern
 from . import patterns as P
+from .workspace import hoisted, storage_vars
 
 INT32_MAX = 2**31 - 1
 
@@ -277,12 +278,14 @@ def _chain_edges(seq):
     return out
 
 
-def choose_order(stmt: Statement, specs, out_fmt):
+def choose_order(stmt: Statement, specs, out_fmt, concordance=True):
     """Loop order, and the slots whose sparse operand must be converted to follow it.
 
     Hard constraints: each sparse operand's levels in storage order. Soft: a fixed sparse output's
     levels first (append assembly); for max/min/prod, reductions innermost. Among free choices,
-    indices stored outer in more operands go first, output before reduction.
+    indices stored outer in more operands go first, output before reduction. ``concordance``:
+    convert an operand rather than scatter into every level of a sparse result
+    (``_outer_first``).
     """
     outs = list(stmt.out_indices)
     red = list(stmt.reduce_indices)
@@ -326,6 +329,13 @@ def choose_order(stmt: Statement, specs, out_fmt):
         if o is not None:
             active, edges, base = rest, edges2 + [(w, v)], o
             converted.append(X)
+    # (only when nothing is converted yet: the converted operands' new formats are planned again,
+    # and a second conversion could undo the first)
+    alt = _outer_first(stmt, specs, out_fmt, base, active, vars_, score) if concordance and not converted else None
+    if alt is not None:
+        active, edges, base, X = alt
+        if X is not None:
+            converted.append(X)
     soft = []
     if out_fmt is not None and out_fmt.is_sparse:
         ov = [outs[m] for m in out_fmt.order]
@@ -339,7 +349,53 @@ def choose_order(stmt: Statement, specs, out_fmt):
         if o is not None:
             extra += s
             order = o
+    # an operand that the final order happens to follow needs no conversion (re-planning it
+    # would find the same plan and convert again, forever)
+    converted = [a for a in converted
+                 if concordant_format(specs[a.operand], a, order) != specs[a.operand].format]
     return tuple(order), tuple(sorted({a.operand for a in converted}))
+
+
+def _outer_first(stmt, specs, out_fmt, order, active, vars_, score):
+    """A sum into a sparse result whose loops bind none of its levels first (an outer-product
+    order, ``k, i, j`` for CSC @ CSR: a second-order workspace that sorts every product) runs
+    instead with one sparse operand converted so that a result index leads (Gustavson's ``i, k,
+    j``, a one-level workspace per row), as scipy converts CSC @ CSR. The conversion is O(nnz)
+    of that operand; the products are at least as many. Returns ``(active, edges, order,
+    converted access)`` or None."""
+    outs = list(stmt.out_indices)
+    if stmt.reduce != "sum" or not stmt.reduce_indices or len(outs) < 2:
+        return None
+    fmt = out_fmt if out_fmt is not None else _default_sparse(order, outs)
+    if not fmt.is_sparse or hoisted(order, storage_vars(stmt, fmt)):
+        return None
+    firsts = storage_vars(stmt, out_fmt) if out_fmt is not None else outs
+    for first in firsts[:1] if out_fmt is not None else firsts:
+        lead = [(first, v) for v in vars_ if v != first]
+        # the operands may allow a result index first as they are: no conversion at all
+        edges = [e for a in active for e in _chain_edges(level_vars(a, specs[a.operand].format))] + lead
+        o = _toposort(vars_, edges, score)
+        if (o is not None
+                and hoisted(o, storage_vars(stmt, out_fmt if out_fmt is not None else _default_sparse(o, outs)))
+                and _dense_outer_intersection(o, active, specs, outs, list(stmt.reduce_indices)) is None):
+            return active, edges, o, None
+        for X in reversed(active):
+            rest = [a for a in active if a is not X]
+            edges = [e for a in rest for e in _chain_edges(level_vars(a, specs[a.operand].format))]
+            edges += lead
+            o = _toposort(vars_, edges, score)
+            if o is None:
+                continue
+            f2 = out_fmt if out_fmt is not None else _default_sparse(o, outs)
+            if not hoisted(o, storage_vars(stmt, f2)):
+                continue
+            # X as it will be stored must not make the new order one the inner-product rule
+            # converts back (CSC @ DCSR: a dense row loop over B's compressed top level)
+            after = list(specs)
+            after[X.operand] = replace(specs[X.operand], format=concordant_format(specs[X.operand], X, o))
+            if _dense_outer_intersection(o, rest + [X], after, outs, list(stmt.reduce_indices)) is None:
+                return rest, edges, o, X
+    return None
 
 
 def _dense_outer_intersection(order, active, specs, outs, red):

@@ -15,6 +15,7 @@ from ..formats import Format, Storage, resolve_format
 from ..ir.nodes import Access, Index, Statement, accesses_of, intern
 from ..planner import patterns as P
 from . import counting, memory
+from .fused import _PASSES
 from ..planner import plan as PL
 from ..planner import workspace as WS
 from ..planner.decompose import may_split
@@ -213,10 +214,11 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=Non
                 _BOUND[bkey] = lambda sts, shape, name, buf=None, stmt0=stmt0: _relabel_view(
                     stmt, sts[0], out_fmt, shape)
             return view
-    okey = (stmt, specs, out_fmt, decisions)
+    concordance = "concordance" in _PASSES[0]
+    okey = (stmt, specs, out_fmt, decisions, concordance)
     planned = _ORDERS.get(okey)
     if planned is None:
-        order, converted = PL.choose_order(stmt, specs, out_fmt)
+        order, converted = PL.choose_order(stmt, specs, out_fmt, concordance)
         fmt = out_fmt if out_fmt is not None else PL._default_sparse(order, list(stmt.out_indices))
         mode = PL.choose_mode(stmt, order, fmt)
         if mode == "sort" and not PL._appendable(fmt):

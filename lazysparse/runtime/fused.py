@@ -324,20 +324,25 @@ _PASSES = [PASSES]
 def passes(*names):
     """Plan with only these of the passes "association" (contraction order,
     planner/associate.py), "masks", "fusion", "memory" (digest test 11: each can be turned
-    off and results stay right; tests and ``explain`` comparisons use it)."""
+    off and results stay right; tests and ``explain`` comparisons use it), "concordance"
+    (planner/plan.py ``_outer_first``: an operand converted rather than an outer-product
+    workspace)."""
     unknown = set(names) - PASSES
     if unknown:
         raise ValueError(f"passes: unknown pass(es) {sorted(unknown)}; choose from {sorted(PASSES)}")
+    from .execute import _BOUND
     prev = _PASSES[0]
     _PASSES[0] = frozenset(names)
     _FAST.clear()
     _SKIP.clear()
+    _BOUND.clear()  # bound warm paths skip planning
     try:
         yield
     finally:
         _PASSES[0] = prev
         _FAST.clear()
         _SKIP.clear()
+        _BOUND.clear()
 
 
 def _build(prog, specs, scalars):
