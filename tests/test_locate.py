@@ -84,6 +84,23 @@ def test_a_sparse_vector_is_scattered_once_per_call():
     np.testing.assert_allclose(f.materialize().todense(), C.toarray() * v.todense())
 
 
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_a_dense_temporary_on_several_threads_scatters_into_one_array_per_thread(threads):
+    # dense enough that the masked temporary is stored dense: its rows run on OpenMP threads
+    M, A, B = _mat(80, 70, 0.3, 17), _mat(80, 60, 0.3, 18), _mat(60, 70, 0.3, 19)
+    Ml, Al, Bl = ls.asarray(M), ls.asarray(A), ls.asarray(B)
+    text = ls.explain(Ml * (Al @ Bl))
+    assert "assembly dense-inter" in text and "omp_get_thread_num() *" in text
+    before = ls.get_num_threads()
+    ls.set_num_threads(threads)
+    try:
+        for _ in range(3):
+            got = (Ml * (Al @ Bl)).materialize()
+            np.testing.assert_allclose(got.todense(), M.toarray() * (A @ B).toarray(), rtol=1e-13)
+    finally:
+        ls.set_num_threads(before)
+
+
 def test_a_dimension_beyond_the_limit_runs_the_merge():
     # 2^25 columns: no scatter array (LIMIT points); the merge loop computes the same thing
     n = locate.LIMIT * 2
@@ -127,10 +144,10 @@ def test_only_iterators_that_leave_a_driver_in_every_term_are_located():
     assert locate.choose(lw, 2, [B, M], P.disj(P.var(1), P.var(2)), {1, 2}) == []
     # nothing between the loop that fixes M's position and its own loop: nothing to save
     assert locate.choose(_Lw([i, j, k]), 1, [_It(2, 1, [i, j])], P.conj(P.var(1), P.var(2)), {1, 2}) == []
-    # duplicates in a level (COO) or inside an OpenMP region: merged
+    # duplicates in a level (COO): merged; inside an OpenMP loop: located (an array a thread)
     assert locate.choose(lw, 2, [B, _It(2, 1, [i, j], unique=False)], both, {1, 2}) == []
     lw.par_open = True
-    assert locate.choose(lw, 2, [B, M], both, {1, 2}) == []
+    assert [a.q for a in locate.choose(lw, 2, [B, M], both, {1, 2})] == [2]
     # two invariant iterators with a third driving: both located
     lw.par_open = False
     N = _It(3, 1, [i, j])

@@ -17,13 +17,21 @@ every kernel it applies to:
 * the scatter array (int32 offsets, one per coordinate) is allocated once per call when the
   dimension has at most ``LIMIT`` points; otherwise, or when the allocation fails, the kernel
   runs the merge it always had (both are emitted, picked by ``if (loc)``);
-* not inside an OpenMP region (the array would need a copy per thread): there the merge stays.
+* inside an OpenMP loop (a dense result's rows on several threads) each thread takes its own
+  array from one allocation of ``threads x points`` (calloc: untouched pages cost nothing).
 """
 from __future__ import annotations
 
 from ..ir.nodes import Index
 from ..planner import patterns as P
 from .loopir import Block, Comment, Decl, For, If
+
+# the thread number, with or without an OpenMP runtime (kernels build either way, without omp.h)
+THREAD_NUM = """#ifdef _OPENMP
+extern int omp_get_thread_num(void);
+#else
+static inline int omp_get_thread_num(void) { return 0; }
+#endif"""
 
 LIMIT = 1 << 24  # points of a located dimension: 64 MB of address space, touched only where rows have entries
 
@@ -46,8 +54,7 @@ def choose(lw, depth, iters, pat, keys):
     for a in iters:
         lv = a.spec.format.levels[a.lvl]
         h = hoist_depth(lw, a)
-        if (a.q in keys and lv.kind == "compressed" and lv.unique and h < depth
-                and h in lw.hoist_at and not (lw.par_open and h > 0)):
+        if a.q in keys and lv.kind == "compressed" and lv.unique and h < depth and h in lw.hoist_at:
             cands[a.q] = a
     # every term must keep a driver: drop a located key from each term it would empty
     while True:
@@ -61,17 +68,23 @@ def choose(lw, depth, iters, pat, keys):
 def scatter(lw, a, depth):
     """Allocate ``a``'s scatter array, fill it where its position becomes known and clear it
     after that loop; returns the array's C name."""
-    host, at, post = lw.hoist_at[hoist_depth(lw, a)]
-    name = lw.loc_names.get((a.q, a.lvl))
+    h = hoist_depth(lw, a)
+    host, at, post = lw.hoist_at[h]
+    private = lw.par_open and h > 0  # filled inside the parallel loop: one array per thread
+    name = lw.loc_names.get(("array", a.q, a.lvl, private))
+    n = lw.ext[lw.order[depth]]
     if name is None:  # one array per access and level: its scatters never overlap in time
-        name = lw.loc_names[(a.q, a.lvl)] = f"loc{len(lw.locs)}"
-        lw.locs.append(name)
-        n = lw.ext[lw.order[depth]]
-        lw.sched.add(Decl("int32_t *", name, f"({n} <= {LIMIT}) ? (int32_t *)calloc((size_t){n} + 1, "
+        name = lw.loc_names[("array", a.q, a.lvl, private)] = f"loc{len(lw.locs)}"
+        base = f"ls_{name}" if private else name
+        lw.locs.append(base)
+        copies = f"(size_t){lw.abi.int(('threads',))} * " if private else ""
+        lw.sched.add(Decl("int32_t *", base, f"({n} <= {LIMIT}) ? (int32_t *)calloc({copies}((size_t){n} + 1), "
                                              f"sizeof(int32_t)) : NULL"))
+        if private and THREAD_NUM not in lw.prelude_extra:
+            lw.prelude_extra.append(THREAD_NUM)
     # lattice points of a loop in between share one scatter (the entry keeps ``post`` alive,
     # so its id is not reused while the kernel is lowered)
-    key = (id(post), a.q, a.lvl)
+    key = ("fill", id(post), a.q, a.lvl)
     if key in lw.loc_names:
         return name
     lw.loc_names[key] = (name, post)
@@ -84,6 +97,9 @@ def scatter(lw, a, depth):
     host.body.insert(at, If(name, fill))
     host.body.insert(at, Comment(f"access {a.q} level {a.lvl}: scattered once here, located in the loop over "
                                  f"{lw.vname[lw.order[depth]]} ({name})"))
+    if private:
+        host.body.insert(at, Decl("int32_t *", name, f"ls_{name} ? ls_{name} + (int64_t)omp_get_thread_num() * "
+                                                     f"((int64_t){n} + 1) : NULL"))
     post.append(If(name, clear))
     return name
 

@@ -160,7 +160,7 @@ class Lowerer:
         self.row_width = 0   # the width of the version being emitted (0: the general loops)
         # lower/locate.py: per depth, where code before and after that loop goes (the block, the
         # index of the loop's first statement, statements to append after it); scatter arrays
-        self.hoist_at, self.locs, self.loc_names = {}, [], {}
+        self.hoist_at, self.locs, self.loc_names, self.prelude_extra = {}, [], {}, []
         self.par_open = False  # the loops being emitted run inside an OpenMP region
 
     # -- helpers ------------------------------------------------------------------------------
@@ -190,6 +190,8 @@ class Lowerer:
         top.body[at:at] = self.sched.body
         self.fail_path = ["return 0;"]
         self.finish_output(top)
+        if self.prelude_extra:
+            top.prelude = list(getattr(top, "prelude", ())) + self.prelude_extra
         frees = [f"free({n});" for n in self.locs]
         fail = self.fail_path
         top.add(*frees, *fail[:-1], *(frees if len(fail) > 1 else []), fail[-1])
