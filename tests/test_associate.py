@@ -79,6 +79,19 @@ def test_a_single_einsum_keeps_its_own_split():
 shapes = st.integers(1, 7)
 
 
+def test_an_inlined_sum_gets_a_name_no_other_operation_uses():
+    """(2x3) @ (3x1) @ (1x1) @ v: association computes the last two first, inlining puts that
+    small sum into the last product; its fresh index once reused the first product's ``m1``
+    (extent 3) in the same fused kernel, reading the length-1 operands out of bounds."""
+    A = np.arange(1, 7).reshape(2, 3).astype(np.int64)
+    B, C, v = np.array([[2], [3], [4]]), np.array([[5]]), np.array([3])
+    a, b, c, w = (ls.asarray(x) for x in (A, B, C, v))
+    for fusion in ("auto", "max", "none"):
+        for _ in range(3):
+            np.testing.assert_array_equal((((a @ b) @ c) @ w).materialize(fusion=fusion).todense(),
+                                          A @ B @ C @ v)
+
+
 @settings(max_examples=40, deadline=None)
 @given(dims=st.lists(shapes, min_size=3, max_size=5), dens=st.lists(st.sampled_from([0.0, 0.2, 1.0]), min_size=4,
        max_size=4), fmt=st.sampled_from(["csr", "csc", "coo"]), seed=st.integers(0, 99),

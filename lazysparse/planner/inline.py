@@ -41,10 +41,12 @@ def _can_inline(consumer: Statement, acc: Access, producer: Statement, extents) 
             and all(extents.get(r, 0) > 0 for r in producer.reduce_indices))
 
 
-def _substitute(op: Op, defs: dict):
-    """``op`` with every access to a value of ``defs`` replaced by its definition."""
+def _substitute(op: Op, defs: dict, taken: set):
+    """``op`` with every access to a value of ``defs`` replaced by its definition. ``taken``:
+    the index names in use anywhere in the program (grown by the fresh ones): a fused plan gives
+    one name one extent, so a fresh reduction index must not reuse another operation's name
+    (a chain's ``m1`` of extent 3 reused for an inlined sum of extent 1 read out of bounds)."""
     args = list(op.args)
-    taken = _used(op.stmt)
     n = [0]
 
     def fresh():
@@ -130,8 +132,9 @@ def inline(program: Program, only=None) -> Program:
     extents = program.extents()
     defs = {}
     kept = []
+    taken = set().union(*(_used(o.stmt) for o in program.ops))
     for op in program.ops:
-        new = _substitute(op, defs)
+        new = _substitute(op, defs, taken)
         if op.out in program.outputs:
             kept.append(new)
             continue
