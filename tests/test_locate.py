@@ -169,3 +169,13 @@ def test_masked_expressions_match_numpy(m, n, k, fm, fa, fb, dens, seed):
                                rtol=1e-12, atol=1e-12)
     v = sparse.COO.from_numpy((np.random.default_rng(seed).random(n) < dens) * 1.5)
     np.testing.assert_allclose((Ml * ls.asarray(v)).materialize().todense(), M.toarray() * v.todense())
+
+
+def test_opcount_of_a_located_kernel_counts_only_the_masked_products():
+    # the instrumented build locates too: one addition per (i, k, j) with all three stored
+    M, A, B = _mat(30, 30, 0.2, 21), _mat(30, 30, 0.2, 22), _mat(30, 30, 0.2, 23)
+    c = ls.opcount(ls.asarray(M) * (ls.asarray(A) @ ls.asarray(B)))
+    nz = [(X.toarray() != 0).astype(np.int64) for X in (M, A, B)]
+    triples = int(((nz[1] @ nz[2]) * nz[0]).sum())
+    assert triples > 0 and c["add"] == triples
+    assert "scattered once here" in ls.explain(ls.asarray(M) * (ls.asarray(A) @ ls.asarray(B)))

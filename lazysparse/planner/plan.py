@@ -278,6 +278,18 @@ def _chain_edges(seq):
     return out
 
 
+def _storage_edges(accs, specs):
+    """Loop-order constraints of sparse accesses: each one's levels in storage order."""
+    return [e for a in accs for e in _chain_edges(level_vars(a, specs[a.operand].format))]
+
+
+def _leading(stmt, out_fmt, order):
+    """How many result levels ``order`` binds first, in storage order (the format is the one
+    the order would give when none is asked for)."""
+    fmt = out_fmt if out_fmt is not None else _default_sparse(order, list(stmt.out_indices))
+    return fmt.is_sparse, hoisted(order, storage_vars(stmt, fmt))
+
+
 def choose_order(stmt: Statement, specs, out_fmt, concordance=True):
     """Loop order, and the slots whose sparse operand must be converted to follow it.
 
@@ -310,9 +322,7 @@ def choose_order(stmt: Statement, specs, out_fmt, concordance=True):
     converted = []
     active = list(sparse_accs)
     while True:
-        edges = []
-        for a in active:
-            edges += _chain_edges(level_vars(a, specs[a.operand].format))
+        edges = _storage_edges(active, specs)
         base = _toposort(vars_, edges, score)
         if base is not None:
             break
@@ -324,7 +334,7 @@ def choose_order(stmt: Statement, specs, out_fmt, concordance=True):
         # put w first (Gustavson's order): work proportional to the products that exist.
         v, w, X = bad
         rest = [a for a in active if a is not X]
-        edges2 = [e for a in rest for e in _chain_edges(level_vars(a, specs[a.operand].format))]
+        edges2 = _storage_edges(rest, specs)
         o = _toposort(vars_, edges2 + [(w, v)], score)
         if o is not None:
             active, edges, base = rest, edges2 + [(w, v)], o
@@ -366,34 +376,29 @@ def _outer_first(stmt, specs, out_fmt, order, active, vars_, score):
     outs = list(stmt.out_indices)
     if stmt.reduce != "sum" or not stmt.reduce_indices or len(outs) < 2:
         return None
-    fmt = out_fmt if out_fmt is not None else _default_sparse(order, outs)
-    if not fmt.is_sparse or hoisted(order, storage_vars(stmt, fmt)):
+    sparse, lead0 = _leading(stmt, out_fmt, order)
+    if not sparse or lead0:
         return None
     firsts = storage_vars(stmt, out_fmt) if out_fmt is not None else outs
+    red = list(stmt.reduce_indices)
     for first in firsts[:1] if out_fmt is not None else firsts:
         lead = [(first, v) for v in vars_ if v != first]
         # the operands may allow a result index first as they are: no conversion at all
-        edges = [e for a in active for e in _chain_edges(level_vars(a, specs[a.operand].format))] + lead
+        edges = _storage_edges(active, specs) + lead
         o = _toposort(vars_, edges, score)
-        if (o is not None
-                and hoisted(o, storage_vars(stmt, out_fmt if out_fmt is not None else _default_sparse(o, outs)))
-                and _dense_outer_intersection(o, active, specs, outs, list(stmt.reduce_indices)) is None):
+        if o is not None and _leading(stmt, out_fmt, o)[1] and _dense_outer_intersection(o, active, specs, outs, red) is None:
             return active, edges, o, None
         for X in reversed(active):
             rest = [a for a in active if a is not X]
-            edges = [e for a in rest for e in _chain_edges(level_vars(a, specs[a.operand].format))]
-            edges += lead
+            edges = _storage_edges(rest, specs) + lead
             o = _toposort(vars_, edges, score)
-            if o is None:
-                continue
-            f2 = out_fmt if out_fmt is not None else _default_sparse(o, outs)
-            if not hoisted(o, storage_vars(stmt, f2)):
+            if o is None or not _leading(stmt, out_fmt, o)[1]:
                 continue
             # X as it will be stored must not make the new order one the inner-product rule
             # converts back (CSC @ DCSR: a dense row loop over B's compressed top level)
             after = list(specs)
             after[X.operand] = replace(specs[X.operand], format=concordant_format(specs[X.operand], X, o))
-            if _dense_outer_intersection(o, rest + [X], after, outs, list(stmt.reduce_indices)) is None:
+            if _dense_outer_intersection(o, rest + [X], after, outs, red) is None:
                 return rest, edges, o, X
     return None
 
