@@ -32,8 +32,9 @@ def test_the_mask_row_of_a_masked_product_is_scattered_once_per_row():
     M, A, B = _mat(60, 50, 0.1, 1), _mat(60, 40, 0.1, 2), _mat(40, 50, 0.1, 3)
     Ml, Al, Bl = ls.asarray(M), ls.asarray(A), ls.asarray(B)
     text = ls.explain(Ml * (Al @ Bl))
-    # the mask (access 2) is scattered inside the loop over i, probed in the loop over j
-    assert "access 2 level 1: scattered once here, located in the loop over x2" in text
+    # the mask (access 0: it multiplies inside the product) is scattered inside the loop over
+    # i, probed in the loop over j
+    assert "access 0 level 1: scattered once here, located in the loop over x2" in text
     # the merge is kept behind `if (loc)` for dimensions too large to scatter
     assert "if (loc0) {" in text and "} else {" in text
     got = (Ml * (Al @ Bl)).materialize()
@@ -179,3 +180,42 @@ def test_opcount_of_a_located_kernel_counts_only_the_masked_products():
     triples = int(((nz[1] @ nz[2]) * nz[0]).sum())
     assert triples > 0 and c["add"] == triples
     assert "scattered once here" in ls.explain(ls.asarray(M) * (ls.asarray(A) @ ls.asarray(B)))
+
+
+def test_the_mask_multiplies_inside_the_masked_product():
+    """``M * (A @ B)`` is one statement ``sum_k M_ij A_ik B_kj`` (planner/fusion.py,
+    ``folds_into_reader``): one kernel, two multiplications per masked product and no pass
+    over the result; written the other way round too. ``fusion="none"`` keeps two kernels."""
+    from lazysparse.runtime.execute import kernel_log
+    M, A, B = _mat(30, 30, 0.2, 31), _mat(30, 30, 0.2, 32), _mat(30, 30, 0.2, 33)
+    Ml, Al, Bl = ls.asarray(M), ls.asarray(A), ls.asarray(B)
+    ref = M.toarray() * (A.toarray() @ B.toarray())
+    nz = [(X.toarray() != 0).astype(np.int64) for X in (M, A, B)]
+    triples = int(((nz[1] @ nz[2]) * nz[0]).sum())
+    for expr in (lambda: Ml * (Al @ Bl), lambda: (Al @ Bl) * Ml):
+        with kernel_log() as log:
+            got = expr().materialize()
+        np.testing.assert_allclose(got.todense(), ref, rtol=1e-13)
+        assert len(log) == 1 and log[0][0].stmt.reduce_indices
+        c = ls.opcount(expr())
+        assert triples > 0 and c["add"] == triples and c["mul"] == 2 * triples
+    with kernel_log() as log:
+        got = (Ml * (Al @ Bl)).materialize(fusion="none")
+    np.testing.assert_allclose(got.todense(), ref, rtol=1e-13)
+    assert len(log) == 2
+
+
+def test_a_product_read_twice_or_under_a_dense_factor_is_not_folded():
+    from lazysparse.runtime.execute import kernel_log
+    M, A, B = _mat(20, 20, 0.2, 34), _mat(20, 20, 0.3, 35), _mat(20, 20, 0.3, 36)
+    D = np.random.default_rng(0).random((20, 20))
+    Ml, Al, Bl, Dl = ls.asarray(M), ls.asarray(A), ls.asarray(B), ls.asarray(D)
+    C = A.toarray() @ B.toarray()
+    # the product is read by two consumers: computed once, on the union of what they need
+    T = Al @ Bl
+    with kernel_log() as log:
+        got = (Ml * T + T * Ml * 2).materialize()
+    np.testing.assert_allclose(got.todense(), 3 * M.toarray() * C, rtol=1e-13)
+    assert len(log) == 2 and "cast" in repr(log[0][0].stmt)  # masked by M's pattern, not folded
+    # a dense factor masks nothing: the product is formed once, then multiplied
+    np.testing.assert_allclose((Dl * (Al @ Bl)).materialize().todense(), D * C, rtol=1e-13)

@@ -330,3 +330,39 @@ def test_einsum_build_cache_keys_on_subscripts_shapes_and_dtypes():
         np.testing.assert_allclose(ls.einsum("ij,ij->i", A, A).todense(), [5.0, 50.0])
     with pytest.raises(ValueError, match="einsum"):
         ls.einsum("ij,j->i", A, ls.asarray(np.ones(4)))  # a new shape is checked again
+
+
+def test_workspace_plans_are_bound_and_choose_their_policy_each_call(monkeypatch):
+    """A product through a workspace (A @ B, CSR) runs on a bound plan once warm, which picks
+    the policy and capacity again from each call's sizes (``_workspace``'s rule): an operand
+    pair whose result rows span a million columns with a few entries takes the bucket policy,
+    a small one the dense row; each switch is planned again, and calls in turn stay right
+    against NumPy."""
+    from lazysparse.runtime import execute as EX
+    planned = []
+    real = EX._plan_and_run
+    monkeypatch.setattr(EX, "_plan_and_run", lambda *a, **k: planned.append(1) or real(*a, **k))
+    small = sp.random(40, 40, density=0.1, format="csr", random_state=3)
+    wideL = sp.random(5, 40, density=0.2, format="csr", random_state=4)
+    wideR = sp.random(40, 1_000_000, density=2e-6, format="csr", random_state=5)
+    s, wl, wr = ls.asarray(small), ls.asarray(wideL), ls.asarray(wideR)
+    modes, plans = [], []
+    for _ in range(3):
+        for a, b, A, B in ((s, s, small, small), (wl, wr, wideL, wideR)):
+            n = len(planned)
+            with EX.kernel_log() as log:
+                r = (a @ b).materialize()
+            modes.append(log[-1][0].mode)
+            plans.append(len(planned) - n)
+            np.testing.assert_allclose(r.todense(), A.toarray() @ B.toarray())
+            assert r.format == "csr"
+    assert modes == ["ws-dense", "ws-bucket"] * 3
+    # the policy changes at every call: each declines the other's plan (the first call may
+    # find the small pair's plan bound by an earlier test)
+    assert all(plans[1:])
+    (s @ s).materialize()  # binds the small pair's plan again
+    for _ in range(3):
+        n = len(planned)
+        r = (s @ s).materialize()
+        np.testing.assert_allclose(r.todense(), small.toarray() @ small.toarray())
+        assert len(planned) == n  # warm and unchanged: the bound plan, no planning

@@ -345,6 +345,12 @@ class FusedLowerer:
             if op.out not in self.temps or len(self.temps[op.out][1]) != 1:
                 continue
             v = self.temps[op.out][1][0]
+            m = op.stmt.out_indices.index(v)
+            if any(o.args[a.operand] == op.out and a.indices[m] != v
+                   for o in self.prog.ops for a in o.stmt.accesses):
+                # read at another variable (``sum_k T_ik D_jk`` in the loop over j): the position
+                # in the driving segment is the one of the loop over v, not of the read's
+                continue
             spaces = {lp.space for u, o in enumerate(self.prog.ops) if u == k or op.out in o.args
                       for lp in self.paths[u] if lp.var == v}
             if len(spaces) != 1:

@@ -254,6 +254,49 @@ def masked_program(program: Program, need: dict) -> Program:
     return Program(program.values, tuple(ops), program.outputs)
 
 
+def _factors(e, dtype):
+    """The operands of ``e``'s multiplications of ``dtype`` (``e`` itself when it is none)."""
+    if isinstance(e, Call) and e.op == "multiply" and e.dtype == dtype and all(d == dtype for d in e.in_dtypes):
+        return [f for a in e.args for f in _factors(a, dtype)]
+    return [e]
+
+
+def folds_into_reader(program: Program, need: dict):
+    """Which temporaries ``masked_program`` should not mask but substitute into their reader
+    (``inline``'s ``only``): a sum read once by an element-wise product of it and the one key of
+    its mask, at every point of the reader. ``M * (A @ B)`` is then one
+    statement ``sum_k M_ij A_ik B_kj`` instead of the product times M's 0/1 pattern and a second
+    kernel multiplying by M: the same products at the same points, the mask's value used where
+    its pattern was, and no temporary. Exact (``*`` distributes over the sum: inline.py)."""
+    readers = {}
+    for o in program.ops:
+        for v in set(o.args):
+            readers.setdefault(v, []).append(o)
+
+    def ok(op):
+        mask = need.get(op.out, P.TRUE)
+        if (program.values[op.out].kind != TEMP or op.stmt.reduce != "sum" or mask in (P.TRUE, P.FALSE)
+                or len(mask) != 1 or len(readers.get(op.out, ())) != 1):
+            return False
+        (r,) = readers[op.out]
+        fs = _factors(r.stmt.expr, r.stmt.dtype)
+        accs = [a for a in r.stmt.accesses if r.args[a.operand] == op.out]
+        if r.stmt.reduce_indices or len(accs) != 1 or not any(f is accs[0] for f in fs):
+            return False
+        idx = accs[0].indices
+        if (not all(isinstance(ix, Index) for ix in idx) or len(set(idx)) != len(idx)
+                or set(idx) != set(r.stmt.out_indices)):
+            return False  # the reader would evaluate the sum more often than once per point
+        back = dict(zip(idx, op.stmt.out_indices))  # the reader's names -> the producer's
+        have = {(r.args[f.operand], tuple(back.get(ix) for ix in f.indices))
+                for f in fs if isinstance(f, Access) and f is not accs[0]}
+        (term,) = mask
+        # exactly the mask's one key beside the sum: a reader with more factors would multiply
+        # them all at every product, where the mask multiplies once ((A * B) * (U @ V.T))
+        return len(fs) == 2 and len(term) == 1 and set(term) == have and None not in next(iter(term))[1]
+    return ok
+
+
 def orders(program: Program, specs: dict, need: dict) -> tuple:
     out = []
     for op in program.ops:
@@ -303,10 +346,28 @@ def _flow(program):
 def fuse(program: Program, order: tuple, spaces) -> tuple:
     """The fused index tree; ``spaces(k, var)`` gives op k's iteration space for ``var``."""
     flow = _flow(program)
-    return _fuse_level(list(range(len(program.ops))), 0, order, spaces, flow)
+
+    def aligned(a_ops, b_ops, var):
+        """May a loop over ``var`` hold writers in one set and their readers in the other?
+        Only if every reader subscripts the value with ``var`` exactly where its writer does:
+        then an iteration reads what the same iteration wrote. ``T_ij = A_ij * A_ij`` and
+        ``sum_k T_ik D_jk`` both loop over j, but the reader wants T's whole row i at every j:
+        sharing j read points not yet written (wrong values, found by the several-results
+        property test)."""
+        for w, r in ((w, r) for x, y in ((a_ops, b_ops), (b_ops, a_ops)) for w in x for r in y):
+            if (w, r) not in flow:
+                continue
+            wo = program.ops[w].stmt.out_indices
+            for acc in program.ops[r].stmt.accesses:
+                if program.ops[r].args[acc.operand] != program.ops[w].out:
+                    continue
+                if any((ix == var) != (wx == var) for ix, wx in zip(acc.indices, wo)):
+                    return False
+        return True
+    return _fuse_level(list(range(len(program.ops))), 0, order, spaces, flow, aligned)
 
 
-def _fuse_level(op_ids, depth, order, spaces, flow):
+def _fuse_level(op_ids, depth, order, spaces, flow, aligned=lambda a, b, var: True):
     # an item per op here: (its next loop's (var, space), or None for a statement), ops in it
     items = []
     for k in op_ids:
@@ -335,7 +396,7 @@ def _fuse_level(op_ids, depth, order, spaces, flow):
             for g in groups:
                 members = set(g[1]) | set(it[1])
                 if g[0] == it[0] and not reaches(g[1], it[1], members) and \
-                        not reaches(it[1], g[1], members):
+                        not reaches(it[1], g[1], members) and aligned(g[1], it[1], g[0][0]):
                     host = g
                     break
         if host is None:
@@ -357,7 +418,7 @@ def _fuse_level(op_ids, depth, order, spaces, flow):
             out += [Compute(k) for k in sorted(g[1])]
         else:
             var, sp = g[0]
-            out.append(Loop(var, sp, _fuse_level(sorted(g[1]), depth + 1, order, spaces, flow)))
+            out.append(Loop(var, sp, _fuse_level(sorted(g[1]), depth + 1, order, spaces, flow, aligned)))
     return tuple(out)
 
 

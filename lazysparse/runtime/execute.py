@@ -140,10 +140,15 @@ def _is_relabel(stmt: Statement):
 
 
 def execute(stmt: Statement, storages, out_shape, req_format=None, name="materialize",
-            buf=None) -> Storage:
+            buf=None, planned=False) -> Storage:
     """Compute one statement over concrete storages; returns the result storage. ``buf``: an
     array that a dense result of this shape and dtype may be written into (a temporary's
     buffer from the previous run of the same program; nothing else may hold it).
+
+    ``planned``: the statement is an operation of a planned program (runtime/fused.py,
+    ``_run_ops``), whose reductions were already pushed in where they split: its bound plan is
+    kept under a key of its own, which a single operation written by the user never looks up
+    (one that may split is planned as a DAG first: ``_compute_nodes``, ``Array.materialize``).
 
     A warm call is one dictionary lookup on (statement, operand specs, requested format) that
     yields a *bound plan*: the generated call of the kernel plus the few checks that can change
@@ -160,12 +165,17 @@ def execute(stmt: Statement, storages, out_shape, req_format=None, name="materia
     else:
         specs = tuple([st.spec or PL.operand_spec(st) for st in storages])
         key = (id(stmt), *[id(s) for s in specs], req_format)
+    if planned:
+        key += (_PLANNED,)
     bound = _BOUND.get(key)
     if bound is not None and not _COUNTING[0]:
         out = bound(storages, out_shape, name, buf)
         if out is not None:
             return out
-    return _plan_and_run(stmt, storages, specs, out_shape, req_format, name, buf)
+    return _plan_and_run(stmt, storages, specs, out_shape, req_format, name, buf, planned)
+
+
+_PLANNED = "planned"  # the last element of a program operation's bound-plan key
 
 
 _BOUND = {}
@@ -174,7 +184,7 @@ _COUNTING = counting.ON  # ls.opcount sessions open: bound plans (normal kernels
 _RULES = {}
 
 
-def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=None):
+def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=None, planned=False):
     stmt, storages, extra = PL.split_shared_slots(stmt0, storages0)
     specs = specs0 + tuple(specs0[k] for k in extra)
     nd = len(out_shape)
@@ -205,7 +215,7 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=Non
         out_fmt = fixed or None
     bkey = None
     if not has_scalars and intern(stmt0) is stmt0:
-        bkey = (id(stmt0), *[id(s) for s in specs0], req_format)
+        bkey = (id(stmt0), *[id(s) for s in specs0], req_format) + ((_PLANNED,) if planned else ())
     # a relabelling whose result format mirrors the operand is a view: no kernel
     if _is_relabel(stmt) and out_fmt is not None:
         view = _relabel_view(stmt, storages[0], out_fmt, out_shape)
@@ -233,7 +243,7 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=Non
             acc = next(a for a in accs if a.operand == k)
             fmt_k = PL.concordant_format(specs[k], acc, order, storages[k])
             storages[k] = convert_storage(storages[k], fmt_k)
-        return execute(stmt, storages, out_shape, fmt, name, buf)
+        return execute(stmt, storages, out_shape, fmt, name, buf, planned)
     choice = None
     if mode == "workspace":
         choice = _workspace(stmt, fmt, order, storages, out_shape)
@@ -263,14 +273,18 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=Non
     log = getattr(_LOG, "items", None) if _LOGGING[0] else None
     if log is not None:
         log.append((runner.spec, runner))
-    if bkey is not None and (fmt.is_dense or idt == "int32") and not may_split(stmt0) and choice is None:
-        # (a workspace's policy and capacity depend on sizes: such plans stay on this path)
+    if (bkey is not None and (fmt.is_dense or idt == "int32") and (planned or not may_split(stmt0))
+            and (choice is None or getattr(WS_FORCED, "choice", None) is None)):
         # one generated function per (key, runner, format): operands whose density verdicts
-        # differ, used in turn, switch between bound plans without compiling glue each time
+        # differ, used in turn, switch between bound plans without compiling glue each time.
+        # A workspace's policy and capacity depend on sizes: its bound plan chooses them again
+        # (``_workspace``'s rule) and declines when the policy would change
         bfn = _BINDS.get((bkey, runner, out_fmt))
         if bfn is None:
+            ws = None if choice is None else (WS.hoisted(order, WS.storage_vars(stmt, fmt)),
+                                               tuple(fmt.order), choice.policy)
             bfn = _BINDS[(bkey, runner, out_fmt)] = _bind(
-                stmt0, extra, runner, out_fmt, None if fixed is not None else rule, fmt.is_sparse)
+                stmt0, extra, runner, out_fmt, None if fixed is not None else rule, fmt.is_sparse, ws)
         _BOUND[bkey] = bfn
     if _COUNTING[0]:
         t = counting.tally()
@@ -339,10 +353,12 @@ LIMIT_LINE = ("    lc = LIM[0]; lim = lc[1] if RAW_GET(RAW_KEY) is lc[0] else li
               if memory.RAW_GET is not None else "    lim = limit()")
 
 
-def _bind(stmt0, extra, runner, out_fmt, density_rule, sparse_out):
+def _bind(stmt0, extra, runner, out_fmt, density_rule, sparse_out, ws=None):
     """The warm path of one plan: a function ``(sts, shape, name)`` returning the result, or
     None when the plan does not apply. Its checks are generated into the runner's glue
-    (``Runner.bind``), so that a warm call is one frame from here to the wrapped result."""
+    (``Runner.bind``), so that a warm call is one frame from here to the wrapped result.
+    ``ws``: (hoisted levels, the result's mode order, policy) of a workspace plan, whose
+    policy and capacity are chosen again on every call, as ``_workspace`` does."""
     stmt, mode = runner.spec.stmt, runner.spec.mode
     env = dict(STMT0=stmt0,  # (holds the statement whose id is the key)
                STMT=stmt, MODE=mode, OUT_FMT=out_fmt, RULE=density_rule, CHOSE=[_NOTHING],
@@ -385,6 +401,21 @@ def _bind(stmt0, extra, runner, out_fmt, density_rule, sparse_out):
               LIMIT_LINE,
               "    if lim is not None and nbytes > lim:",
               "        guard(STMT, MODE, shape, name)"]
+    if ws is not None:
+        h, order, policy = ws
+        ext = [f"shape[{int(m)}]" for m in order]
+        env.update(WS_CHOOSE=WS.choose, WS_CALL=WS_CALL, WS_FORCED=WS_FORCED, POLICY=policy)
+        L += ["if getattr(WS_FORCED, 'choice', None) is not None:",
+              "    return None  # a schedule's choice: planned",
+              f"if {' * '.join(ext[h:]) or '1'} >= {int(WS.KEY_LIMIT)}:",
+              "    return None",
+              LIMIT_LINE.strip(),
+              f"c = WS_CHOOSE(({''.join(e + ', ' for e in ext[h:])}), {' * '.join(ext[:h]) or '1'}, "
+              "sum([st.nnz for st in sts if st.ndim and not st.format.is_dense]), "
+              f"{int(np.dtype(stmt.dtype).itemsize)}, lim)",
+              "if c.policy != POLICY:",
+              "    return None  # another policy: planned",
+              "WS_CALL.capacity = c.capacity"]
     L += ['STATS["plan_hits"] += 1',
           # (a thread-local miss raises inside getattr: only looked up while some log is open)
           "if LOGGING[0]:",

@@ -26,7 +26,7 @@ from ..lower.fused import Unsupported, lower_fused
 from ..planner.associate import associate
 from ..planner.decompose import decompose
 from ..planner.fusion import Loop, plan_fusion
-from ..planner.fusion import PASSES, masked_program
+from ..planner.fusion import PASSES, folds_into_reader, masked_program
 from ..planner.inline import elementwise, inline, tiny
 from ..planner.plan import _scalar_value, operand_spec
 from . import counting, memory
@@ -284,7 +284,8 @@ def _run_ops(prog, inputs, name, pool=None):
         # a result the caller still holds) means it is not ours to overwrite
         if buf is not None and sys.getrefcount(buf) > 2:
             buf = None
-        st = execute(op.stmt, [vals[v] for v in op.args], prog.values[op.out].shape, None, name, buf)
+        st = execute(op.stmt, [vals[v] for v in op.args], prog.values[op.out].shape, None, name, buf,
+                     planned=True)
         vals[op.out] = st
         if (op.out not in outs and st.format.is_dense and st.vals.base is None
                 and SCRATCH_MIN <= st.vals.nbytes <= SCRATCH_MAX):
@@ -349,7 +350,9 @@ def _build(prog, specs, scalars):
     """The fused kernel's plan entry, or ``(None, program, None, None)``: run the program one
     kernel per operation, each temporary only where the plan's masks need it."""
     plan = plan_fusion(prog, specs, "auto", scalars, _PASSES[0])
-    ops = (None, masked_program(prog, plan.masks), None, [])  # [], the scratch pool (_run_ops)
+    # (a masked sum whose reader multiplies it by its mask is substituted into that reader)
+    folded = inline(prog, folds_into_reader(prog, plan.masks))
+    ops = (None, masked_program(folded, plan.masks), None, [])  # [], the scratch pool (_run_ops)
     if not _shares_loops(plan.tree):
         return ops
     try:
