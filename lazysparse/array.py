@@ -247,7 +247,7 @@ class Array:
     def __pow__(self, o): return _frontend.checked(build.elementwise("power", self, o, opname="**"), "**")
     def __rpow__(self, o): return _frontend.checked(build.elementwise("power", o, self, opname="**"), "**")
     def __neg__(self): return build.elementwise("negative", self, opname="unary -")
-    def __pos__(self): return self
+    def __pos__(self): return _frontend.positive(self)
     def __abs__(self): return build.elementwise("absolute", self, opname="abs")
     def __lt__(self, o): return build.elementwise("less", self, o, opname="<")
     def __le__(self, o): return build.elementwise("less_equal", self, o, opname="<=")

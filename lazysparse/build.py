@@ -15,6 +15,7 @@ import numpy as np
 from .ir import ops
 from .ir.nodes import Access, Call, Const, Index, Statement, intern
 from .node import make_node
+from .errors import shown
 
 _IDX = tuple(Index(f"i{k}") for k in range(64))
 _DT = {}
@@ -47,9 +48,13 @@ def as_operand(x, opname):
         raise TypeError(f"{opname}: unsupported operand type {type(x).__name__}") from None
 
 
-def _scalar_array(value, dtype):
+def _scalar_array(value, dtype, opname="operation"):
     from .creation import asarray
-    return asarray(np.asarray(value, dtype=np.dtype(dtype)))
+    try:
+        v = np.asarray(value, dtype=np.dtype(dtype))
+    except OverflowError:  # NumPy's own words, with the operation named (and the value cut short)
+        raise OverflowError(f"{opname}: Python integer {shown(value)} out of bounds for {dtype}") from None
+    return asarray(v)
 
 
 def broadcast_shapes(opname, shapes):
@@ -76,7 +81,8 @@ def elementwise(op: str, *args, opname=None):
     hit = _ELEMENTWISE.get(key)
     if hit is not None:
         stmt, shape, dtype, in_dtypes = hit
-        children = tuple([a if type(a) is Array else _scalar_array(a, d) for a, d in zip(args, in_dtypes)])
+        children = tuple([a if type(a) is Array else _scalar_array(a, d, opname or op)
+                          for a, d in zip(args, in_dtypes)])
         return Array._from_node(make_node(stmt, children, shape, dtype))
     out = _elementwise(op, args, opname or op)
     if all(type(a) is Array or type(a) in _PYSCALARS for a in args):
@@ -99,7 +105,7 @@ def _elementwise(op, args, opname):
     accs = []
     for o, d in zip(operands, in_dtypes):
         if isinstance(o, tuple):
-            o = _scalar_array(o[1], d)
+            o = _scalar_array(o[1], d, opname)
         k = len(children)
         children.append(o)
         # right-align; broadcast (size-1 or missing) axes read coordinate 0
@@ -175,7 +181,7 @@ def normalize_axes(axes, ndim, opname, shape):
     out = []
     for ax in axes:
         if not isinstance(ax, (int, np.integer)) or isinstance(ax, bool):
-            raise TypeError(f"{opname}: axes must be integers, got {ax!r}")
+            raise TypeError(f"{opname}: axes must be integers, got {shown(ax)}")
         if not -ndim <= ax < ndim:
             raise ValueError(f"{opname}: axis {ax} is out of bounds for an operand of shape {shape}")
         out.append(int(ax) % ndim)
@@ -192,7 +198,7 @@ def reduction(x, axis, op, keepdims=False, dtype=None, opname=None):
         axes = tuple(range(nd))
     else:
         if not isinstance(axis, (int, np.integer, tuple, list)):
-            raise TypeError(f"{opname}: axis must be an int or tuple of ints, got {axis!r}")
+            raise TypeError(f"{opname}: axis must be an int or tuple of ints, got {shown(axis)}")
         axes = tuple(normalize_axes(axis, nd, opname, x.shape))
     if op in ("max", "min"):
         for a in axes:

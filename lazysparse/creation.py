@@ -24,6 +24,7 @@ from .formats import Format, Level, Storage, resolve_format
 from .formats.storage import VALUE_DTYPES
 from .formats.foreign import check_gcxs, check_scipy
 from .formats.validate import order_defect, validate
+from .errors import shown
 
 __all__ = ["asarray", "random", "zeros", "ones", "eye", "to_numpy", "to_scipy", "to_pydata", "convert"]
 
@@ -57,7 +58,7 @@ def _requested_dtype(dtype, name):
     try:
         dt = np.dtype(dtype)
     except TypeError:
-        raise TypeError(f"{name}: {dtype!r} is not a dtype") from None
+        raise TypeError(f"{name}: {shown(dtype)} is not a dtype") from None
     if dt not in _VALUE_SET:
         raise TypeError(f"{name}: unsupported dtype {dt}; lazysparse stores "
                         f"{', '.join(str(d) for d in VALUE_DTYPES)}")
@@ -199,7 +200,7 @@ def _from_coords(shape, fmt: Format, coords, vals):
             continue
         if lv.kind == "singleton":
             if not one_per_entry:
-                raise ValueError(f"format {fmt!r}: a singleton level must follow a non-unique level")
+                raise ValueError(f"format {shown(fmt)}: a singleton level must follow a non-unique level")
             pos.append(None)
             crd.append(c)
             continue
@@ -256,7 +257,7 @@ def _storage_of(obj, name, check):
     if sparse is not None and isinstance(obj, sparse.SparseArray):
         fill = np.asarray(obj.fill_value)
         if fill.size != 1 or fill.reshape(()).item() != 0:
-            raise ValueError(f"{name}: pydata/sparse arrays with fill_value={obj.fill_value!r} are not "
+            raise ValueError(f"{name}: pydata/sparse arrays with fill_value={shown(obj.fill_value)} are not "
                              "supported (lazysparse arrays have fill value 0)")
         if isinstance(obj, sparse.GCXS) and obj.ndim == 2 and tuple(obj.compressed_axes) in ((0,), (1,)):
             kind = "csr" if tuple(obj.compressed_axes) == (0,) else "csc"
@@ -271,7 +272,7 @@ def _storage_of(obj, name, check):
                              f"expected ({obj.ndim}, nnz)")
         return _coo_storage(obj.shape, list(coords), obj.data, name, check)
     if isinstance(obj, (str, bytes)):
-        raise TypeError(f"{name}: cannot make an array from {type(obj).__name__} {obj!r}")
+        raise TypeError(f"{name}: cannot make an array from {type(obj).__name__} {shown(obj)}")
     return _dense_storage(obj, name)
 
 
@@ -315,7 +316,7 @@ def asarray(obj, *, format=None, dtype=None, copy=False, device=None, check=True
         return Array._from_storage(Storage.from_dense(obj))  # hot path: NumPy operands of expressions
     name = "asarray"
     if device not in (None, "cpu"):
-        raise ValueError(f"{name}: device {device!r} is not supported (only 'cpu')")
+        raise ValueError(f"{name}: device {shown(device)} is not supported (only 'cpu')")
     dt = None if dtype is None else _requested_dtype(dtype, name)
     if isinstance(obj, Array):
         x = obj
@@ -338,7 +339,7 @@ def _shape(shape, name):
     try:
         shape = tuple(operator.index(s) for s in shape)
     except TypeError:
-        raise TypeError(f"{name}: shape must be an int or a tuple of ints, got {shape!r}") from None
+        raise TypeError(f"{name}: shape must be an int or a tuple of ints, got {shown(shape)}") from None
     if any(s < 0 for s in shape):
         raise ValueError(f"{name}: negative dimensions are not allowed (shape {shape})")
     return shape
@@ -379,7 +380,7 @@ def random(shape, *, density=0.01, format="csr", dtype="float64", seed=None) -> 
     shape = _shape(shape, name)
     dt = _requested_dtype(dtype, name)
     if not isinstance(density, numbers.Real) or isinstance(density, (bool, np.bool_)):
-        raise TypeError(f"{name}: density must be a number in [0, 1], got {density!r}")
+        raise TypeError(f"{name}: density must be a number in [0, 1], got {shown(density)}")
     if not 0 <= density <= 1:
         raise ValueError(f"{name}: density must be in [0, 1], got {density}")
     fmt = _result_format(format, len(shape), name)
@@ -437,7 +438,7 @@ def eye(n, m=None, *, k=0, format="csr", dtype="float64") -> Array:
     try:
         k = operator.index(k)
     except TypeError:
-        raise TypeError(f"eye: the diagonal offset k must be an integer, got {k!r}") from None
+        raise TypeError(f"eye: the diagonal offset k must be an integer, got {shown(k)}") from None
     fmt = _result_format(format, 2, "eye")
     i = np.arange(max(0, -k), max(0, min(shape[0], shape[1] - k)), dtype=np.int64)
     return Array._from_storage(_from_coords(shape, fmt, [i, i + k], np.ones(len(i), dt)))
@@ -505,7 +506,7 @@ def to_scipy(x: Array, format=None):
     if x.ndim != 2:
         raise ValueError(f"to_scipy: scipy.sparse arrays are 2-d here; this array has shape {x.shape}")
     if format is not None and format not in ("csr", "csc", "coo"):
-        raise ValueError(f"to_scipy: format must be 'csr', 'csc' or 'coo', got {format!r}")
+        raise ValueError(f"to_scipy: format must be 'csr', 'csc' or 'coo', got {shown(format)}")
     st = x.storage
     name = st.format.name if st.format.name in ("csr", "csc", "coo") else None
     want = format or name or "csr"

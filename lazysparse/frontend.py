@@ -20,6 +20,7 @@ from .ir import ops
 from .ir.einsum import label_name, parse_einsum
 from .ir.nodes import Access, Call, Const, Index, Statement
 from .ir.notation import Affine, Bin, Neg, Num, Ref, children, parse_notation
+from .errors import shown
 
 _IDX = build._IDX
 
@@ -62,7 +63,7 @@ def result_format(format, ndim, opname):
     fmt = resolve_format(format, ndim, opname)
     if fmt.is_sparse and not _appendable(fmt):
         raise UnsupportedFormatError(
-            f"{opname}: lazysparse cannot assemble results in format {fmt!r} yet; use a named format "
+            f"{opname}: lazysparse cannot assemble results in format {shown(fmt)} yet; use a named format "
             "(csr, csc, coo, dcsr, dcsc, csf, dense) or dense levels followed by unique compressed levels")
     return fmt
 
@@ -107,11 +108,11 @@ def _contract(out, terms, opname, format=None, name=label_name):
         for l, n in zip(subs, a.shape):
             if mine.setdefault(l, n) != n:
                 raise ValueError(f"{opname}: operand {k} of shape {tuple(a.shape)} repeats index "
-                                 f"{name(l)!r} over dimensions of different sizes ({mine[l]} != {n})")
+                                 f"{shown(name(l))} over dimensions of different sizes ({mine[l]} != {n})")
         for l, n in mine.items():
             prev = extent.get(l, 1)
             if n != 1 and prev != 1 and n != prev:
-                raise ValueError(f"{opname}: index {name(l)!r} has size {prev} in one operand but {n} "
+                raise ValueError(f"{opname}: index {shown(name(l))} has size {prev} in one operand but {n} "
                                  f"in operand {k}; operand shapes {_shapes(arrs)}")
             if n != 1:
                 extent[l] = n
@@ -252,7 +253,7 @@ def tensordot(a, b, axes=2, format=None):
             ax_a, ax_b = axes
         except (TypeError, ValueError):
             raise ValueError("tensordot: axes must be an int or a pair of axis sequences, "
-                             f"got {axes!r}") from None
+                             f"got {shown(axes)}") from None
         ax_a = _norm_axes(ax_a, a.ndim, "tensordot", tuple(a.shape))
         ax_b = _norm_axes(ax_b, b.ndim, "tensordot", tuple(b.shape))
         if len(ax_a) != len(ax_b):
@@ -361,6 +362,20 @@ def astype(x, dtype):
     return build._node_array(Statement(idx, call, "sum", str(dt)), (x,), x.shape, dt)
 
 
+def positive(x):
+    """Lazy ``numpy.positive`` (``+x``): a new array equal to ``x``, as NumPy's is a copy.
+
+    >>> import numpy as np, lazysparse as ls
+    >>> a = ls.asarray(np.arange(3.0))
+    >>> (+a) is a, (+a).todense().tolist()
+    (False, [0.0, 1.0, 2.0])
+    """
+    x = _as_array(x, "positive")
+    if x.dtype == np.bool_:  # NumPy has no bool loop for it either
+        raise TypeError("positive: not defined for a bool array (NumPy's ufunc 'positive' has no bool loop)")
+    return astype(x, x.dtype)
+
+
 def transpose(x, axes=None):
     """Lazy ``numpy.transpose``: reverses the axes, or permutes them by ``axes``."""
     x = _as_array(x, "transpose")
@@ -387,7 +402,7 @@ def value_dtype(dtype, opname):
     try:
         dt = np.dtype(dtype)
     except (TypeError, ValueError):
-        raise TypeError(f"{opname}: {dtype!r} is not a dtype") from None
+        raise TypeError(f"{opname}: {shown(dtype)} is not a dtype") from None
     if dt not in VALUE_DTYPES:
         raise TypeError(f"{opname}: unsupported dtype {dt}; expected one of "
                         f"{', '.join(map(str, VALUE_DTYPES))}")
@@ -487,7 +502,7 @@ class _ExprBuilder:
         try:
             arr = np.asarray(value, dtype=np.dtype(dtype))
         except (OverflowError, ValueError, TypeError):
-            raise ValueError(f"expr: the literal {value!r} does not fit in {dtype}") from None
+            raise ValueError(f"expr: the literal {shown(value)} does not fit in {dtype}") from None
         from .creation import asarray
         # repr keeps -0.0 and 0.0 apart
         return Access(self.slot(("lit", repr(value), str(arr.dtype)), asarray(arr)), ())
@@ -507,7 +522,7 @@ class _ExprBuilder:
             return self.call(_EXPR_BINARY[tree.op], [tree.left, tree.right])
         op = _EXPR_FUNCS.get(tree.name)
         if op is None:
-            raise ValueError(f"expr: unknown function {tree.name!r}; expected one of "
+            raise ValueError(f"expr: unknown function {shown(tree.name)}; expected one of "
                              f"{', '.join(sorted(_EXPR_FUNCS))}")
         arity = ops.OPS[op][1]
         if len(tree.args) != arity:
@@ -541,7 +556,7 @@ def _check_refs(p, arrays, notation):
     for ref in _refs(p.rhs):
         if ref.name not in arrays:
             given = ", ".join(arrays) or "none"
-            raise ValueError(f"expr: unknown operand {ref.name!r} in {notation!r} (operands given: {given})")
+            raise ValueError(f"expr: unknown operand {shown(ref.name)} in {shown(notation)} (operands given: {given})")
         a = arrays[ref.name]
         if len(ref.subs) != a.ndim:
             raise ValueError(f"expr: operand {ref.name} of shape {tuple(a.shape)} is accessed with "
@@ -554,12 +569,12 @@ def _check_refs(p, arrays, notation):
                     raise ValueError(f"expr: constant subscript {s} is out of range for an axis of size "
                                      f"{n} in {_describe(ref)} (shape {tuple(a.shape)})")
             elif extent.setdefault(s, n) != n:
-                raise ValueError(f"expr: index {s!r} has extent {extent[s]} in {where[s]} but {n} in "
+                raise ValueError(f"expr: index {shown(s)} has extent {extent[s]} in {where[s]} but {n} in "
                                  f"{_describe(ref)} (shape {tuple(a.shape)})")
             else:
                 where.setdefault(s, f"{_describe(ref)} (shape {tuple(a.shape)})")
     if affine:
-        raise NotImplementedError(f"expr: affine subscripts such as {affine[0].text!r} in "
+        raise NotImplementedError(f"expr: affine subscripts such as {shown(affine[0].text)} in "
                                   f"{_describe(affine[1])} are not supported yet")
     return extent
 
@@ -577,7 +592,7 @@ def expr(notation, *, format=None, reduce="sum", **operands):
     (2,)
     """
     if reduce not in ops.REDUCTIONS:
-        raise ValueError(f"expr: reduce must be one of {', '.join(ops.REDUCTIONS)}, got {reduce!r}")
+        raise ValueError(f"expr: reduce must be one of {', '.join(ops.REDUCTIONS)}, got {shown(reduce)}")
     p = parse_notation(notation)
     out = p.out_indices
     if len(set(out)) != len(out):
@@ -587,22 +602,22 @@ def expr(notation, *, format=None, reduce="sum", **operands):
     used = {r.name for r in _refs(p.rhs)}
     for k in arrays:
         if k not in used:
-            raise ValueError(f"expr: operand {k!r} is not used in {notation!r}")
+            raise ValueError(f"expr: operand {shown(k)} is not used in {shown(notation)}")
     for ix in out:
         if ix not in extent:
-            raise ValueError(f"expr: output index {ix!r} does not appear on the right side of {notation!r}")
+            raise ValueError(f"expr: output index {shown(ix)} does not appear on the right side of {shown(notation)}")
     order = list(out) + [ix for ix in extent if ix not in out]
     empty = [ix for ix in order[len(out):] if extent[ix] == 0]
     if reduce in ("max", "min") and empty and all(extent[ix] for ix in out):
         # NumPy: a max/min over nothing has no value (an empty result is fine)
-        raise ValueError(f"expr: reduce={reduce!r} over index {empty[0]!r} of extent 0 in {notation!r}: "
+        raise ValueError(f"expr: reduce={shown(reduce)} over index {shown(empty[0])} of extent 0 in {shown(notation)}: "
                          "zero-size reduction with no identity")
     if len(order) > len(_IDX):
         raise ValueError(f"expr: {len(order)} indices are more than the {len(_IDX)} supported")
     b = _ExprBuilder(arrays, {ix: _IDX[k] for k, ix in enumerate(order)})
     ir, dtype = b.root(p.rhs)
     if reduce in ("max", "min") and len(order) > len(out) and np.dtype(dtype).kind == "c":
-        raise TypeError(f"expr: reduce={reduce!r} over complex values ({dtype}) has no ordering")
+        raise TypeError(f"expr: reduce={shown(reduce)} over complex values ({dtype}) has no ordering")
     shape = tuple(extent[ix] for ix in out)
     stmt = Statement(_IDX[:len(out)], ir, reduce, dtype)
     return build._node_array(stmt, tuple(b.children), shape, dtype, _format(format, len(shape), "expr"))
@@ -681,6 +696,8 @@ def array_ufunc(ufunc, method, inputs, kwargs):
         return NotImplemented
     if ufunc is np.matmul:
         return matmul(*inputs)
+    if ufunc is np.positive:
+        return positive(*inputs)
     op = ops.UFUNC_NAMES.get(ufunc.__name__)
     if op is None or ops.OPS[op][1] != ufunc.nin:
         return NotImplemented

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass
+from .errors import shown
 
 
 @dataclass(frozen=True)
@@ -22,11 +23,11 @@ class Schedule:
         sorting and merging it every ``capacity`` entries (default: the cost model's)."""
         from .lower.workspace import POLICIES
         if policy not in POLICIES:
-            raise ValueError(f"Schedule.workspace: unknown policy {policy!r}; "
+            raise ValueError(f"Schedule.workspace: unknown policy {shown(policy)}; "
                              f"choose from {sorted(POLICIES)}")
         if capacity is not None and (isinstance(capacity, bool) or not isinstance(capacity, int)
                                      or capacity < 1):
-            raise ValueError(f"Schedule.workspace: capacity must be a positive int, got {capacity!r}")
+            raise ValueError(f"Schedule.workspace: capacity must be a positive int, got {shown(capacity)}")
         return Schedule(self.steps + (("workspace", policy, capacity),))
 
     @contextmanager

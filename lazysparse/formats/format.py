@@ -5,6 +5,7 @@ import operator
 from dataclasses import dataclass, field
 
 from .levels import Level, DENSE, COMPRESSED, SINGLETON
+from ..errors import shown
 
 
 @dataclass(frozen=True)
@@ -25,7 +26,7 @@ class Format:
     def __init__(self, levels, order=None, name=None):
         if isinstance(levels, (str, bytes)) or not hasattr(levels, "__iter__"):
             raise TypeError(f"Format: levels must be a sequence of levels such as ['dense', 'compressed'], "
-                            f"got {levels!r}")
+                            f"got {shown(levels)}")
         levels = tuple(Level.parse(l) for l in levels)
         n = len(levels)
         order = tuple(range(n)) if order is None else _mode_order(order, n)
@@ -39,7 +40,7 @@ class Format:
             # storage the generated iterators could address (they would not compile).
             if lv.kind == "singleton" and (levels[k - 1].kind == "dense" or levels[k - 1].unique):
                 raise ValueError(f"Format: singleton level {k} must follow a non-unique compressed or "
-                                 f"singleton level, not {levels[k - 1]!r} (COO is "
+                                 f"singleton level, not {shown(levels[k - 1])} (COO is "
                                  "[('compressed', {'unique': False}), 'singleton'])")
         object.__setattr__(self, "levels", levels)
         object.__setattr__(self, "order", order)
@@ -94,11 +95,11 @@ def _mode_order(order, n):
     try:
         items = tuple(order)
     except TypeError:
-        raise TypeError(f"Format: order must be a sequence of {n} mode numbers, got {order!r}") from None
+        raise TypeError(f"Format: order must be a sequence of {n} mode numbers, got {shown(order)}") from None
     out = []
     for o in items:
         if isinstance(o, bool) or not hasattr(o, "__index__"):
-            raise TypeError(f"Format: order entries must be integers, got {o!r} in {order!r}")
+            raise TypeError(f"Format: order entries must be integers, got {shown(o)} in {shown(order)}")
         out.append(operator.index(o))
     return tuple(out)
 
@@ -139,7 +140,7 @@ class FormatFamily:
         if fmt is not None:
             return fmt
         if self._ndims is not None and ndim not in self._ndims:
-            raise ValueError(f"format {self.name!r} is defined for {sorted(self._ndims)}-d arrays, not {ndim}-d")
+            raise ValueError(f"format {shown(self.name)} is defined for {sorted(self._ndims)}-d arrays, not {ndim}-d")
         return self._cache.setdefault(ndim, self._builder(ndim))
 
     def __eq__(self, other):
@@ -212,12 +213,12 @@ def resolve_format(fmt, ndim: int, opname: str = None) -> Format:
 def _resolve(fmt, ndim):
     if isinstance(fmt, Format):
         if fmt.ndim != ndim:
-            raise ValueError(f"format {fmt!r} has {fmt.ndim} levels but the array has {ndim} dimensions")
+            raise ValueError(f"format {shown(fmt)} has {fmt.ndim} levels but the array has {ndim} dimensions")
         return fmt
     if isinstance(fmt, str):
         key = fmt.lower()
         if key not in NAMED:
-            raise ValueError(f"unknown format {fmt!r}; expected one of {sorted(NAMED)} or an ls.Format")
+            raise ValueError(f"unknown format {shown(fmt)}; expected one of {sorted(NAMED)} or an ls.Format")
         fmt = NAMED[key]
     if isinstance(fmt, FormatFamily):
         if ndim == 1 and fmt.name in _SPARSE_1D:

@@ -11,6 +11,7 @@ parent. A non-unique level is iterated by segments of equal coordinates (COO's o
 from __future__ import annotations
 
 from dataclasses import dataclass
+from ..errors import shown
 
 _KINDS = ("dense", "compressed", "singleton")
 
@@ -26,10 +27,10 @@ class Level:
             v = getattr(self, prop)
             if type(v).__name__ not in ("bool", "bool_"):
                 # "yes" would be truthy but compare unequal to True: two equal-looking formats
-                raise TypeError(f"Level: {prop} must be True or False, got {v!r}")
+                raise TypeError(f"Level: {prop} must be True or False, got {shown(v)}")
             object.__setattr__(self, prop, bool(v))
         if self.kind not in _KINDS:
-            raise ValueError(f"Level: unknown level kind {self.kind!r}; expected one of {_KINDS}")
+            raise ValueError(f"Level: unknown level kind {shown(self.kind)}; expected one of {_KINDS}")
         if self.kind == "dense" and not (self.ordered and self.unique):
             raise ValueError("Level: a dense level is always ordered and unique")
 
@@ -59,10 +60,10 @@ class Level:
         if isinstance(obj, tuple) and len(obj) == 2 and isinstance(obj[0], str) and isinstance(obj[1], dict):
             unknown = set(obj[1]) - {"ordered", "unique"}
             if unknown:
-                raise TypeError(f"Format: unknown level properties {sorted(map(str, unknown))} in {obj!r}; "
+                raise TypeError(f"Format: unknown level properties {sorted(map(str, unknown))} in {shown(obj)}; "
                                 "a level takes 'ordered' and 'unique'")
             return Level(obj[0], **obj[1])
-        raise TypeError(f"Format: cannot interpret {obj!r} as a level (use 'dense', 'compressed' or 'singleton')")
+        raise TypeError(f"Format: cannot interpret {shown(obj)} as a level (use 'dense', 'compressed' or 'singleton')")
 
 
 DENSE = Level("dense")

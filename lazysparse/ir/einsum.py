@@ -7,6 +7,7 @@ NumPy does, uppercase first) and the broadcast dimensions of ``...`` become ``EL
 from __future__ import annotations
 
 import string
+from ..errors import shown
 
 ELLIPSIS = 52  # label of the first broadcast dimension; broadcast dims are right-aligned
 _LETTERS = string.ascii_uppercase + string.ascii_lowercase
@@ -21,17 +22,17 @@ def label_name(label: int) -> str:
 def _term(text: str, where: str):
     """Split one operand's subscripts into (labels before ..., has ellipsis, labels after ...)."""
     if text.count("...") > 1:
-        raise ValueError(f"einsum: subscripts {text!r} of {where} contain more than one ellipsis")
+        raise ValueError(f"einsum: subscripts {shown(text)} of {where} contain more than one ellipsis")
     head, dots, tail = text.partition("...")
     parts = []
     for part in (head, tail):
         labels = []
         for ch in part:
             if ch == ".":
-                raise ValueError(f"einsum: subscripts {text!r} of {where} contain a '.' that is not "
+                raise ValueError(f"einsum: subscripts {shown(text)} of {where} contain a '.' that is not "
                                  "part of an ellipsis ('...')")
             if ch not in _CODE:
-                raise ValueError(f"einsum: invalid subscript {ch!r} in {where}; subscripts must be "
+                raise ValueError(f"einsum: invalid subscript {shown(ch)} in {where}; subscripts must be "
                                  "ASCII letters")
             labels.append(_CODE[ch])
         parts.append(labels)
@@ -52,15 +53,15 @@ def parse_einsum(subscripts, shapes):
     # the arrow is checked before spaces go: "- >" is no arrow for NumPy
     rest = subscripts.replace("->", "")
     if subscripts.count("->") > 1 or "-" in rest or ">" in rest:
-        raise ValueError(f"einsum: subscripts {subscripts!r} do not contain a proper '->' output")
+        raise ValueError(f"einsum: subscripts {shown(subscripts)} do not contain a proper '->' output")
     if "." in subscripts.replace("...", ""):  # before spaces go too: ". .." is no ellipsis
-        raise ValueError(f"einsum: subscripts {subscripts!r} contain a '.' that is not part of an "
+        raise ValueError(f"einsum: subscripts {shown(subscripts)} contain a '.' that is not part of an "
                          "ellipsis ('...')")
     text = subscripts.replace(" ", "")  # NumPy ignores spaces (only: a tab or newline is an error)
     lhs, arrow, rhs = text.partition("->")
     terms = lhs.split(",")
     if len(terms) != len(shapes):
-        raise ValueError(f"einsum: subscripts {subscripts!r} name {len(terms)} operand(s) but "
+        raise ValueError(f"einsum: subscripts {shown(subscripts)} name {len(terms)} operand(s) but "
                          f"{len(shapes)} were given")
     parsed = []
     nbcast = 0
@@ -69,7 +70,7 @@ def parse_einsum(subscripts, shapes):
         named, nd = len(head) + len(tail), len(shape)
         if named > nd or (not ell and named != nd):
             raise ValueError(f"einsum: operand {k} of shape {tuple(shape)} has {nd} dimension(s) but "
-                             f"subscripts {t!r} name {named}")
+                             f"subscripts {shown(t)} name {named}")
         nb = nd - named if ell else 0
         nbcast = max(nbcast, nb)
         parsed.append((head, nb, tail))
@@ -79,18 +80,18 @@ def parse_einsum(subscripts, shapes):
     if arrow:
         head, ell, tail = _term(rhs, "the output")
         if nbcast and not ell:
-            raise ValueError(f"einsum: subscripts {subscripts!r}: operands have broadcast dimensions "
+            raise ValueError(f"einsum: subscripts {shown(subscripts)}: operands have broadcast dimensions "
                              "but the output has no '...' to place them")
         out = tuple(head) + tuple(range(ELLIPSIS, ELLIPSIS + nbcast)) + tuple(tail)
         seen = {l for s in ins for l in s}
         for l in head + tail:
             if l not in seen:
-                raise ValueError(f"einsum: output subscript {label_name(l)!r} in {subscripts!r} "
+                raise ValueError(f"einsum: output subscript {shown(label_name(l))} in {shown(subscripts)} "
                                  "never appears in an input")
         if len(set(out)) != len(out):
             dup = next(l for l in out if out.count(l) > 1)
-            raise ValueError(f"einsum: output subscript {label_name(dup)!r} appears more than once "
-                             f"in {subscripts!r}")
+            raise ValueError(f"einsum: output subscript {shown(label_name(dup))} appears more than once "
+                             f"in {shown(subscripts)}")
     else:
         # implicit output: broadcast dims, then the letters used exactly once, in sorted order
         counts = {}

@@ -17,6 +17,7 @@ which only the front end sees (it maps them to integers and ``Index('i<k>')``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from ..errors import shown
 
 _MAX_DEPTH = 64    # parser nesting limit: deep input must give ValueError, not RecursionError
 _MAX_TREE = 128    # AST depth limit (left-deep chains like a+a+...+a), for recursive consumers
@@ -89,7 +90,7 @@ def tokenize(text: str):
             toks.append(("SYM", c, i))
             i += 1
         else:
-            raise ValueError(f"expr: unexpected character {c!r} at position {i}")
+            raise ValueError(f"expr: unexpected character {shown(c)} at position {i}")
     toks.append(("END", None, n))
     return toks
 
@@ -115,7 +116,7 @@ def _number(text, i, toks):
             while j < n and text[j] in _DIGITS:
                 j += 1
     if j < n and text[j] in _ID_CHARS:
-        raise ValueError(f"expr: malformed number {text[i:j + 1]!r} at position {i}")
+        raise ValueError(f"expr: malformed number {shown(text[i:j + 1])} at position {i}")
     lit = text[i:j]
     try:
         toks.append(("FLOAT", float(lit), i) if is_float else ("INT", int(lit), i))
@@ -145,7 +146,7 @@ class _Parser:
     def expect(self, sym):
         kind, v, pos = self.take()
         if kind != "SYM" or v != sym:
-            self.fail(f"expected {sym!r}", pos, kind, v)
+            self.fail(f"expected {shown(sym)}", pos, kind, v)
 
     def name(self, what):
         kind, v, pos = self.take()
@@ -155,7 +156,7 @@ class _Parser:
 
     def fail(self, msg, pos, kind, v):
         got = "end of input" if kind == "END" else repr(v)
-        raise ValueError(f"expr: {msg} at position {pos}, got {got} in {self.text!r}")
+        raise ValueError(f"expr: {msg} at position {pos}, got {got} in {shown(self.text)}")
 
     def enter(self):
         self.depth += 1

@@ -36,6 +36,9 @@ class ABI:
         self.d = []
         # the kernel stores every element of its dense result (no zero-fill needed before it)
         self.writes_all = False
+        # ... or does so when its result's last extent is one of these (its fixed-width
+        # register-row versions, which start their rows at zero: Lowerer.emit_slab)
+        self.writes_rows = ()
 
     # an equal descriptor is the same slot: a loop nest emitted once per version asks again
     def ptr(self, desc):
@@ -200,10 +203,10 @@ class Lowerer:
         top.add(*frees, *fail[:-1], *(frees if len(fail) > 1 else []), fail[-1])
         # every loop over a result index ran over its whole extent and each point stores once
         # with "=": the result buffer may start uninitialised (np.empty, not a zero-fill pass)
-        # (dense-inter: every sum ran inside a row it zeroed, emit_slab)
         mode = self.spec.mode
-        self.abi.writes_all = not self.out_partial and (
-            mode in ("dense", "dense-acc") or (mode == "dense-inter" and not self.unzeroed))
+        self.abi.writes_all = not self.out_partial and mode in ("dense", "dense-acc")
+        if self.out_partial:
+            self.abi.writes_rows = ()
         return top
 
     def declare_inputs(self, top):
@@ -403,7 +406,7 @@ class Lowerer:
         if depth == len(self.order):
             self.emit_leaf(blk)
             return
-        if mode == "dense-inter" and not self.in_slab and self._slab(depth):
+        if mode == "dense-inter" and self.row_width and not self.in_slab and self._slab(depth):
             self.emit_slab(depth, blk)
             return
         if self.row_width and self.row_acc is None and self._row_tail(depth):
@@ -539,12 +542,20 @@ class Lowerer:
         n = self.ext[tail]
         chain = Block()
         self.emit(0, chain)  # the general loops, the fallback
+        zeroing = []
         for w in reversed(self.ROW_WIDTHS):
             version = Block()
             self.row_width, self.ext[tail] = w, str(w)
+            self.unzeroed = False
             self.emit(0, version)
+            if not self.unzeroed:
+                zeroing.append(w)
             chain = Block().add(If(f"{n} == {w}", version, chain))
         self.row_width, self.ext[tail] = 0, n
+        # (the general loops sum into a zero-filled result: zeroing rows there would write a
+        # fresh result twice, since large buffers come zeroed from the OS; bcsstk16's dense
+        # A @ A, 190 MB, took 8% longer)
+        self.abi.writes_rows = tuple(sorted(zeroing))
         body.add(chain)
 
     def _slab(self, depth):
@@ -558,10 +569,11 @@ class Lowerer:
                 and all(v in self.red for v in order[depth:-1]))
 
     def emit_slab(self, depth, blk):
-        """The row zeroed (or a register row started at zero) before its sums: the result buffer
-        can then start uninitialised (``writes_all``). The glue's serial zero-fill of the whole
-        result, and the kernel's reload of each row, cost 5-8% of GNN-1 on MIT8 and did not
-        scale with threads; zeroed here, each thread touches only its own rows."""
+        """In a fixed-width version: the register row started at zero (or the row zeroed) before
+        its sums, so the result buffer can start uninitialised at that width
+        (``ABI.writes_rows``). The glue's serial zero-fill of the whole result, and the kernel's
+        reload of each row, cost 5-8% of GNN-1 on MIT8 and did not scale with threads; zeroed
+        here, each thread touches only its own rows."""
         self.in_slab = True
         if self.row_width and self.row_acc is None and self._row_tail(depth):
             self.emit_row(depth, blk, fresh=True)

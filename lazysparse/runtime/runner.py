@@ -137,14 +137,26 @@ def glue_source(spec, abi, sites=None, prologue=()) -> str:
             else:
                 # buf: a dense temporary's buffer from the previous run of the same program
                 # (runtime/fused.py, _run_ops): reused, it costs no page faults
+                rows = tuple(int(w) for w in abi.writes_rows)
+                # (rows: the kernel stores everything only at these last extents)
+                alloc = ("empty" if abi.writes_all else
+                         f"(empty if shape[{len(stmt.out_indices) - 1}] in {rows} else zeros)" if rows
+                         else "zeros")
                 L.append("    if buf is None or buf.shape != shape or buf.dtype != ODT:")
-                L.append(f"        out = {'empty' if abi.writes_all else 'zeros'}(shape, ODT)")
+                L.append(f"        out = {alloc}(shape, ODT)")
                 L.append("    else:")
                 L.append("        out = buf")
-                if not abi.writes_all:
+                if abi.writes_all:
+                    if POISON:
+                        L.append("        out[...] = empty(shape, ODT)")
+                elif rows:
+                    L.append(f"        if shape[{len(stmt.out_indices) - 1}] not in {rows}:")
+                    L.append("            out.fill(0)")
+                    if POISON:
+                        L.append("        else:")
+                        L.append("            out[...] = empty(shape, ODT)")
+                else:
                     L.append("        out.fill(0)")
-                elif POISON:
-                    L.append("        out[...] = empty(shape, ODT)")
     # Lines per input slot, run only when the slot holds a different storage than in this
     # thread's previous call (a weak reference remembers it): storages are immutable, so the
     # pointers and sizes already in p[]/d[] are still right. Iterative code (A @ x in a loop)

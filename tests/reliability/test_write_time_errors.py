@@ -83,6 +83,12 @@ TABLE = [
     ("astype float16", lambda: A.astype("float16"), TypeError, r"^astype: unsupported dtype float16"),
     ("astype nonsense", lambda: A.astype("nonsense"), TypeError, r"^astype: 'nonsense' is not a dtype"),
     ("operand type", lambda: A + "x", TypeError, r"^\+: unsupported operand type str"),
+    ("python int out of int64", lambda: ls.asarray(np.arange(3)) + 2 ** 70, OverflowError,
+     r"^\+: Python integer 1180591620717411303424 out of bounds for int64$"),
+    ("huge python int", lambda: ls.asarray(np.arange(3)) * 10 ** 400, OverflowError,
+     r"^\*: Python integer 1000+\.\.\.0+ \(401 characters\) out of bounds for int64$"),
+    ("positive of bool", lambda: +Bo, TypeError, r"^positive: not defined for a bool array"),
+    ("np.positive of bool", lambda: np.positive(Bo), TypeError, r"^positive: not defined for a bool array"),
     # formats
     ("unknown format name", lambda: ls.einsum("ij->ij", A, format="bsr"), ValueError, r"^einsum: unknown format 'bsr'"),
     ("format levels", lambda: ls.einsum("ij->i", A, format=ls.csf.resolve(2)), ValueError,
@@ -235,3 +241,32 @@ def test_builds_exactly_what_numpy_computes(seed):
     assert isinstance(got, ls.Array) and got.is_lazy, desc
     assert got.shape == want.shape, (desc, got.shape, want.shape)
     assert got.dtype == want.dtype, (desc, got.dtype, want.dtype)
+
+
+# user text in messages is cut short (issue 5: a pathological input must not come back whole)
+LONG = [
+    ("einsum subscripts", lambda: ls.einsum("i" * 100_000, A), ValueError),
+    ("expr notation", lambda: ls.expr("x" * 100_000 + " + ", a=A), ValueError),
+    ("format name", lambda: A.materialize(format="q" * 100_000), ValueError),
+    ("astype name", lambda: A.astype("z" * 100_000), TypeError),
+    ("level kind", lambda: F(["dense", "h" * 100_000]), ValueError),
+    ("python int", lambda: A * 10 ** 100_000, OverflowError),
+]
+
+
+@pytest.mark.parametrize("name,build,exc", LONG, ids=[t[0] for t in LONG])
+def test_messages_quote_long_user_text_cut_short(name, build, exc):
+    with pytest.raises(exc) as info:
+        build()
+    msg = str(info.value)
+    assert len(msg) < 400 and ("characters)" in msg or "bits>" in msg), msg
+
+
+def test_unary_plus_is_a_new_array_like_numpys_copy():
+    S = sp.random_array((5, 4), density=0.4, format="csr", rng=3)
+    for x, ref in ((ls.asarray(S), S.toarray()), (ls.asarray(np.arange(6).reshape(2, 3)), np.arange(6).reshape(2, 3))):
+        for y in (+x, np.positive(x)):
+            assert y is not x and y.dtype == x.dtype and y.shape == x.shape
+            out = y.materialize()
+            assert out.format == x.format
+            np.testing.assert_array_equal(out.todense(), +ref)
