@@ -392,3 +392,30 @@ def test_zero_copy_csr_csc_dense(idx):
     # the way back shares too
     back = A.to_scipy()
     assert np.shares_memory(back.data, S.data)
+
+
+# -- the density verdict of products ----------------------------------------------------------------
+def _banded(n, b):
+    return sp.diags([np.arange(1.0, n + 1 - abs(o)) for o in range(-b, b + 1)], list(range(-b, b + 1)),
+                    shape=(n, n), format="csr")
+
+
+def test_a_product_of_sparse_matrices_is_dense_only_when_expected_nearly_full():
+    """Independence estimates A @ A of a 200x200 band of 13 diagonals 0.57 full (it is 0.125):
+    products of sparse operands cluster, so the result stays CSR below 0.9 (planner/plan.py
+    ``density_rule``). A random 30% matrix squared is nearly full: dense. One sparse operand
+    against a dense one keeps the 1/2 rule (``A @ x``, one entry a row: 0.63 expected, and
+    exactly that full)."""
+    B = _banded(200, 6)
+    r = ls.asarray(B) @ ls.asarray(B)
+    assert r.format == "csr" and r.materialize().format == "csr"
+    np.testing.assert_allclose(r.materialize().todense(), (B @ B).toarray())
+    R = sp.random(100, 100, density=0.3, format="csr", random_state=0)
+    d = (ls.asarray(R) @ ls.asarray(R)).materialize()
+    assert d.format.is_dense
+    np.testing.assert_allclose(d.todense(), (R @ R).toarray())
+    P = sp.csr_matrix((np.ones(200), np.random.default_rng(0).integers(0, 200, 200), np.arange(201)), shape=(200, 200))
+    Q = sp.random(200, 1, density=1.0, format="csc", random_state=1)  # a sparse column, full
+    v = (ls.asarray(P) @ ls.asarray(Q)).materialize()
+    assert v.format.is_dense  # one sparse factor per term: estimated 0.63 full
+    np.testing.assert_allclose(v.todense(), (P @ Q).toarray())

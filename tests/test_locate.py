@@ -87,8 +87,9 @@ def test_a_sparse_vector_is_scattered_once_per_call():
 
 @pytest.mark.parametrize("threads", [1, 2, 3])
 def test_a_dense_temporary_on_several_threads_scatters_into_one_array_per_thread(threads):
-    # dense enough that the masked temporary is stored dense: its rows run on OpenMP threads
-    M, A, B = _mat(80, 70, 0.3, 17), _mat(80, 60, 0.3, 18), _mat(60, 70, 0.3, 19)
+    # dense enough that the masked product is expected nearly full and stored dense: its rows
+    # run on OpenMP threads
+    M, A, B = _mat(80, 70, 0.6, 17), _mat(80, 60, 0.6, 18), _mat(60, 70, 0.6, 19)
     Ml, Al, Bl = ls.asarray(M), ls.asarray(A), ls.asarray(B)
     text = ls.explain(Ml * (Al @ Bl))
     assert "assembly dense-inter" in text and "omp_get_thread_num() *" in text
