@@ -34,7 +34,7 @@ class Schedule:
     def apply(self):
         """Within this block, kernels this thread plans follow the schedule."""
         from .runtime.execute import WS_FORCED
-        prev = getattr(WS_FORCED, "choice", None)
+        prev = WS_FORCED.choice
         ws = [s for s in self.steps if s[0] == "workspace"]
         WS_FORCED.choice = ws[-1][1:] if ws else prev
         try:

@@ -274,7 +274,7 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=Non
     if log is not None:
         log.append((runner.spec, runner))
     if (bkey is not None and (fmt.is_dense or idt == "int32") and (planned or not may_split(stmt0))
-            and (choice is None or getattr(WS_FORCED, "choice", None) is None)):
+            and (choice is None or WS_FORCED.choice is None)):
         # one generated function per (key, runner, format): operands whose density verdicts
         # differ, used in turn, switch between bound plans without compiling glue each time.
         # A workspace's policy and capacity depend on sizes: its bound plan chooses them again
@@ -294,7 +294,15 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=Non
 
 
 WS_CALL = threading.local()   # .capacity: the workspace capacity of the call being made
-WS_FORCED = threading.local()  # .choice: (policy, capacity) from an ls.Schedule being applied
+class _Forced(threading.local):
+    """.choice: (policy, capacity) from an ls.Schedule being applied in this thread. The class
+    default makes a read in a thread that never set it a plain lookup: an attribute miss on a
+    ``threading.local`` raises inside, which costs 8-35 µs on a cold interpreter (the bound
+    workspace plans read it on every call)."""
+    choice = None
+
+
+WS_FORCED = _Forced()
 
 
 def _workspace(stmt, fmt, order, storages, out_shape):
@@ -305,7 +313,7 @@ def _workspace(stmt, fmt, order, storages, out_shape):
     if math.prod(ext[h:]) >= WS.KEY_LIMIT:
         return None
     inserts = sum(st.nnz for st in storages if not st.format.is_dense and st.ndim)
-    forced = getattr(WS_FORCED, "choice", None)
+    forced = WS_FORCED.choice
     return WS.choose(ext[h:], math.prod(ext[:h]), inserts, np.dtype(stmt.dtype).itemsize,
                      memory.limit(), *(forced or (None, None)))
 
@@ -405,7 +413,7 @@ def _bind(stmt0, extra, runner, out_fmt, density_rule, sparse_out, ws=None):
         h, order, policy = ws
         ext = [f"shape[{int(m)}]" for m in order]
         env.update(WS_CHOOSE=WS.choose, WS_CALL=WS_CALL, WS_FORCED=WS_FORCED, POLICY=policy)
-        L += ["if getattr(WS_FORCED, 'choice', None) is not None:",
+        L += ["if WS_FORCED.choice is not None:",
               "    return None  # a schedule's choice: planned",
               f"if {' * '.join(ext[h:]) or '1'} >= {int(WS.KEY_LIMIT)}:",
               "    return None",
