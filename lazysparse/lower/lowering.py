@@ -37,7 +37,7 @@ class ABI:
         # the kernel stores every element of its dense result (no zero-fill needed before it)
         self.writes_all = False
         # ... or does so when its result's last extent is one of these (its fixed-width
-        # register-row versions, which start their rows at zero: Lowerer.emit_slab)
+        # register-row versions, which start their rows at zero: Lowerer.emit_row)
         self.writes_rows = ()
 
     # an equal descriptor is the same slot: a loop nest emitted once per version asks again
@@ -161,8 +161,8 @@ class Lowerer:
         self.out_partial = False  # some loop over a result index skips coordinates
         self.row_acc = None  # the local row a fixed-width version accumulates into
         self.row_width = 0   # the width of the version being emitted (0: the general loops)
-        # dense-inter: the loops being emitted sum into a row of the result that they zeroed
-        # first (emit_slab); a sum outside such a row needs a zero-filled result buffer
+        # dense-inter: the loops being emitted sum into a register row started at zero
+        # (emit_row, fresh); a sum outside such a row needs a zero-filled result buffer
         self.in_slab, self.unzeroed = False, False
         # lower/locate.py: per depth, where code before and after that loop goes (the block, the
         # index of the loop's first statement, statements to append after it); scatter arrays
@@ -406,11 +406,8 @@ class Lowerer:
         if depth == len(self.order):
             self.emit_leaf(blk)
             return
-        if mode == "dense-inter" and self.row_width and not self.in_slab and self._slab(depth):
-            self.emit_slab(depth, blk)
-            return
         if self.row_width and self.row_acc is None and self._row_tail(depth):
-            self.emit_row(depth, blk)
+            self.emit_row(depth, blk, fresh=self._slab(depth))
             return
         v = self.order[depth]
         x = self.vname[v]
@@ -559,36 +556,22 @@ class Lowerer:
         body.add(chain)
 
     def _slab(self, depth):
-        """From ``depth`` on, the loops sum into one row ``o[i, :]`` of a dense result and
-        nothing else: only reductions follow except the innermost loop, the row's own index, and
-        the loops outside are exactly the result's other indices, each over its whole extent.
-        Every row is then summed once, start to end, so the kernel can zero it itself."""
+        """Besides ``_row_tail(depth)``: the loops outside the row are exactly the result's
+        other indices, each over its whole extent (no reduction around the row, no skipped
+        coordinate). Every row is then summed once, start to end, so it can start at zero."""
         outs, order = self.outs, self.order
-        return (bool(outs) and depth < len(order) - 1 and not self.out_partial
-                and order[-1] == outs[-1] and depth == len(outs) - 1 and set(order[:depth]) == set(outs[:-1])
-                and all(v in self.red for v in order[depth:-1]))
-
-    def emit_slab(self, depth, blk):
-        """In a fixed-width version: the register row started at zero (or the row zeroed) before
-        its sums, so the result buffer can start uninitialised at that width
-        (``ABI.writes_rows``). The glue's serial zero-fill of the whole result, and the kernel's
-        reload of each row, cost 5-8% of GNN-1 on MIT8 and did not scale with threads; zeroed
-        here, each thread touches only its own rows."""
-        self.in_slab = True
-        if self.row_width and self.row_acc is None and self._row_tail(depth):
-            self.emit_row(depth, blk, fresh=True)
-        else:
-            x = self.vname[self.order[-1]]
-            blk.add(For(x, "0", self.ext[self.order[-1]], Block().add(f"o[{self.dense_addr()}] = {self.zero()};")))
-            self.emit(depth, blk)
-        self.in_slab = False
+        return (not self.out_partial and depth == len(outs) - 1 and set(order[:depth]) == set(outs[:-1]))
 
     def emit_row(self, depth, blk, fresh=False):
         """The row ``o[i, :]`` of the version's width in a local array across the reductions
         below ``depth``: with a constant trip count the C compiler keeps it in vector registers
-        (measured 2x on an 11k x 128 by 128 x 16 product). ``fresh``: it starts at zero
-        (emit_slab), else from the result."""
+        (measured 2x on an 11k x 128 by 128 x 16 product). ``fresh`` (``_slab``): the row
+        starts at zero instead of being loaded, and the result buffer may start uninitialised
+        at this width (``ABI.writes_rows``). The glue's serial zero-fill of the whole result and
+        the reload of each row cost 5-8% of GNN-1 on MIT8 and did not scale with threads;
+        started here, each thread touches only its own rows."""
         w, x = self.row_width, self.vname[self.order[-1]]
+        self.in_slab = fresh
         self.row_acc = f"row{w}"
         blk.add(Decl(self.oct, f"row{w}[{w}]"))
         init = self.zero() if fresh else f"o[{self.dense_addr()}]"
@@ -598,6 +581,7 @@ class Lowerer:
         self.emit(depth, inner)
         blk.add(For(x, "0", str(w), Block().add(f"o[{self.dense_addr()}] = row{w}[{x}];")))
         self.row_acc = None
+        self.in_slab = False
 
     def sched_flag(self, desc):
         name = self.sched_flags.get(desc)

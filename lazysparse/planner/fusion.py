@@ -33,6 +33,7 @@ from ..formats.format import Format
 from ..formats.levels import DENSE
 from ..ir.nodes import Access, Call, Index, Statement, intern
 from . import patterns as P
+from .inline import product_factors
 from .plan import OperandSpec, choose_order
 from .program import INPUT, TEMP, Op, Program
 
@@ -254,13 +255,6 @@ def masked_program(program: Program, need: dict) -> Program:
     return Program(program.values, tuple(ops), program.outputs)
 
 
-def _factors(e, dtype):
-    """The operands of ``e``'s multiplications of ``dtype`` (``e`` itself when it is none)."""
-    if isinstance(e, Call) and e.op == "multiply" and e.dtype == dtype and all(d == dtype for d in e.in_dtypes):
-        return [f for a in e.args for f in _factors(a, dtype)]
-    return [e]
-
-
 def folds_into_reader(program: Program, need: dict):
     """Which temporaries ``masked_program`` should not mask but substitute into their reader
     (``inline``'s ``only``): a sum read once by an element-wise product of it and the one key of
@@ -279,7 +273,7 @@ def folds_into_reader(program: Program, need: dict):
                 or len(mask) != 1 or len(readers.get(op.out, ())) != 1):
             return False
         (r,) = readers[op.out]
-        fs = _factors(r.stmt.expr, r.stmt.dtype)
+        fs = product_factors(r.stmt.expr, r.stmt.dtype)
         accs = [a for a in r.stmt.accesses if r.args[a.operand] == op.out]
         if r.stmt.reduce_indices or len(accs) != 1 or not any(f is accs[0] for f in fs):
             return False

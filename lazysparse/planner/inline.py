@@ -19,14 +19,17 @@ from ..ir.nodes import Access, Call, Index, Statement, intern
 from .program import Op, Program
 
 
+def product_factors(e, dtype):
+    """The operands of ``e``'s multiplications of ``dtype`` (``[e]`` when it is none)."""
+    if isinstance(e, Call) and e.op == "multiply" and e.dtype == dtype and all(d == dtype for d in e.in_dtypes):
+        return [f for a in e.args for f in product_factors(a, dtype)]
+    return [e]
+
+
 def _product_path(e, target, dtype):
     """Is ``target`` (an Access node, by identity) reached from ``e`` through multiplications
     of ``dtype`` only?"""
-    if e is target:
-        return True
-    if isinstance(e, Call) and e.op == "multiply" and e.dtype == dtype and all(d == dtype for d in e.in_dtypes):
-        return any(_product_path(a, target, dtype) for a in e.args)
-    return False
+    return any(f is target for f in product_factors(e, dtype))
 
 
 def _used(stmt):

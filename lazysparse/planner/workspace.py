@@ -85,18 +85,34 @@ def choose(ws_extents, outer, inserts, itemsize, budget, forced=None, capacity=N
     if forced is not None:
         cap = capacity if capacity is not None else _default_capacity(forced, E, per)
         return Choice(forced, max(1, int(cap)), f"forced by the schedule ({forced}, capacity {cap})")
-    dense_bytes = E * (itemsize + 8) + E // 8  # values, list, bitmap
-    fits = budget is None or dense_bytes <= budget // 4
-    if len(ws_extents) == 1 and fits and E <= 32 * max(1, inserts) + (1 << 16):
-        return Choice("dense", E, f"first-order workspace over {E} points: dense values, a bitmap "
-                                  f"and a touched list ({_mb(dense_bytes)}) for ~{inserts} products")
+    policy, cap = decide(ws_extents, outer, inserts, itemsize, budget)
+    dense_bytes = _dense_bytes(E, itemsize)
+    if policy == "dense":
+        return Choice("dense", cap, f"first-order workspace over {E} points: dense values, a bitmap "
+                                    f"and a touched list ({_mb(dense_bytes)}) for ~{inserts} products")
     if len(ws_extents) == 1:
+        fits = budget is None or dense_bytes <= budget // 4
         why = (f"first-order, but a dense workspace would take {_mb(dense_bytes)}"
                + (", over a quarter of the memory budget" if not fits else f" for ~{inserts} products"))
     else:
         why = f"order {len(ws_extents)}: a dense workspace would hold {E} points"
-    cap = capacity if capacity is not None else _default_capacity("bucket", E, per)
+    if capacity is not None:
+        cap = capacity
     return Choice("bucket", cap, f"{why}; buckets of key ranges holding {cap} entries")
+
+
+def decide(ws_extents, outer, inserts, itemsize, budget) -> tuple:
+    """``choose``'s (policy, capacity) without a schedule and without the explanation: what a
+    bound plan asks on every call (runtime/execute.py, ``_bind``)."""
+    E = math.prod(ws_extents)
+    if (len(ws_extents) == 1 and (budget is None or _dense_bytes(E, itemsize) <= budget // 4)
+            and E <= 32 * max(1, inserts) + (1 << 16)):
+        return "dense", max(1, E)
+    return "bucket", _default_capacity("bucket", E, max(1, inserts // max(1, outer)))
+
+
+def _dense_bytes(E, itemsize):
+    return E * (itemsize + 8) + E // 8  # values, list, bitmap
 
 
 def _default_capacity(policy, E, per):

@@ -312,10 +312,14 @@ def _workspace(stmt, fmt, order, storages, out_shape):
     ext = [out_shape[m] for m in fmt.order]
     if math.prod(ext[h:]) >= WS.KEY_LIMIT:
         return None
-    inserts = sum(st.nnz for st in storages if not st.format.is_dense and st.ndim)
     forced = WS_FORCED.choice
-    return WS.choose(ext[h:], math.prod(ext[:h]), inserts, np.dtype(stmt.dtype).itemsize,
+    return WS.choose(ext[h:], math.prod(ext[:h]), _inserts(storages), np.dtype(stmt.dtype).itemsize,
                      memory.limit(), *(forced or (None, None)))
+
+
+def _inserts(storages):
+    """The workspace's estimate of its inserts per call: the operands' stored entries."""
+    return sum([st.nnz for st in storages if st.ndim and not st.format.is_dense])
 
 
 def _guard(stmt, mode, shape, name):
@@ -412,18 +416,18 @@ def _bind(stmt0, extra, runner, out_fmt, density_rule, sparse_out, ws=None):
     if ws is not None:
         h, order, policy = ws
         ext = [f"shape[{int(m)}]" for m in order]
-        env.update(WS_CHOOSE=WS.choose, WS_CALL=WS_CALL, WS_FORCED=WS_FORCED, POLICY=policy)
+        env.update(WS_DECIDE=WS.decide, INSERTS=_inserts, WS_CALL=WS_CALL, WS_FORCED=WS_FORCED,
+                   POLICY=policy)
         L += ["if WS_FORCED.choice is not None:",
               "    return None  # a schedule's choice: planned",
               f"if {' * '.join(ext[h:]) or '1'} >= {int(WS.KEY_LIMIT)}:",
               "    return None",
               LIMIT_LINE.strip(),
-              f"c = WS_CHOOSE(({''.join(e + ', ' for e in ext[h:])}), {' * '.join(ext[:h]) or '1'}, "
-              "sum([st.nnz for st in sts if st.ndim and not st.format.is_dense]), "
-              f"{int(np.dtype(stmt.dtype).itemsize)}, lim)",
-              "if c.policy != POLICY:",
+              f"pc = WS_DECIDE(({''.join(e + ', ' for e in ext[h:])}), {' * '.join(ext[:h]) or '1'}, "
+              f"INSERTS(sts), {int(np.dtype(stmt.dtype).itemsize)}, lim)",
+              "if pc[0] != POLICY:",
               "    return None  # another policy: planned",
-              "WS_CALL.capacity = c.capacity"]
+              "WS_CALL.capacity = pc[1]"]
     L += ['STATS["plan_hits"] += 1',
           # (a thread-local miss raises inside getattr: only looked up while some log is open)
           "if LOGGING[0]:",
