@@ -131,7 +131,11 @@ class FusedLowerer:
         80 ms of two-thread kernel) and the pages would be first touched by the wrong thread.
         Declares the destination pointers in ``decls``; returns ``emit(block, pragma)``."""
         ov = self.prog.values[self.out]
-        jobs = [(None, "o", self.abi.int(("out", "len")), C.ctype(ov.dtype))]
+        # a result in an input's pattern is stored with ``=`` at every position of that pattern
+        # (result_like: one unreduced statement whose iteration space is exactly the input's
+        # entries), so its values need no zero fill: on SDDMM that fill was a whole extra pass
+        # over the result, memory-bound and the part of the kernel that scales worst
+        jobs = [] if self.out_like is not None else [(None, "o", self.abi.int(("out", "len")), C.ctype(ov.dtype))]
         if self.out_like is not None:
             sp = self.specs[self.out_like]
             it = C.ctype(sp.index_dtype)

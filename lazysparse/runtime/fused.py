@@ -362,7 +362,7 @@ def _build(prog, specs, scalars):
     from ..backends import c as cbackend
     from .cache import load_kernel
     source = cbackend.emit(block, header_comment="fused: " + repr(plan))
-    return plan, load_kernel(source), abi, (like, _Fixed(plan, abi, specs))
+    return plan, load_kernel(source), abi, (like, _Fixed(plan, abi, specs, like))
 
 
 def _counting_kernel(plan, fx):
@@ -380,9 +380,10 @@ def _counting_kernel(plan, fx):
 
 class _Fixed:
     """What a call needs that depends on the plan alone, computed once: the extents' ``d[]``
-    entries, and the temporaries' shapes and sizes for the memory guard."""
+    entries, the temporaries' shapes and sizes for the memory guard, and the generated call
+    (``glue_source``)."""
 
-    def __init__(self, plan, abi, specs):
+    def __init__(self, plan, abi, specs, like):
         prog = plan.program
         self.specs, self.counting = specs, None  # for the instrumented twin
         ext = prog.extents()
@@ -393,77 +394,142 @@ class _Fixed:
             nbytes = int(np.prod(shape, dtype=np.float64)) * np.dtype(prog.values[vid].dtype).itemsize
             self.temps.append((vid, shape, nbytes))
         out = prog.values[prog.outputs[0]]
-        self.out_shape, self.odt = out.shape, np.dtype(out.dtype)
+        self.out_shape, self.odt = tuple(int(n) for n in out.shape), np.dtype(out.dtype)
         self.out_bytes = int(np.prod(out.shape, dtype=np.float64)) * self.odt.itemsize
+        self.like = like
+        self.call = _compile_glue(glue_source(abi, self, like), abi, self)
+
+
+def glue_source(abi, fx, like) -> str:
+    """Python source of ``call(inputs, name, fn)``, the marshalling of one fused kernel: the
+    memory guard, the result's buffers, ``p[]``/``d[]``, the kernel ``fn`` and the result's
+    storage, as straight-line code for this kernel's ABI (what ``runner.glue_source`` does for
+    single-operation kernels: an interpreted walk of the ABI cost 26 us a call warm, and
+    several times that right after a kernel has swept the caches). ``p``/``d`` come from a pool
+    and the lines for an input run only when its slot holds another storage than in that set's
+    previous call (storages are immutable). Only names and integers made here reach the
+    source, never user strings."""
+    vids = _glue_inputs(abi, like)
+    L = ["def call(inputs, name, fn):"]
+    L += [f"    s{v} = inputs[{v}]" for v in vids]
+    for j, (vid, shape, nbytes) in enumerate(fx.temps):
+        L.append(f"    check_dense({nbytes}, {shape!r}, TEMP_WHAT[{j}], name)")
+    kinds = ("pos", "crd")
+    if like is None:
+        L.append(f"    check_dense({fx.out_bytes}, OSHAPE, RESULT_WHAT, name)")
+        L.append("    out = empty(OSHAPE, ODT)")
+    else:
+        L.append(f"    out = empty(s{like}.vals.shape[0], ODT)")
+        for kind in kinds:
+            L.append(f"    o{kind} = [None if a is None else empty(a.shape, a.dtype) for a in s{like}.{kind}]")
+    per = {v: [] for v in vids}
+    always = []
+    for k, desc in enumerate(abi.p):
+        if desc[0] == "in":
+            v, what = desc[1], desc[2]
+            arr = f"s{v}.vals" if what == "vals" else f"s{v}.{what}[{int(desc[3])}]"
+            if what == "vals" and fx.specs[v].dense:  # a strided view has no buffer
+                per[v] += ["try:", f"    b{k} = fb(BC, {arr}, False)", "except ValueError:",
+                           f"    b{k} = addr({arr})", f"p[{k}] = b{k}"]
+            else:
+                per[v].append(f"b{k} = fb(BC, {arr}, False); p[{k}] = b{k}")
+        elif desc[0] == "out":
+            arr = "out" if desc[1] == "vals" else f"o{desc[1]}[{int(desc[2])}]"
+            always.append(f"b{k} = fb(BC, {arr}, True); p[{k}] = b{k}")
+        elif desc[0] == "scratch":  # per-thread copies of shared operands (lower/lowering.py)
+            always.append(f"p[{k}] = NULL if nt < 2 else scratch(nt, {int(desc[1])})")
+        else:  # pragma: no cover - lower_fused records only these
+            raise AssertionError(desc)
+    for k, desc in enumerate(abi.d):
+        tag = desc[0]
+        if tag == "ext":
+            continue  # fixed by the plan: written once into each new set (new_bufs)
+        if tag == "threads":
+            always.append(f"d[{k}] = nt")
+        elif tag == "stride":
+            per[desc[1]].append(f"d[{k}] = s{desc[1]}.vals.strides[{int(desc[2])}] // "
+                                f"{np.dtype(fx.specs[desc[1]].dtype).itemsize}")
+        elif tag == "size":
+            sp = fx.specs[desc[1]]
+            per[desc[1]].append(f"d[{k}] = s{desc[1]}.shape[{int(sp.format.order[desc[2]])}]")
+        elif tag == "out" and len(desc) == 2:  # ("out", "len"): the result's values
+            if like is None:
+                always.append(f"d[{k}] = {int(np.prod(fx.out_shape, dtype=np.int64))}")
+            else:
+                per[like].append(f"d[{k}] = s{like}.vals.shape[0]")
+        elif tag == "out":  # ("out", "len", "pos" / "crd", level): the like input's array
+            per[like].append(f"d[{k}] = s{like}.{desc[2]}[{int(desc[3])}].shape[0]")
+        else:  # pragma: no cover
+            raise AssertionError(desc)
+    L += ["    try:", "        p, d, memo = bufs = pool.pop()", "    except IndexError:",
+          "        p, d, memo = bufs = new_bufs()"]
+    for j, v in enumerate(vids):
+        if per[v]:
+            L += [f"    m = memo[{j}]", f"    if m is None or m() is not s{v}:"]
+            L += ["        " + ln for ln in per[v]]
+            L.append(f"        memo[{j}] = wref(s{v})")
+    if any(desc[0] == "scratch" for desc in abi.p) or any(desc[0] == "threads" for desc in abi.d):
+        L.append("    nt = nthreads()")
+    L += ["    " + ln for ln in always]
+    L += ["    rc = fn(p, d)", "    pool.append(bufs)", "    if rc:",
+          "        raise MemoryError(f'{name}: out of memory for the temporaries of a fused kernel')"]
+    if like is None:
+        L.append("    return wrap_dense(out)")
+    else:
+        L += ["    st = new(Storage)",
+              f"    st.shape, st.format, st.pos, st.crd = OSHAPE, s{like}.format, opos, ocrd",
+              f"    st.vals, st.index_dtype, st.spec, st.stats = out, s{like}.index_dtype, None, None",
+              "    return st"]
+    return "\n".join(L) + "\n"
+
+
+def _glue_inputs(abi, like):
+    """The input value ids a fused kernel's call reads, in its memo's order."""
+    return sorted({desc[1] for desc in abi.p if desc[0] == "in"}
+                  | {desc[1] for desc in abi.d if desc[0] in ("stride", "size")}
+                  | ({like} if like is not None else set()))
+
+
+def _compile_glue(source, abi, fx):
+    import _cffi_backend
+    from .cache import ffi
+    n_in = len(_glue_inputs(abi, fx.like))
+
+    def new_bufs():
+        p = ffi.new("void*[]", max(len(abi.p), 1))
+        d = ffi.new("int64_t[]", max(len(abi.d), 1))
+        for k, v in fx.d:
+            d[k] = v
+        return p, d, [None] * n_in
+
+    def addr(arr):  # the storage, kept alive by the caller, holds arr
+        return ffi.cast("void *", arr.__array_interface__["data"][0])
+    env = dict(fb=_cffi_backend.from_buffer, BC=ffi.BCharA, addr=addr, NULL=ffi.NULL,
+               new_bufs=new_bufs, pool=[], wref=weakref.ref, new=object.__new__, Storage=Storage,
+               wrap_dense=Storage.wrap_dense, empty=_poisoned if POISON else np.empty,
+               ODT=fx.odt, OSHAPE=fx.out_shape, nthreads=get_num_threads, scratch=replica_scratch,
+               check_dense=memory.check_dense, RESULT_WHAT=lambda: "the result",
+               TEMP_WHAT=[(lambda vid=vid: f"the temporary v{vid} of the fused plan")
+                          for vid, _, _ in fx.temps])
+    exec(compile(source, "<lazysparse fused glue>", "exec"), env)
+    return env["call"]
 
 
 def _run(plan, kernel, abi, fixed, inputs, name):
-    from .cache import ffi
+    """Run a fused kernel through its generated call (``_Fixed.call``); under ``ls.opcount``
+    its instrumented twin, on the same buffers."""
     like, fx = fixed
-    # the memory guard: the dense result and every temporary the kernel allocates
-    for vid, shape, nbytes in fx.temps:
-        memory.check_dense(nbytes, shape, lambda vid=vid: f"the temporary v{vid} of the fused plan", name)
-    # the kernel zero-fills the values and copies the like input's structure (in parallel when
-    # it is: lower/fused.py, result_prep); poisoned under the test suite, to prove it does
-    empty = _poisoned if POISON else np.empty
-    if like is None:
-        memory.check_dense(fx.out_bytes, fx.out_shape, lambda: "the result", name)
-        out = empty(fx.out_shape, fx.odt)
-    else:
-        src = inputs[like]
-        out = empty(src.vals.shape[0], fx.odt)
-        opos = [None if a is None else empty(a.shape, a.dtype) for a in src.pos]
-        ocrd = [None if a is None else empty(a.shape, a.dtype) for a in src.crd]
-    p = ffi.new("void*[]", max(len(abi.p), 1))
-    d = ffi.new("int64_t[]", max(len(abi.d), 1))
-    keep = []
-
-    def addr(arr):
-        keep.append(arr)
-        return ffi.cast("void *", arr.__array_interface__["data"][0])
-    nt = get_num_threads()
-    for k, desc in enumerate(abi.p):
-        if desc[0] == "in":
-            st = inputs[desc[1]]
-            arr = st.vals if desc[2] == "vals" else getattr(st, desc[2])[desc[3]]
-            p[k] = addr(arr)
-        elif desc[0] == "out":
-            p[k] = addr(out if desc[1] == "vals" else (opos if desc[1] == "pos" else ocrd)[desc[2]])
-        elif desc[0] == "scratch":
-            p[k] = ffi.NULL if nt < 2 else replica_scratch(nt, desc[1])
-        else:  # pragma: no cover - lower_fused records only these
-            raise AssertionError(desc)
-    for k, v in fx.d:
-        d[k] = v
-    for k, desc in enumerate(abi.d):
-        if desc[0] == "ext":
-            continue
-        elif desc[0] == "threads":
-            d[k] = nt
-        elif desc[0] == "stride":
-            st = inputs[desc[1]]
-            d[k] = st.vals.strides[desc[2]] // st.vals.itemsize
-        elif desc[0] == "size":
-            st = inputs[desc[1]]
-            d[k] = int(st.shape[st.format.order[desc[2]]])
-        elif desc[0] == "out":  # ("out", "len") or ("out", "len", "pos" / "crd", level)
-            d[k] = out.size if len(desc) == 2 else (opos if desc[2] == "pos" else ocrd)[desc[3]].size
-        else:  # pragma: no cover
-            raise AssertionError(desc)
     t = counting.tally() if counting.ON[0] else None
     if t is None:
-        rc = kernel.fn(p, d)
+        st = fx.call(inputs, name, kernel.fn)
     else:
         ck = _counting_kernel(plan, fx)
-        rc = counting.run(ck, lambda: ck.fn(p, d), inputs.get, t)
-    if rc:
-        raise MemoryError(f"{name}: out of memory for the temporaries of a fused kernel")
+        st = fx.call(inputs, name, lambda p, d: counting.run(ck, lambda: ck.fn(p, d), inputs.get, t))
     RUNS[0] += 1
     from . import execute
-    log = getattr(execute._LOG, "items", None) if execute._LOGGING[0] else None
-    if log is not None:
-        log.append(FusedRun(plan, kernel, like, abi))
-    if like is None:
-        return Storage.wrap_dense(out)
-    return Storage(tuple(fx.out_shape), src.format, opos, ocrd, out, src.index_dtype)
+    if execute._LOGGING[0]:
+        log = getattr(execute._LOG, "items", None)
+        if log is not None:
+            log.append(FusedRun(plan, kernel, like, abi))
+    return st
 
