@@ -251,6 +251,9 @@ def _storage_of(obj, name, check):
                     raise ValueError(f"{name}: invalid {obj.format.upper()} input: {e}") from None
                 if obj.format == "csr":
                     return _compressed_storage(obj.shape, obj.indptr, obj.indices, obj.data, "csr", name, check)
+            if obj.format in ("csr", "csc"):  # a shape scipy's CSR/CSC cannot have (set behind its back)
+                raise ValueError(f"{name}: invalid {obj.format.upper()} input: shape {tuple(obj.shape)} "
+                                 f"has {obj.ndim} dimensions")
             coords = list(obj.coords) if hasattr(obj, "coords") else [obj.row, obj.col]
         return _coo_storage(obj.shape, coords, obj.data, name, check)
     sparse = _sparse_module()
@@ -384,6 +387,7 @@ def random(shape, *, density=0.01, format="csr", dtype="float64", seed=None) -> 
     if not 0 <= density <= 1:
         raise ValueError(f"{name}: density must be in [0, 1], got {density}")
     fmt = _result_format(format, len(shape), name)
+    _guard_dense(shape, dt, fmt, name)
     size = int(np.prod(shape, dtype=object))
     if size > np.iinfo(np.int64).max:
         raise ValueError(f"{name}: shape {shape} has too many elements to sample")
@@ -414,11 +418,21 @@ def ones(shape, *, format="dense", dtype="float64") -> Array:
     return _constant(shape, format, dtype, "ones", 1)
 
 
+def _guard_dense(shape, dt, fmt, name):
+    """The memory guard (issue 5, guarantee 5) for a dense array a creation function makes,
+    before NumPy allocates it: the same MemoryError, naming the function, as any dense result."""
+    if fmt.is_dense:
+        from .runtime import memory
+        nbytes = int(np.prod(shape, dtype=object)) * np.dtype(dt).itemsize
+        memory.check_dense(nbytes, shape, "the result", name)
+
+
 def _constant(shape, format, dtype, name, value):
     """zeros/ones: sparse formats store nothing for 0 and every element for 1."""
     shape = _shape(shape, name)
     dt = _requested_dtype(dtype, name)
     fmt = _result_format(format, len(shape), name)
+    _guard_dense(shape, dt, fmt, name)
     if fmt.is_dense:
         return Array._from_storage(Storage.from_dense(np.full(shape, value, dtype=dt)))
     size = 0 if value == 0 else int(np.prod(shape, dtype=np.int64))
@@ -440,6 +454,7 @@ def eye(n, m=None, *, k=0, format="csr", dtype="float64") -> Array:
     except TypeError:
         raise TypeError(f"eye: the diagonal offset k must be an integer, got {shown(k)}") from None
     fmt = _result_format(format, 2, "eye")
+    _guard_dense(shape, dt, fmt, "eye")
     i = np.arange(max(0, -k), max(0, min(shape[0], shape[1] - k)), dtype=np.int64)
     return Array._from_storage(_from_coords(shape, fmt, [i, i + k], np.ones(len(i), dt)))
 

@@ -56,6 +56,13 @@ class UnsupportedFormatError(ValueError, NotImplementedError):
     ``NotImplementedError`` because it is a missing feature rather than a mistake."""
 
 
+class UnsupportedSubscriptError(ValueError, NotImplementedError):
+    """An ``expr`` subscript API.md describes that the compiler cannot lower yet (affine
+    subscripts). A ``ValueError`` like every other rejected notation (issue 5, guarantee 9: only
+    ValueError/TypeError come out of the parsers), and a ``NotImplementedError`` because it is a
+    missing feature rather than a mistake."""
+
+
 def result_format(format, ndim, opname):
     """The Format a result of ``ndim`` dimensions is asked to have, checked now: unknown names, a
     wrong number of levels and formats no kernel can assemble raise here, naming ``opname``."""
@@ -574,7 +581,7 @@ def _check_refs(p, arrays, notation):
             else:
                 where.setdefault(s, f"{_describe(ref)} (shape {tuple(a.shape)})")
     if affine:
-        raise NotImplementedError(f"expr: affine subscripts such as {shown(affine[0].text)} in "
+        raise UnsupportedSubscriptError(f"expr: affine subscripts such as {shown(affine[0].text)} in "
                                   f"{_describe(affine[1])} are not supported yet")
     return extent
 

@@ -13,6 +13,8 @@ from .storage import INDEX_DTYPES, VALUE_DTYPES, Storage
 
 __all__ = ["validate", "order_defect"]
 
+_INT64_MAX = 2**63 - 1  # kernels take extents as int64_t
+
 
 class _Namer:
     """User-facing names of a storage's arrays: scipy's names for CSR/CSC/COO, generic otherwise."""
@@ -78,6 +80,8 @@ def validate(st: Storage, name: str = "validate", *, order: bool = True, label: 
         fail(f"shape {st.shape} has {len(st.shape)} dimensions but the format has {nd} levels")
     if any(s < 0 for s in st.shape):
         fail(f"shape {st.shape} has a negative dimension")
+    if any(s > _INT64_MAX for s in st.shape):
+        fail(f"shape {st.shape} has a dimension beyond int64 (at most {_INT64_MAX})")
     vals = st.vals
     if not isinstance(vals, np.ndarray):
         raise TypeError(f"{name}: invalid {nm.label} input: {nm.vals()} must be a NumPy array, "

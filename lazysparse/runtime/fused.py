@@ -397,7 +397,15 @@ class _Fixed:
         self.out_shape, self.odt = tuple(int(n) for n in out.shape), np.dtype(out.dtype)
         self.out_bytes = int(np.prod(out.shape, dtype=np.float64)) * self.odt.itemsize
         self.like = like
+        self.prog = prog
         self.call = _compile_glue(glue_source(abi, self, like), abi, self)
+
+    def writer(self, vid):
+        """The statement that writes value ``vid`` (None: the result), for the memory guard's
+        message: it names the node, as the per-operation path does."""
+        vid = self.prog.outputs[0] if vid is None else vid
+        op = next((o for o in self.prog.ops if o.out == vid), None)
+        return f"v{vid}" if op is None else f"v{vid}: {op.stmt!r}"
 
 
 def glue_source(abi, fx, like) -> str:
@@ -508,8 +516,8 @@ def _compile_glue(source, abi, fx):
                new_bufs=new_bufs, pool=[], wref=weakref.ref, new=object.__new__, Storage=Storage,
                wrap_dense=Storage.wrap_dense, empty=_poisoned if POISON else np.empty,
                ODT=fx.odt, OSHAPE=fx.out_shape, nthreads=get_num_threads, scratch=replica_scratch,
-               check_dense=memory.check_dense, RESULT_WHAT=lambda: "the result",
-               TEMP_WHAT=[(lambda vid=vid: f"the temporary v{vid} of the fused plan")
+               check_dense=memory.check_dense, RESULT_WHAT=lambda: f"the result of {fx.writer(None)}",
+               TEMP_WHAT=[(lambda vid=vid: f"the temporary {fx.writer(vid)} of a fused kernel")
                           for vid, _, _ in fx.temps])
     exec(compile(source, "<lazysparse fused glue>", "exec"), env)
     return env["call"]

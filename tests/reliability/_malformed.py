@@ -121,6 +121,8 @@ CATALOGUE = [
     ("csr negative shape", lambda: shaped(csr(), (3, -4)), ValueError, r"negative dimension"),
     ("csr shape smaller than indices", lambda: shaped(csr(), (3, 2)), ValueError,
      r"indices\[1\]=2 is out of range for 2 columns"),
+    ("csr shape beyond int64", lambda: shaped(csr(), (3, 2**64)), ValueError, r"dimension beyond int64"),
+    ("csr 3-d shape", lambda: shaped(csr(), (3, 4, 1)), ValueError, r"invalid CSR input: shape \(3, 4, 1\) has 3 dimensions"),
     ("csr shape with more rows", lambda: shaped(csr(), (4, 4)), ValueError, r"indptr has length 4 but expected 5"),
     # COO (scipy, 2-d and n-d)
     ("coo row too large", lambda: coo(coords=(I32(0, 1, 3, 2), I32(1, 0, 3, 2))), ValueError,

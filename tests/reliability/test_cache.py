@@ -583,6 +583,37 @@ def test_no_compiler(cache_dir, tmp_path):
     assert out["omp"] is False
 
 
+def test_no_compiler_on_first_use_of_the_public_api(cache_dir, tmp_path):
+    """What a user sees: ``import lazysparse`` works without a compiler, and the first
+    operation that needs a kernel raises the same message, naming what to install (not a
+    KeyError, a generic RuntimeError or a compiler traceback); the next one again."""
+    empty = tmp_path / "emptybin"
+    empty.mkdir()
+    env = dict(os.environ, CC="/nonexistent/cc", PATH=str(empty))
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(f"""
+        import json, sys
+        sys.path.insert(0, {ROOT!r})
+        import numpy as np, scipy.sparse as sp
+        import lazysparse as ls
+        A = ls.asarray(sp.random_array((5, 4), density=0.5, format="csr", rng=1))
+        out = []
+        # one fused kernel (runtime/fused.py), then one kernel per operation (runner.py)
+        for build in (lambda: (A @ np.ones((4, 3))) * 2, lambda: A @ np.ones(4)):
+            try:
+                build().materialize()
+                out.append(None)
+            except Exception as e:
+                out.append([type(e).__name__, isinstance(e, RuntimeError), str(e)])
+        print(json.dumps(out))
+    """)], capture_output=True, text=True, env=env, timeout=60, cwd=ROOT)
+    assert r.returncode == 0, r.stderr[-3000:]
+    for got in json.loads(r.stdout.strip().splitlines()[-1]):
+        assert got is not None, "a kernel ran without a compiler"
+        name, runtime, msg = got
+        assert name == "CompilerNotFoundError" and runtime, got
+        assert "C compiler" in msg and "apt-get install gcc" in msg and "xcode-select --install" in msg, msg
+
+
 def test_cc_env_is_honoured(cache_dir, monkeypatch):
     gcc = shutil.which("gcc") or shutil.which("clang")
     if gcc is None:

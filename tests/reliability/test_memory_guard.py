@@ -22,8 +22,10 @@ def operands():
 def test_dense_result_over_the_limit_raises(operands, monkeypatch):
     A, X, Ad = operands
     monkeypatch.setenv("LAZYSPARSE_MEMORY_LIMIT", "100K")  # the result is 300*300*8 = 703 KiB
-    with pytest.raises(MemoryError, match=r"materialize: the result of .* dense array of shape \(300, 300\)"):
+    with pytest.raises(MemoryError, match=r"materialize: the result of .* dense array of shape \(300, 300\)") as info:
         (A @ X).materialize()
+    # the message suggests the way out: a sparse result
+    assert "ask for a sparse result" in str(info.value) and "format='csr'" in str(info.value), str(info.value)
 
 
 def test_warm_plan_is_guarded_too(operands, monkeypatch):
@@ -127,3 +129,68 @@ def test_sparse_result_positions_over_the_limit_raise(monkeypatch):
         (lA + lB).materialize()
     monkeypatch.setenv("LAZYSPARSE_MEMORY_LIMIT", "2M")
     np.testing.assert_allclose((lA + lB).to_scipy().toarray(), (A + B).toarray())
+
+
+def _fused(build):
+    """``build().materialize()`` under no limit, checking that it ran as one fused kernel."""
+    from lazysparse.runtime.execute import kernel_log
+    from lazysparse.runtime.fused import FusedRun
+    with kernel_log() as log:
+        out = build().materialize()
+    assert [type(e) for e in log] == [FusedRun], log
+    return out
+
+
+def test_fused_dense_result_over_the_limit_raises(operands, monkeypatch):
+    """A fused plan (here ``(A @ X) * 2``, one kernel) checks its dense result in its own glue
+    (runtime/fused.py), first and warm call alike."""
+    A, X, Ad = operands
+    monkeypatch.setenv("LAZYSPARSE_MEMORY_LIMIT", "none")
+    np.testing.assert_allclose(_fused(lambda: (A @ X) * 2).todense(), (Ad @ X) * 2)
+    monkeypatch.setenv("LAZYSPARSE_MEMORY_LIMIT", "100K")
+    for _ in range(2):
+        # the message names the node, as the per-operation path does
+        with pytest.raises(MemoryError, match=r"^materialize: the result of v\d+: out\[.*\] = .* would be a "
+                                              r"dense array of shape \(300, 300\) .*LAZYSPARSE_MEMORY_LIMIT.*format='csr'"):
+            ((A @ X) * 2).materialize()
+
+
+def test_fused_dense_temporary_over_the_limit_raises(monkeypatch):
+    """The row of ``A @ X`` a fused ``((A @ X) * 2).sum(axis=1)`` keeps is as wide as X: guarded
+    although the result (one value per row) is small."""
+    S = sp.random(300, 5, density=0.5, format="csr", random_state=0)
+    X = np.random.default_rng(1).random((5, 20000))  # a row of A @ X: 156 KiB
+    A = ls.asarray(S)
+    monkeypatch.setenv("LAZYSPARSE_MEMORY_LIMIT", "none")
+    np.testing.assert_allclose(_fused(lambda: ((A @ X) * 2).sum(axis=1)).todense(),
+                               ((S.toarray() @ X) * 2).sum(axis=1))
+    monkeypatch.setenv("LAZYSPARSE_MEMORY_LIMIT", "100K")
+    with pytest.raises(MemoryError, match=r"^materialize: the temporary v\d+: out\[.*\] = sum_.* of a fused "
+                                          r"kernel would be a dense array of shape \(20000,\)"):
+        ((A @ X) * 2).sum(axis=1).materialize()
+
+
+@pytest.mark.parametrize("name,make", [
+    ("ones", lambda f: ls.ones((300, 300), format=f)),
+    ("zeros", lambda f: ls.zeros((300, 300), format=f)),
+    ("eye", lambda f: ls.eye(300, format=f)),
+    ("random", lambda f: ls.random((300, 300), density=0.5, format=f, seed=0)),
+])
+def test_creation_functions_guard_their_dense_arrays(name, make, monkeypatch):
+    """A dense array made by a creation function is guarded like any dense result, before
+    NumPy allocates it; the same call in a sparse format stays allowed, and under no limit
+    the dense one is what NumPy would make."""
+    monkeypatch.setenv("LAZYSPARSE_MEMORY_LIMIT", "100K")
+    with pytest.raises(MemoryError, match=rf"^{name}: the result would be a dense array of shape "
+                                          r"\(300, 300\) .*LAZYSPARSE_MEMORY_LIMIT.*format='csr'"):
+        make("dense")
+    sparse = make("csr") if name != "ones" else None  # (ones in CSR stores 90,000 entries: allowed)
+    monkeypatch.setenv("LAZYSPARSE_MEMORY_LIMIT", "none")
+    dense = make("dense").todense()
+    expected = {"ones": np.ones((300, 300)), "zeros": np.zeros((300, 300)), "eye": np.eye(300)}.get(name)
+    if expected is not None:
+        np.testing.assert_array_equal(dense, expected)
+        if sparse is not None:
+            np.testing.assert_array_equal(sparse.todense(), expected)
+    else:
+        assert np.count_nonzero(dense) == 45000 and ((dense >= 0) & (dense < 1)).all()

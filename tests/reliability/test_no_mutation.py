@@ -255,6 +255,11 @@ def test_kernels_take_inputs_through_const_pointers():
                 assert uses, (k, desc)
                 for u in uses:
                     assert re.search(r"\(const [\w ]+\*\)$", u), f"input slot p[{k}] used as {u!r}p[{k}]"
+                # and the pointer it initialises is itself const: a cast to const assigned to a
+                # plain ``T *`` only warns, and a store through that pointer would compile
+                for line in (ln.strip() for ln in src.splitlines() if re.search(rf"\bp\[{k}\]", ln)):
+                    assert re.fullmatch(rf"const ([\w ]+?) (\*restrict \w+ = \(const \1 \*\)|\w+ = \*\(const \1 \*\))"
+                                        rf"p\[{k}\];", line), f"input slot p[{k}] declared as {line!r}"
 
 
 READONLY_SCRIPT = r"""
@@ -297,3 +302,39 @@ def test_inputs_on_read_only_pages(tmp_path):
                        text=True, env=env, timeout=300)
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), (
         f"exit status {r.returncode}\n{r.stdout[-2000:]}\n{r.stderr[-4000:]}")
+
+
+def test_fused_result_in_an_input_pattern_owns_its_buffers():
+    """A fused kernel whose result has an input's pattern (SDDMM: ``B * (U @ V.T)``) gets new
+    position and coordinate arrays (runtime/fused.py, the ``like`` glue), equal to B's but not B's."""
+    from lazysparse.runtime.fused import FusedRun
+    S = sp.random_array((40, 30), density=0.2, format="csr", rng=4)
+    rng = np.random.default_rng(4)
+    U, V = rng.random((40, 3)), rng.random((30, 3))
+    for o in (S, U, V):
+        freeze(o)
+    before = [snapshot(o) for o in (S, U, V)]
+    B = ls.asarray(S)
+    with kernel_log() as log:
+        r = (B * (ls.asarray(U) @ ls.asarray(V).T)).materialize()
+    assert any(isinstance(e, FusedRun) for e in log), "not fused: the test misses the fused glue"
+    assert r.format == B.format
+    check_no_alias("B * (U @ V.T)", r, arrays_of(S) + [U, V])
+    np.testing.assert_allclose(r.to_scipy().toarray(), S.toarray() * (U @ V.T), rtol=1e-12)
+    assert [snapshot(o) for o in (S, U, V)] == before
+
+
+@pytest.mark.parametrize("kind", ["csr", "coo", "dense"])
+def test_asarray_copy_owns_its_buffers(kind):
+    """API.md: ``asarray(..., copy=True)`` copies; without it CSR/dense (and canonical COO) are shared."""
+    D = np.where(base_matrix() != 0, base_matrix(), 0.0)
+    obj = {"csr": lambda: sp.csr_array(D), "coo": lambda: sp.coo_array(D), "dense": lambda: D.copy()}[kind]()
+    freeze(obj)
+    before = snapshot(obj)
+    shared = ls.asarray(obj)
+    assert any(np.shares_memory(a, b) for a in arrays_of(shared) for b in arrays_of(obj))
+    own = ls.asarray(obj, copy=True)
+    for a in arrays_of(own):
+        assert not any(np.shares_memory(a, b) for b in arrays_of(obj)), kind
+    np.testing.assert_array_equal(own.todense(), D)
+    assert snapshot(obj) == before

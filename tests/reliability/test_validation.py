@@ -207,7 +207,7 @@ def compressed_inputs(draw):
     return (kind,) + _mutate(todo, shape, indptr, indices, data)
 
 
-@examples(1200)
+@examples(2000)
 @given(compressed_inputs())
 def test_fuzz_compressed_accepts_exactly_the_valid(case):
     kind, shape, indptr, indices, data = case
@@ -266,7 +266,7 @@ def coo_is_valid(shape, coords, data):
     return all(len(c) == n and all(0 <= v < s for v in _py_ints(c)) for c, s in zip(coords, shape))
 
 
-@examples(1000)
+@examples(1500)
 @given(coo_inputs())
 def test_fuzz_coo_accepts_exactly_the_valid(case):
     lib, shape, coords, data = case
