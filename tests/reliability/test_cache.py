@@ -479,6 +479,49 @@ def test_threads_materializing_compile_each_kernel_once(cache_dir, in_threads):
     assert info["misses"] - before["misses"] == len(used)
 
 
+def test_threads_share_one_fused_kernel_and_its_call(in_threads):
+    """Guarantee 8 on the fused path: 8 threads run the same fused plan (SDDMM, one kernel and
+    one generated call with pooled ``p[]``/``d[]`` that remember each slot's last storage) at
+    once, on their own operands and on shared ones, several rounds, on one and two kernel
+    threads: every value is NumPy's. A set of arguments used by two calls at once, or one
+    that kept another thread's operand, gives wrong values or a crash here."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    import lazysparse as ls
+    from lazysparse.runtime.execute import kernel_log
+    from lazysparse.runtime.fused import FusedRun
+
+    mats = [sp.random(60, 50, density=0.2, format="csr", random_state=k) for k in range(8)]
+    rng = np.random.default_rng(0)
+    us = [rng.standard_normal((60, 8)) for _ in range(8)]
+    vs = [rng.standard_normal((50, 8)) for _ in range(8)]
+    shared = ls.asarray(vs[0])
+    barrier = threading.Barrier(8)
+    wrong, kinds = [], set()
+
+    def work(i):
+        A, U = ls.asarray(mats[i]), ls.asarray(us[i])
+        barrier.wait()
+        for r in range(12):
+            V, Vd = (shared, vs[0]) if (i + r) % 2 else (ls.asarray(vs[i]), vs[i])
+            with kernel_log() as log:
+                res = (A * (U @ V.T)).materialize()
+            kinds.update(type(e) for e in log)
+            got = res.todense()
+            if not np.allclose(got, mats[i].toarray() * (us[i] @ Vd.T), rtol=1e-12, atol=1e-12):
+                wrong.append((i, r))
+
+    for nt in (1, 2):
+        ls.set_num_threads(nt)
+        try:
+            assert in_threads(work, 8) == []
+        finally:
+            ls.set_num_threads(1)
+    assert wrong == []
+    assert kinds == {FusedRun}
+
+
 _CHILD_GATED = """
 import os, time
 gate = {gate!r}
