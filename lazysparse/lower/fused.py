@@ -558,7 +558,13 @@ class FusedLowerer:
         # the omp for) and the kernel reports the failure
         region.add(Decl("const int", "ls_ok", f"!({self.alloc_temps(region)})"))
         region.add(Line("if (!ls_ok) __atomic_store_n(&ls_bad, 1, __ATOMIC_RELAXED);"))
-        prep(region, "#pragma omp for schedule(static)")  # (its barrier: zeros before the sums)
+        # Blocks dealt dynamically: a thread that wakes late (a VM's idle second vCPU took
+        # ~1.5 ms to join after 12 ms of sleep) leaves its share to the others instead of
+        # holding them at the barrier. The barrier orders a zero fill before the sums; copies
+        # of the like input's structure are read by nothing in the kernel, so no thread waits
+        # for them (nowait) and the late thread's compute chunks go to whoever is there.
+        fills = self.out_like is None
+        prep(region, "#pragma omp for schedule(dynamic, 1)" + ("" if fills else " nowait"))
         lowering.replicate(self.abi, body, region, nt, self.shared_operands(par.var))
         body.add(Line(f"#pragma omp parallel num_threads((int){nt}) if({nt} > 1)"), region)
         self.emit_loop(par, region, "#pragma omp for schedule(dynamic, ls_chunk)", "if (!ls_ok) continue;")
