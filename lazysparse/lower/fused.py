@@ -373,15 +373,7 @@ class FusedLowerer:
     def count_of(self, vid, level):
         """C expression of the number of positions of input ``vid`` at ``level`` (-1: one
         root), or None where this lowering cannot tell (a singleton level)."""
-        if level < 0:
-            return "1"
-        parent = self.count_of(vid, level - 1)
-        kind = self.specs[vid].format.levels[level].kind
-        if parent is None or kind == "singleton":
-            return None
-        if kind == "dense":
-            return f"({parent}) * n{vid}_{level}"
-        return f"(int64_t)p{vid}_{level}[{parent}]"
+        return lowering.level_count(self.specs[vid].format, vid, level)
 
     def segment_max(self, blk, drv):
         """Declare (once) and return the longest segment of iterator ``drv``."""
@@ -558,8 +550,9 @@ class FusedLowerer:
         # the omp for) and the kernel reports the failure
         region.add(Decl("const int", "ls_ok", f"!({self.alloc_temps(region)})"))
         region.add(Line("if (!ls_ok) __atomic_store_n(&ls_bad, 1, __ATOMIC_RELAXED);"))
-        # Blocks dealt dynamically: a thread that wakes late (a VM's idle second vCPU took
-        # ~1.5 ms to join after 12 ms of sleep) leaves its share to the others instead of
+        # Blocks dealt dynamically: a thread that wakes late (on the development VM an idle
+        # second vCPU joined after 58 us median, 3.9 ms at the 90th percentile, after 12 ms of
+        # idling: docs/design.md) leaves its share to the others instead of
         # holding them at the barrier. The barrier orders a zero fill before the sums; copies
         # of the like input's structure are read by nothing in the kernel, so no thread waits
         # for them (nowait) and the late thread's compute chunks go to whoever is there.

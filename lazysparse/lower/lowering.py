@@ -92,6 +92,22 @@ class _Acc:
         self.lvl, self.pos, self.pres, self.seg = s
 
 
+def level_count(fmt, slot, level):
+    """C expression of the number of positions of operand ``slot`` (format ``fmt``) at
+    ``level`` (-1: the one root), from the names ``declare_operand`` gives its arrays and
+    sizes, or None where a singleton level on the way leaves it unknown."""
+    n = "1"
+    for l in range(level + 1):
+        kind = fmt.levels[l].kind
+        if kind == "dense":
+            n = f"({n}) * n{slot}_{l}"
+        elif kind == "compressed":
+            n = f"(int64_t)p{slot}_{l}[{n}]"
+        else:
+            return None
+    return n
+
+
 def omp_chunk(nt, count):
     """C expression of the dynamic-schedule chunk of a parallel loop of ``count`` iterations
     on ``nt`` threads (here and lower/fused.py): about 64 chunks a thread, at least 16
@@ -629,7 +645,8 @@ class Lowerer:
             a.restore(snap[a.q])
 
     # entries of the driving level ahead of the loop: a segment's position, then (half as far)
-    # its coordinates and values once that position has arrived (measured on A @ A: 8/4..32/16)
+    # its coordinates and values once that position has arrived (16/8 against 32/16 on A @ A:
+    # as fast or faster on the six matrices tried)
     SEG_AHEAD = 16
     SEG_SHORT = 10  # mean entries a row, at most, of the rows prefetched
 
@@ -646,7 +663,7 @@ class Lowerer:
         extent it indexes)."""
         if not self.SEG_AHEAD:
             return
-        end = self.level_count(drv.spec.format, drv.slot, drv.lvl)
+        end = level_count(drv.spec.format, drv.slot, drv.lvl)
         if end is None:
             return
         lv_crd = f"c{drv.slot}_{drv.lvl}"
@@ -662,7 +679,7 @@ class Lowerer:
             at = (lambda t: t) if a.pos == "0" else (lambda t, b=a.pos, n=f"n{a.slot}_{l}": f"({b}) * {n} + {t}")
             # only where the rows are short: on longer ones the row's own loop hides the
             # latency and the prefetches cost more than they save (cage10, 13 a row: 8% slower)
-            rows = self.level_count(fmt, a.slot, l)
+            rows = level_count(fmt, a.slot, l)
             flag = f"pf{a.slot}_{l + 1}"
             if flag not in self.pf_flags:
                 self.pf_flags.add(flag)
@@ -670,20 +687,6 @@ class Lowerer:
             body.add(f"if ({flag} && {j} + {far} < {end}) __builtin_prefetch(&{pos}[{at(f'{lv_crd}[{j} + {far}]')}]);")
             body.add(f"if ({flag} && {j} + {near} < {end}) {{ const int64_t h_ = (int64_t){pos}[{at(f'{lv_crd}[{j} + {near}]')}]; "
                      f"__builtin_prefetch(&c{a.slot}_{l + 1}[h_]); __builtin_prefetch(&v{a.slot}[h_]); }}")
-
-    def level_count(self, fmt, slot, level):
-        """C expression of the positions of operand ``slot`` at ``level`` when every level
-        above is dense or compressed, else None."""
-        n = "1"
-        for l in range(level + 1):
-            kind = fmt.levels[l].kind
-            if kind == "dense":
-                n = f"({n}) * n{slot}_{l}"
-            elif kind == "compressed":
-                n = f"(int64_t)p{slot}_{l}[{n}]"
-            else:
-                return None
-        return n
 
     SPLIT = 4  # partial accumulators of an innermost floating-point sum
 

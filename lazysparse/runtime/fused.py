@@ -417,14 +417,19 @@ def glue_source(abi, fx, like) -> str:
     and the lines for an input run only when its slot holds another storage than in that set's
     previous call (storages are immutable). Only names and integers made here reach the
     source, never user strings."""
+    from .execute import GUARD_MIN  # (execute imports this module)
     vids = _glue_inputs(abi, like)
     L = ["def call(inputs, name, fn):"]
     L += [f"    s{v} = inputs[{v}]" for v in vids]
+    # the memory guard, only for arrays it may refuse: under GUARD_MIN never, as on the
+    # per-operation path (a scalar temporary cost a limit() lookup on every call)
     for j, (vid, shape, nbytes) in enumerate(fx.temps):
-        L.append(f"    check_dense({nbytes}, {shape!r}, TEMP_WHAT[{j}], name)")
+        if nbytes >= GUARD_MIN:
+            L.append(f"    check_dense({nbytes}, {shape!r}, TEMP_WHAT[{j}], name)")
     kinds = ("pos", "crd")
     if like is None:
-        L.append(f"    check_dense({fx.out_bytes}, OSHAPE, RESULT_WHAT, name)")
+        if fx.out_bytes >= GUARD_MIN:
+            L.append(f"    check_dense({fx.out_bytes}, OSHAPE, RESULT_WHAT, name)")
         L.append("    out = empty(OSHAPE, ODT)")
     else:
         L.append(f"    out = empty(s{like}.vals.shape[0], ODT)")
