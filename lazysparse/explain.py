@@ -77,13 +77,17 @@ def explain(*arrays, fusion="auto") -> str:
 
 def _workspace_line(spec, runner):
     """Which workspace assembles a scattered result, over which levels, and why."""
-    from .planner.workspace import hoisted, ordering, storage_vars
+    from .planner.workspace import hoisted, ordering, outside, storage_vars
     ovars = storage_vars(spec.stmt, spec.output.format)
-    h = hoisted(spec.order, ovars)
+    h = outside(spec.order, ovars)
     kept = ", ".join(map(repr, ovars[h:]))
     out = ", ".join(map(repr, ovars[:h]))
-    return (f"workspace: sparse scattering of order {ordering(spec.order, ovars, spec.stmt.reduce_indices)} "
-            f"(paper 003); levels {kept} in a {spec.mode[3:]!r} accumulation array"
+    if hoisted(spec.order, ovars) == len(ovars):
+        what = "a sum of sparse terms, one loop per term (union fission, planner/fission.py)"
+    else:
+        what = (f"sparse scattering of order {ordering(spec.order, ovars, spec.stmt.reduce_indices)} "
+                f"(paper 003)")
+    return (f"workspace: {what}; levels {kept} in a {spec.mode[3:]!r} accumulation array"
             + (f", flushed after each {out}" if h else ", flushed once at the end")
             + f": {getattr(runner, 'ws_why', '')}")
 

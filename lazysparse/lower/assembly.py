@@ -62,7 +62,7 @@ def emit_sort_assembly(lw, top: Block):
     if lw.ocoo:
         new.add("u++;")
         new.add("if (u >= ovc) { int64_t nc_ = ovc * 2 > u + 1 ? ovc * 2 : u + 1; "
-                + " ".join(f"LS_RESIZE({it}, oc{l}, nc_);" for l in range(nd))
+                + " ".join(f"LS_RESIZE({it}, oc{l}, nc_); occ{l} = nc_;" for l in range(nd))
                 + f" LS_RESIZE({oct_}, ov, nc_); ovc = nc_; }}")
         for l in range(nd):
             new.add(f"oc{l}[u] = ({it})tc{l}[r];")

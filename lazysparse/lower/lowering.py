@@ -21,9 +21,10 @@ from __future__ import annotations
 from ..backends import ctypes_ as C
 from ..ir import ops
 from ..ir.nodes import Access, Const, Index, accesses_of
+from ..planner import fission
 from ..planner import patterns as P
 from ..planner.plan import KernelSpec, level_vars
-from ..planner.workspace import hoisted, storage_vars
+from ..planner.workspace import hoisted, outside, storage_vars
 from . import counting, locate, simd, workspace
 from .loopir import Block, Decl, For, If, Line, While
 
@@ -165,6 +166,12 @@ class Lowerer:
         self.vname = {v: f"x{k}" for k, v in enumerate(self.order)}
         self.ext = {v: f"N{k}" for k, v in enumerate(self.order)}
         self.accs = [_Acc(q, a, spec.inputs[a.operand]) for q, a in enumerate(accesses_of(self.stmt.expr))]
+        self.acc_by_q = list(self.accs)
+        # the expression the loops being emitted evaluate, its first access and its f(0)
+        # decisions in the statement's numbering: the statement, or one term of a union fission
+        # (planner/fission.py; ``term`` set while its loop is emitted)
+        self.expr, self.q0, self.dec = self.stmt.expr, 0, spec.decisions
+        self.terms, self.term = None, None
         self.bound = set()
         self.outs = list(self.stmt.out_indices)
         self.red = list(self.stmt.reduce_indices)
@@ -194,10 +201,19 @@ class Lowerer:
         top = Block()
         self.ws = self.spec.mode.startswith("ws-")  # a workspace assembles the result
         if self.ws:
-            self.ws_h = hoisted(self.order, storage_vars(self.stmt, self.ofmt))
+            svars = storage_vars(self.stmt, self.ofmt)
+            self.ws_h = outside(self.order, svars)
+            reduce, comb_count = self.stmt.reduce, None
+            if hoisted(self.order, svars) == len(svars):
+                # no scattering: a sum of sparse terms, one loop per term (planner/fission.py);
+                # what the workspace combines are the sum's additions, counted there
+                self.terms = fission.terms(self.stmt, self.spec.inputs, self.ofmt, self.spec.decisions)
+                if not self.terms:
+                    raise AssertionError(f"workspace without scattering or terms: {self.stmt!r}")
+                reduce, comb_count = "sum", (counting.ADD if self.count else None)
             # one level left: its keys are coordinates, of the result's index type
             key = self.oit if len(self.stmt.out_indices) - self.ws_h == 1 else "int64_t"
-            top.prelude = [workspace.prelude(self.spec.mode[3:], self.oct, key, self.stmt.reduce, self.odt)]
+            top.prelude = [workspace.prelude(self.spec.mode[3:], self.oct, key, reduce, self.odt, comb_count)]
         self.declare_inputs(top)
         for v in self.order:
             top.add(Decl("int64_t", self.ext[v], self.abi.int(("ext", v))))
@@ -380,11 +396,11 @@ class Lowerer:
         leaf = f"on{nd - 1}"
         for kind, l in self.obufs:
             if kind == "crd":
-                top.add(f"LS_RESIZE({it}, oc{l}, {leaf if self.ocoo else f'on{l}'});")
+                top.add(f"LS_FIT({it}, oc{l}, {leaf if self.ocoo else f'on{l}'}, occ{l});")
             elif kind == "vals":
-                top.add(f"LS_RESIZE({self.oct}, ov, {leaf});")
+                top.add(f"LS_FIT({self.oct}, ov, {leaf}, ovc);")
             elif kind == "pos" and l != self.kd:
-                top.add(f"LS_RESIZE({it}, op{l}, on{l - 1} + 1);")
+                top.add(f"LS_FIT({it}, op{l}, on{l - 1} + 1, opc{l});")
         publish = []
         for kind, l in self.obufs:
             name = {"pos": f"op{l}", "crd": f"oc{l}", "vals": "ov"}[kind]
@@ -415,6 +431,9 @@ class Lowerer:
             self.hoist_at[depth] = saved
 
     def _emit(self, depth, blk: Block):
+        if self.terms and depth == self.ws_h and self.term is None:
+            self.emit_terms(depth, blk)
+            return
         mode = self.spec.mode
         m = len(self.outs)
         if mode in ("dense-acc", "append") and self.red and depth == m and not self.in_acc:
@@ -431,8 +450,9 @@ class Lowerer:
         iters = [a for a in self.accs if not a.spec.dense and a.lvl < len(a.lvars)
                  and a.lvars[a.lvl] == v and a.spec.format.levels[a.lvl].kind != "dense"]
         iq = {a.q for a in iters}
-        pat, _ = P.expr_pattern(self.stmt.expr, lambda acc, q: q if q in iq else None,
-                                lambda acc: None, self.spec.decisions)
+        q0 = self.q0
+        pat, _ = P.expr_pattern(self.expr, lambda acc, q: q + q0 if q + q0 in iq else None,
+                                lambda acc: None, self.dec)
         keys = P.keys_of(pat)
         byq = {a.q: a for a in iters}
         # C names carry the access and the level: one access may locate several levels in a block
@@ -897,7 +917,7 @@ class Lowerer:
     # -- values -------------------------------------------------------------------------------
     def value(self, e):
         if isinstance(e, Access):
-            a = self.accs[self._walk_q]  # value() walks accesses in accesses_of order
+            a = self.acc_by_q[self._walk_q]  # value() walks accesses in accesses_of order
             self._walk_q += 1
             return self.value_of_access(a, e)
         args = []
@@ -934,8 +954,30 @@ class Lowerer:
         return e.dtype
 
     def leaf_value(self):
-        self._walk_q = 0
-        return self.value(self.stmt.expr)
+        self._walk_q = self.q0
+        val = self.value(self.expr)
+        if self.term is not None:  # one term of the sum: cast as the +/- chain does, then signed
+            val = C.cast(val, self.dtype_of(self.expr), self.odt)
+            if self.term.sign < 0:
+                val = f"-({val})"
+        return val
+
+    # -- union fission ------------------------------------------------------------------------
+    def emit_terms(self, depth, blk):
+        """A sum of sparse terms (planner/fission.py): each term's own loops, one after the
+        other, insert its entries into the workspace, which adds the duplicates; the flush
+        after the last hoisted loop drains them in order. Each term is lowered as a statement
+        of its own (its accesses only, so no other term's operand is searched for), numbered
+        as in the whole statement."""
+        full = self.accs
+        for t in self.terms:
+            self.term, self.expr, self.q0, self.dec = t, t.expr, t.q0, self.spec.decisions[t.d0:]
+            self.accs = [a for a in full if t.q0 <= a.q < t.q0 + t.n]
+            sub = Block()
+            blk.add(sub)
+            self.emit(depth, sub)
+        self.term, self.expr, self.q0, self.dec = None, self.stmt.expr, 0, self.spec.decisions
+        self.accs = full
 
     def zero(self):
         return f"({self.oct})0"
@@ -955,7 +997,7 @@ class Lowerer:
         and a load per access (a sparse one only where its presence test holds)."""
         loads = [(counting.slot(a.slot), "1" if a.spec.dense or a.pres == "1" else f"!!({a.pres})")
                  for a in self.accs]
-        text = counting.line(counting.expr_ops(self.stmt.expr), loads,
+        text = counting.line(counting.expr_ops(self.expr), loads,
                              self.stmt.reduce if self.red else None)
         if text:
             blk.add(text)

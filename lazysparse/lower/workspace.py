@@ -168,8 +168,10 @@ static inline int ls_ws_insert(ls_ws *w, int64_t key, LS_WT val) {
   if (w->bits[q] & b) { LS_WCOMB(w->v[key], val); return 0; }
   w->bits[q] |= b; w->sum[q >> 6] |= (uint64_t)1 << (q & 63);
   w->v[key] = val; w->list[w->n++] = (LS_WK)key;
-  if (q < w->lo) w->lo = q;
-  if (q > w->hi) w->hi = q;
+  /* selects, not branches: as branches they mispredicted where the terms of a sum alternate
+     (A + B + C on cage10: 3.13 against 2.45 ms a call) */
+  w->lo = q < w->lo ? q : w->lo;
+  w->hi = q > w->hi ? q : w->hi;
   return 0;
 }
 static inline int64_t ls_ws_size(const ls_ws *w) { return w->n; }
@@ -324,11 +326,14 @@ def register_policy(name: str, source: str) -> None:
     POLICIES[name] = source
 
 
-def prelude(policy: str, ctype: str, ktype: str, reduce: str, dtype) -> str:
-    """The C text a kernel with this workspace needs before ``ls_kernel``."""
+def prelude(policy: str, ctype: str, ktype: str, reduce: str, dtype, comb_count=None) -> str:
+    """The C text a kernel with this workspace needs before ``ls_kernel``. ``comb_count``: the
+    ``ls.opcount`` counter a combination adds to, in an instrumented build whose combinations
+    are the statement's own operations (a union fission's additions; lower/counting.py)."""
     comb = C.reduce_step(reduce, "(d_)", "(s_)", dtype).rstrip(";")
+    tally = f" LS_COUNT({int(comb_count)}, 1);" if comb_count is not None else ""
     return "\n".join([f"#define LS_WT {ctype}", f"#define LS_WK {ktype}",
-                      f"#define LS_WCOMB(d_, s_) do {{ {comb}; }} while (0)",
+                      f"#define LS_WCOMB(d_, s_) do {{ {comb};{tally} }} while (0)",
                       SORT, POLICIES[policy], ISM])
 
 
@@ -414,8 +419,13 @@ def _flush_one_level(lw, b, L, dpos0):
                          f"memcpy(fk, ism.ak, (size_t)fn * sizeof({it}));",
                          f"memcpy(fv, ism.av, (size_t)fn * sizeof({lw.oct}));")
     b.add(If("ism.an == 0", direct, merged))
-    b.add(Decl("int64_t", "o", "0"))
-    b.add(For("t", "0", "fn", Block().add("fk[o] = fk[t];", "fv[o] = fv[t];", "o += fv[t] != 0;")))
+    # a vector scan first: the squeeze, a second pass over the entries, only runs when some
+    # value is zero (rare; the pass cost 6% of A + B + C on cage10)
+    b.add(Decl("int64_t", "o", "fn"), Decl("int", "z_", "0"))
+    b.add(For("t", "0", "fn", Block().add("z_ |= fv[t] == 0;")))
+    squeeze = Block().add("o = 0;")
+    squeeze.add(For("t", "0", "fn", Block().add("fk[o] = fk[t];", "fv[o] = fv[t];", "o += fv[t] != 0;")))
+    b.add(If("z_", squeeze))
     b.add(f"on{L} += o;")
     if L == lw.kd:
         b.add(f"op{L}[({dpos0}) + 1] = ({it})on{L};")

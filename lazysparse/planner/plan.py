@@ -14,6 +14,7 @@ import numpy as np
 from ..formats import Format, Storage, resolve_format
 from ..formats.levels import COMPRESSED, DENSE
 from ..ir.nodes import Access, Call, Index, Statement, _Hashed, accesses_of, intern
+from . import fission
 from . import patterns as P
 from .workspace import hoisted, storage_vars
 
@@ -463,7 +464,11 @@ def concordant_format(spec: OperandSpec, acc: Access, order, storage: Storage = 
     return Format(levels, tuple(modes))
 
 
-def choose_mode(stmt: Statement, order, out_fmt: Format):
+def choose_mode(stmt: Statement, order, out_fmt: Format, specs=None, decisions=()):
+    """The assembly mode; ``specs``/``decisions`` (the operands' specs and the statement's
+    f(0) decisions) let a sum of three or more sparse terms take a row workspace instead of a
+    merge (planner/fission.py): it plans as "workspace", and the caller falls back to "append"
+    when the workspace would not be dense."""
     outs, red = list(stmt.out_indices), list(stmt.reduce_indices)
     m = len(outs)
     outs_first = set(order[:m]) == set(outs)
@@ -475,6 +480,8 @@ def choose_mode(stmt: Statement, order, out_fmt: Format):
         return "dense-inter" if stmt.reduce == "sum" else "dense-count"
     storage_vars = [outs[k] for k in out_fmt.order]
     if tuple(order[:m]) == tuple(storage_vars) and _appendable(out_fmt):
+        if specs is not None and fission.terms(stmt, specs, out_fmt, decisions):
+            return "workspace"
         return "append"
     coo = out_fmt.levels[0].kind == "compressed" and not out_fmt.levels[0].unique
     if red and stmt.reduce == "sum" and _appendable(out_fmt) and not coo:

@@ -53,13 +53,22 @@ def hoisted(order, storage_vars) -> int:
     return h
 
 
+def outside(order, storage_vars) -> int:
+    """How many result levels stay outside a kernel's workspace: the hoisted ones, and for a
+    loop order that binds them all (a sum of sparse terms assembled by union fission,
+    planner/fission.py) every level but the last, which the workspace holds."""
+    h = hoisted(order, storage_vars)
+    return h - 1 if storage_vars and h == len(storage_vars) else h
+
+
 class Choice(NamedTuple):
     policy: str     # a registered policy (lower/workspace.py): "dense", "hash", "coord", "bucket", ...
     capacity: int   # the accumulation array's entries before it is sorted and merged
     why: str        # for explain()
 
 
-def choose(ws_extents, outer, inserts, itemsize, budget, forced=None, capacity=None) -> Choice:
+def choose(ws_extents, outer, inserts, itemsize, budget, forced=None, capacity=None,
+           union=False) -> Choice:
     """The policy and capacity for a workspace over levels of extents ``ws_extents``, flushed
     once per point of the ``outer`` hoisted points (1 when nothing is hoisted), with an estimate
     of the ``inserts`` per call, values of ``itemsize`` bytes and a memory ``budget`` in bytes
@@ -85,8 +94,14 @@ def choose(ws_extents, outer, inserts, itemsize, budget, forced=None, capacity=N
     if forced is not None:
         cap = capacity if capacity is not None else _default_capacity(forced, E, per)
         return Choice(forced, max(1, int(cap)), f"forced by the schedule ({forced}, capacity {cap})")
-    policy, cap = decide(ws_extents, outer, inserts, itemsize, budget)
+    policy, cap = (decide_union if union else decide)(ws_extents, outer, inserts, itemsize, budget)
     dense_bytes = _dense_bytes(E, itemsize)
+    if union:
+        if policy == "append":
+            return Choice("append", 0, f"a sum of sparse terms: merged, as a dense row workspace "
+                                       f"over {E} columns ({_mb(dense_bytes)}) would cost more")
+        return Choice("dense", cap, f"dense values, a bitmap and a touched list over {E} "
+                                    f"columns ({_mb(dense_bytes)}) instead of a merge of the terms")
     if policy == "dense":
         return Choice("dense", cap, f"first-order workspace over {E} points: dense values, a bitmap "
                                     f"and a touched list ({_mb(dense_bytes)}) for ~{inserts} products")
@@ -109,6 +124,14 @@ def decide(ws_extents, outer, inserts, itemsize, budget) -> tuple:
             and E <= 32 * max(1, inserts) + (1 << 16)):
         return "dense", max(1, E)
     return "bucket", _default_capacity("bucket", E, max(1, inserts // max(1, outer)))
+
+
+def decide_union(ws_extents, outer, inserts, itemsize, budget) -> tuple:
+    """A sum of sparse terms (planner/fission.py): a dense row workspace where ``decide``
+    would pick one for the same sizes, else ("append", 0), the merge. A sparse policy is no
+    cheaper than the merge: its drain sorts what the merge produces in order."""
+    policy, cap = decide(ws_extents, outer, inserts, itemsize, budget)
+    return (policy, cap) if policy == "dense" else ("append", 0)
 
 
 def _dense_bytes(E, itemsize):

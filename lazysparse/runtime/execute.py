@@ -230,7 +230,7 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=Non
     if planned is None:
         order, converted = PL.choose_order(stmt, specs, out_fmt, concordance)
         fmt = out_fmt if out_fmt is not None else PL._default_sparse(order, list(stmt.out_indices))
-        mode = PL.choose_mode(stmt, order, fmt)
+        mode = PL.choose_mode(stmt, order, fmt, specs, decisions)
         if mode == "sort" and not PL._appendable(fmt):
             raise NotImplementedError(f"{name}: cannot assemble a result in format {fmt!r} yet")
         planned = (tuple(order), converted, fmt, mode)
@@ -244,10 +244,19 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=Non
             fmt_k = PL.concordant_format(specs[k], acc, order, storages[k])
             storages[k] = convert_storage(storages[k], fmt_k)
         return execute(stmt, storages, out_shape, fmt, name, buf, planned)
-    choice = None
+    choice = wsplan = None
     if mode == "workspace":
-        choice = _workspace(stmt, fmt, order, storages, out_shape)
-        mode = "sort" if choice is None else "ws-" + choice.policy
+        svars = WS.storage_vars(stmt, fmt)
+        union = WS.hoisted(order, svars) == len(svars)  # a sum of sparse terms (fission)
+        choice = _workspace(stmt, fmt, order, storages, out_shape, union)
+        # what a bound plan checks again on each call: (levels outside, mode order, policy, union)
+        wsplan = None if choice is None else (WS.outside(order, svars), tuple(fmt.order),
+                                              choice.policy, union)
+        if choice is not None and choice.policy == "append":  # the merge is cheaper here
+            choice = None
+            mode = "append"
+        else:
+            mode = "sort" if choice is None else "ws-" + choice.policy
     if fmt.is_sparse:
         full = int(np.prod(out_shape, dtype=np.float64)) if out_shape else 1
         if mode == "append" and full > PL.INT32_MAX:
@@ -274,17 +283,16 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=Non
     if log is not None:
         log.append((runner.spec, runner))
     if (bkey is not None and (fmt.is_dense or idt == "int32") and (planned or not may_split(stmt0))
-            and (choice is None or WS_FORCED.choice is None)):
+            and (wsplan is None or WS_FORCED.choice is None)):
         # one generated function per (key, runner, format): operands whose density verdicts
         # differ, used in turn, switch between bound plans without compiling glue each time.
         # A workspace's policy and capacity depend on sizes: its bound plan chooses them again
         # (``_workspace``'s rule) and declines when the policy would change
         bfn = _BINDS.get((bkey, runner, out_fmt))
         if bfn is None:
-            ws = None if choice is None else (WS.hoisted(order, WS.storage_vars(stmt, fmt)),
-                                               tuple(fmt.order), choice.policy)
             bfn = _BINDS[(bkey, runner, out_fmt)] = _bind(
-                stmt0, extra, runner, out_fmt, None if fixed is not None else rule, fmt.is_sparse, ws)
+                stmt0, extra, runner, out_fmt, None if fixed is not None else rule, fmt.is_sparse,
+                wsplan)
         _BOUND[bkey] = bfn
     if _COUNTING[0]:
         t = counting.tally()
@@ -305,16 +313,17 @@ class _Forced(threading.local):
 WS_FORCED = _Forced()
 
 
-def _workspace(stmt, fmt, order, storages, out_shape):
+def _workspace(stmt, fmt, order, storages, out_shape, union=False):
     """The policy and capacity of a scattering kernel's workspace (planner/workspace.py), or
-    None when its keys would not fit an int64 (the sort assembly then runs instead)."""
-    h = WS.hoisted(order, WS.storage_vars(stmt, fmt))
+    None when its keys would not fit an int64 (the sort assembly then runs instead). ``union``:
+    a sum of sparse terms, whose policy may be "append" (merge them instead)."""
+    h = WS.outside(order, WS.storage_vars(stmt, fmt))
     ext = [out_shape[m] for m in fmt.order]
     if math.prod(ext[h:]) >= WS.KEY_LIMIT:
         return None
     forced = WS_FORCED.choice
     return WS.choose(ext[h:], math.prod(ext[:h]), _inserts(storages), np.dtype(stmt.dtype).itemsize,
-                     memory.limit(), *(forced or (None, None)))
+                     memory.limit(), *(forced or (None, None)), union=union)
 
 
 def _inserts(storages):
@@ -369,8 +378,9 @@ def _bind(stmt0, extra, runner, out_fmt, density_rule, sparse_out, ws=None):
     """The warm path of one plan: a function ``(sts, shape, name)`` returning the result, or
     None when the plan does not apply. Its checks are generated into the runner's glue
     (``Runner.bind``), so that a warm call is one frame from here to the wrapped result.
-    ``ws``: (hoisted levels, the result's mode order, policy) of a workspace plan, whose
-    policy and capacity are chosen again on every call, as ``_workspace`` does."""
+    ``ws``: (levels outside the workspace, the result's mode order, policy, union) of a
+    workspace plan, whose policy and capacity are chosen again on every call, as
+    ``_workspace`` does; ``union``: a sum of sparse terms, whose "policy" may be "append"."""
     stmt, mode = runner.spec.stmt, runner.spec.mode
     env = dict(STMT0=stmt0,  # (holds the statement whose id is the key)
                STMT=stmt, MODE=mode, OUT_FMT=out_fmt, RULE=density_rule, CHOSE=[_NOTHING],
@@ -414,9 +424,9 @@ def _bind(stmt0, extra, runner, out_fmt, density_rule, sparse_out, ws=None):
               "    if lim is not None and nbytes > lim:",
               "        guard(STMT, MODE, shape, name)"]
     if ws is not None:
-        h, order, policy = ws
+        h, order, policy, union = ws
         ext = [f"shape[{int(m)}]" for m in order]
-        env.update(WS_DECIDE=WS.decide, INSERTS=_inserts, WS_CALL=WS_CALL, WS_FORCED=WS_FORCED,
+        env.update(WS_DECIDE=WS.decide_union if union else WS.decide, INSERTS=_inserts, WS_CALL=WS_CALL, WS_FORCED=WS_FORCED,
                    POLICY=policy)
         L += ["if WS_FORCED.choice is not None:",
               "    return None  # a schedule's choice: planned",
