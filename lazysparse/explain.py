@@ -62,6 +62,14 @@ def explain(*arrays, fusion="auto") -> str:
                      f"assembly {spec.mode}, loop order {', '.join(map(repr, spec.order))}")
         if spec.mode.startswith("ws-"):
             lines.append("  " + _workspace_line(spec, runner))
+        elif spec.mode == "mask":
+            from .planner.workspace import mask_access
+            from .ir.nodes import accesses_of
+            q = mask_access(spec.stmt, spec.inputs, spec.output.format, spec.decisions)
+            m = accesses_of(spec.stmt.expr)[q]
+            lines.append(f"  workspace: none; every result entry is an entry of T{m.operand} (a mask), so "
+                         f"the sums accumulate at its positions in a copy of its structure, and the "
+                         f"entries left zero are squeezed out at the end (planner/workspace.py)")
         if runner.sites is not None:
             where = ", ".join(f"T{slot} level {lvl}" for slot, lvl, _, _ in runner.sites.sites)
             lines.append(f"  run-time schedule: innermost sums driven by {where} run as "

@@ -24,7 +24,7 @@ from ..ir.nodes import Access, Const, Index, accesses_of
 from ..planner import fission
 from ..planner import patterns as P
 from ..planner.plan import KernelSpec, level_vars
-from ..planner.workspace import hoisted, outside, storage_vars
+from ..planner.workspace import hoisted, mask_access, outside, storage_vars
 from . import counting, locate, simd, workspace
 from .loopir import Block, Decl, For, If, Line, While
 
@@ -172,6 +172,9 @@ class Lowerer:
         # (planner/fission.py; ``term`` set while its loop is emitted)
         self.expr, self.q0, self.dec = self.stmt.expr, 0, spec.decisions
         self.terms, self.term = None, None
+        # mode "mask": the access whose positions hold the result (planner/workspace.py)
+        self.mask_q = (mask_access(self.stmt, spec.inputs, spec.output.format, spec.decisions)
+                       if spec.mode == "mask" else None)
         self.bound = set()
         self.outs = list(self.stmt.out_indices)
         self.red = list(self.stmt.reduce_indices)
@@ -323,6 +326,12 @@ class Lowerer:
                 bound = f"(ls_prev && ls_prev < {bound} ? ls_prev : {bound})"
             full = " * ".join(f"osz{l}" for l in range(nd)) or "1"
             top.add(f"ocap = {bound} < {full} ? {bound} : {full};", "if (ocap < 16) ocap = 16;")
+        if mode == "mask":
+            a = self.acc_by_q[self.mask_q]
+            pm = f"p{a.slot}_{nd - 1}"
+            top.add(Decl("const int64_t", "mb0", f"(int64_t){pm}[0]"),
+                    Decl("const int64_t", "mnz", f"(int64_t){pm}[{dense_count}] - mb0"),
+                    "ocap = mnz > 16 ? mnz : 16;")
         for l in range(nd):
             lv = self.olv[l]
             if lv.kind == "compressed":
@@ -344,6 +353,13 @@ class Lowerer:
         top.add(f"ov = ({self.oct} *)ls_malloc((size_t)ocap * sizeof({self.oct}));")
         top.add("if (!ov) goto ls_fail;")
         self.obufs.append(("vals", None))
+        if mode == "mask":
+            # the mask's structure, and zeros where the products accumulate
+            L, a = nd - 1, self.acc_by_q[self.mask_q]
+            top.add(For("t", "0", f"({dense_count}) + 1",
+                        Block().add(f"op{L}[t] = ({it})((int64_t)p{a.slot}_{L}[t] - mb0);")))
+            top.add(For("t", "0", "mnz", Block().add(f"oc{L}[t] = ({it})c{a.slot}_{L}[mb0 + t];")))
+            top.add(f"memset(ov, 0, (size_t)ocap * sizeof({self.oct}));")
         if self.ws:
             top.add(workspace.fails(f"ls_ws_init(&ws, {workspace.extent_expr(nd, self.ws_h)}, "
                                     f"{self.abi.int(('wscap',))})"))
@@ -393,6 +409,15 @@ class Lowerer:
             if self.ws_h == 0:
                 workspace.emit_flush(self, top, 0, "0")
             top.add(workspace.FREE)
+        if mode == "mask":
+            # the mask's entries no product reached, and computed zeros, are not stored
+            L = len(self.outs) - 1
+            row = Block().add(Decl("const int64_t", "e", f"op{L}[r + 1]"))
+            row.add(For("t", "s", "e", Block().add(f"oc{L}[o] = oc{L}[t];", "ov[o] = ov[t];",
+                                                   "o += ov[t] != 0;")))
+            row.add(f"op{L}[r + 1] = ({self.oit})o;", "s = e;")
+            top.add(Block().add(Decl("int64_t", "o", "0"), Decl("int64_t", "s", "0"),
+                                For("r", "0", self.dense_count, row), f"on{L} = o;"))
         nd = len(self.outs)
         it = self.oit
         if self.kd < nd and self.olv[self.kd].kind == "compressed":
@@ -1063,6 +1088,9 @@ class Lowerer:
             for l, v in enumerate(self.ovars):
                 blk.add(f"tc{l}[tn] = {self.vname[v]};")
             blk.add(f"tv[tn] = {val};", "tn++;")
+        elif mode == "mask":  # at the mask's position: the result has its structure
+            pos = self.acc_by_q[self.mask_q].pos
+            blk.add(C.reduce_step("sum", f"ov[({pos}) - mb0]", val, self.odt))
         elif self.ws:  # Insert; a full accumulation array is sorted and merged (ISM)
             blk.add(f"if (ls_ws_insert(&ws, {workspace.key_expr(self, self.ws_h)}, {val})) "
                     + workspace.fails("ls_ism_spill(&ws, &ism)"))

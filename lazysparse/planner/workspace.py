@@ -61,6 +61,34 @@ def outside(order, storage_vars) -> int:
     return h - 1 if storage_vars and h == len(storage_vars) else h
 
 
+def mask_access(stmt, specs, out_fmt, decisions):
+    """The position (walk order) of the access whose entries hold every result entry of a
+    scattering sum, or None. Such an access — a *mask*, ``M[i,j]`` in ``sum_k M[i,j] A[i,k]
+    B[k,j]`` — lets the kernel accumulate each product straight into the result's value at
+    M's position (located per row, lower/locate.py) instead of inserting it into a workspace:
+    no bitmap, no touched list, no drain; the result takes M's structure and its computed
+    zeros are squeezed out at the end. Applies when the statement's pattern is one term
+    containing a sparse access read at the result's subscripts, in the result's order and
+    format, both CSR-like (dense levels, then one unique compressed level)."""
+    from . import fission
+    from . import patterns as P
+    from ..ir.nodes import accesses_of
+    if stmt.reduce != "sum" or not stmt.reduce_indices or not fission._csr_like(out_fmt):
+        return None
+    accs = accesses_of(stmt.expr)
+    pat, _ = P.expr_pattern(stmt.expr, lambda acc, q: None if specs[acc.operand].dense else q,
+                            lambda acc: None, decisions)
+    if pat == P.TRUE or len(pat) != 1:
+        return None
+    for q in sorted(next(iter(pat))):
+        acc, sp = accs[q], specs[accs[q].operand]
+        if (tuple(acc.indices) == tuple(stmt.out_indices) and sp.format.order == out_fmt.order
+                and [lv.kind for lv in sp.format.levels] == [lv.kind for lv in out_fmt.levels]
+                and fission._csr_like(sp.format)):
+            return q
+    return None
+
+
 class Choice(NamedTuple):
     policy: str     # a registered policy (lower/workspace.py): "dense", "hash", "coord", "bucket", ...
     capacity: int   # the accumulation array's entries before it is sorted and merged

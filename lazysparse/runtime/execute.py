@@ -245,6 +245,9 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=Non
             storages[k] = convert_storage(storages[k], fmt_k)
         return execute(stmt, storages, out_shape, fmt, name, buf, planned)
     choice = wsplan = None
+    if (mode == "workspace" and WS_FORCED.choice is None
+            and WS.mask_access(stmt, specs, fmt, decisions) is not None):
+        mode = "mask"  # products accumulate at the mask's positions (planner/workspace.py)
     if mode == "workspace":
         svars = WS.storage_vars(stmt, fmt)
         union = WS.hoisted(order, svars) == len(svars)  # a sum of sparse terms (fission)
