@@ -265,7 +265,10 @@ class Lowerer:
         self.ovars = [self.outs[m] for m in self.ofmt.order]
         for l in range(nd):
             top.add(Decl("int64_t", f"osz{l}", self.abi.int(("osize", l))))
-        top.add(Decl("int64_t", "ocap", f"{self.abi.int(('ohint',))} > 16 ? d[{len(self.abi.d) - 1}] : 16"))
+        if self.ws or mode == "mask":  # sized below, from counts and bounds: no hint to compute
+            top.add(Decl("int64_t", "ocap", "16"))
+        else:
+            top.add(Decl("int64_t", "ocap", f"{self.abi.int(('ohint',))} > 16 ? d[{len(self.abi.d) - 1}] : 16"))
         self.ocoo = self.olv[0].kind == "compressed" and not self.olv[0].unique
         self.kd = 0
         while self.kd < nd and self.olv[self.kd].kind == "dense":
