@@ -208,3 +208,18 @@ def test_sums_of_k_terms_match_numpy(k, m, n, density, seed, signs):
     np.testing.assert_array_equal(out.todense(), want)
     if out.nnz and out.storage.format.is_sparse:  # (a nearly full result is stored dense)
         _canonical(out)
+
+
+def test_explicit_zeros_in_an_input_are_not_stored():
+    # rows where no terms meet skip the zero scan unless an input stores a zero
+    A = sp.csr_matrix((np.array([0.0, 2.0, 0.0]), np.array([0, 3, 5]), np.array([0, 2, 3, 3])), shape=(3, 6))
+    B = sp.csr_matrix((np.array([1.0]), np.array([1]), np.array([0, 1, 1, 1])), shape=(3, 6))
+    C = sp.csr_matrix((np.array([4.0]), np.array([2]), np.array([0, 0, 0, 1])), shape=(3, 6))
+    assert A.nnz == 3  # the two zeros are stored
+    a, b, c = (ls.asarray(M) for M in (A, B, C))
+    assert a.nnz == 3
+    out, modes = _modes(lambda: (a + b + c).materialize())
+    assert modes == ["ws-dense"]
+    np.testing.assert_array_equal(out.todense(), A.toarray() + B.toarray() + C.toarray())
+    _canonical(out)
+    assert out.nnz == 3

@@ -89,6 +89,17 @@ class Storage:
             return int(np.prod(self.shape, dtype=np.int64))
         return int(self.vals.shape[0])
 
+    def has_zero(self) -> bool:
+        """Whether some stored value is zero (an explicit zero), computed once: a union
+        fission's rows skip their zero scan when no term met and no input holds one."""
+        stats = self.stats
+        if stats is None:
+            stats = self.stats = {}
+        r = stats.get("zero")
+        if r is None:
+            r = stats["zero"] = bool(self.vals.size and np.any(self.vals == 0))
+        return r
+
     def segment_stats(self, l: int):
         """``(mean, max)`` segment length of compressed level ``l`` (entries per parent
         position), computed once: schedules chosen at run time read it on every call."""

@@ -1004,6 +1004,29 @@ class Lowerer:
         return val
 
     # -- union fission ------------------------------------------------------------------------
+    def terms_maybe_zero(self):
+        """C condition, per row, under which the workspace may hold a zero to squeeze out, or
+        None (always look). When every term is one sparse access in the result's dtype, a zero
+        needs a stored zero in an input or two terms meeting, and terms met exactly when the
+        row drained fewer entries (``fn``) than its segments hold: most rows of a sum of
+        independent patterns skip the scan (A + B + C on cage10 2.65 -> 2.50 ms, pubmed
+        2.34 -> 2.14; the scan's vector loop dispatch cost more than the check)."""
+        rows, zeros = [], []
+        for t in self.terms:
+            if not isinstance(t.expr, Access) or self.dtype_of(t.expr) != self.odt:
+                return None
+            a = self.acc_by_q[t.q0]
+            if a.spec.dense or a.spec.format.levels[a.lvl].kind != "compressed":
+                return None
+            p = f"p{a.slot}_{a.lvl}"
+            rows.append(f"((int64_t){p}[({a.pos}) + 1] - (int64_t){p}[{a.pos}])")
+            z = self.abi.int(("zeros", a.slot))
+            if z not in zeros:
+                zeros.append(z)
+        # read once, before the loops (declared with the run-time schedule flags)
+        self.sched.add(Decl("const int", "ls_inz", " || ".join(zeros)))
+        return f"ls_inz || {' + '.join(rows)} != fn"
+
     def emit_terms(self, depth, blk):
         """A sum of sparse terms (planner/fission.py): each term's own loops, one after the
         other, insert its entries into the workspace, which adds the duplicates; the flush
@@ -1011,6 +1034,8 @@ class Lowerer:
         of its own (its accesses only, so no other term's operand is searched for), numbered
         as in the whole statement."""
         full = self.accs
+        if depth > 0 and not self.counting_inserts:
+            self.row_maybe_zero = self.terms_maybe_zero()
         for t in self.terms:
             self.term, self.expr, self.q0, self.dec = t, t.expr, t.q0, self.spec.decisions[t.d0:]
             self.accs = [a for a in full if t.q0 <= a.q < t.q0 + t.n]

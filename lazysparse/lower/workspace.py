@@ -422,7 +422,9 @@ def _flush_one_level(lw, b, L, dpos0):
     # a vector scan first: the squeeze, a second pass over the entries, only runs when some
     # value is zero (rare; the pass cost 6% of A + B + C on cage10)
     b.add(Decl("int64_t", "o", "fn"), Decl("int", "z_", "0"))
-    b.add(For("t", "0", "fn", Block().add("z_ |= fv[t] == 0;")))
+    scan = For("t", "0", "fn", Block().add("z_ |= fv[t] == 0;"))
+    maybe = getattr(lw, "row_maybe_zero", None)  # a union fission's rows know (Lowerer.terms_maybe_zero)
+    b.add(If(maybe, Block().add(scan)) if maybe else scan)
     squeeze = Block().add("o = 0;")
     squeeze.add(For("t", "0", "fn", Block().add("fk[o] = fk[t];", "fv[o] = fv[t];", "o += fv[t] != 0;")))
     b.add(If("z_", squeeze))

@@ -202,6 +202,8 @@ def glue_source(spec, abi, sites=None, prologue=()) -> str:
             val, dest = f"shape[{fmt.order[desc[1]]}]", by_shape
         elif tag == "nnz":  # stored entries of an input (a bound on a result in its pattern)
             val, dest = f"s{desc[1]}.nnz", per_slot[desc[1]]
+        elif tag == "zeros":  # 1 when an input stores an explicit zero (Storage.has_zero)
+            val, dest = f"int(s{desc[1]}.has_zero())", per_slot[desc[1]]
         elif tag == "ohint":
             val = "hint(sts, shape)"
         elif tag == "threads":
