@@ -389,3 +389,17 @@ def test_products_match_numpy(m, n, k, fa, fb, policy, cap, seed, passes):
         out = (ls.asarray(S) @ ls.asarray(T)).materialize(format="csr", schedule=sched)
     np.testing.assert_allclose(out.todense(), S.toarray() @ T.toarray(), rtol=1e-12, atol=1e-12)
     _check_canonical(out.storage, (m, n))
+
+
+def test_a_result_sized_from_the_previous_call_grows_and_shrinks():
+    # CSR-like workspace results start at the previous result's size (lowering.declare_output):
+    # a much larger result next must grow, a much smaller one must not keep the old size
+    rng = np.random.default_rng(3)
+    for density in (0.01, 0.3, 0.002, 0.2, 0.0):
+        A = sp.random(60, 60, density=density, format="csr", random_state=rng)
+        a = ls.asarray(A)
+        for _ in range(2):
+            out, modes = _modes(lambda: (a @ a).materialize(format="csr"))
+            assert modes and modes[0].startswith("ws-")
+            np.testing.assert_allclose(out.todense(), (A @ A).toarray(), rtol=1e-12, atol=1e-14)
+            _check_canonical(out.storage, out.shape)
