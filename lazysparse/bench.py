@@ -1,7 +1,7 @@
 """Side-by-side benchmarks: lazysparse vs scipy.sparse, pydata/sparse and any other installed peer.
 
     python -m lazysparse.bench [--data DIR] [--kernels K ...] [--repeat N] [--threads 1]
-                               [--rmat-scale S ...] [--json PATH]
+                               [--wait default|passive] [--rmat-scale S ...] [--json PATH]
 
 Everything runs in one process and one run, so ratios are comparable.  Inputs: every matrix of the
 benchmark corpus (``--data``, else ``LAZYSPARSE_DATA``, else ``../shared/data`` beside the repository;
@@ -21,7 +21,8 @@ reported as ``first_ms``) and ``--repeat`` timed calls with ``time.perf_counter`
 each round calls every library once in a shuffled order, so drift on a shared machine hits all
 alike; the median is reported.  A lazysparse call builds a fresh lazy expression and materializes it (build + run, warm
 kernel cache).  Peers run with one thread unless ``--threads`` says otherwise (``OMP_NUM_THREADS``,
-``MKL_NUM_THREADS``, ... are set before any library loads, by re-executing the interpreter).
+``MKL_NUM_THREADS``, ... are set before any library loads, by re-executing the interpreter;
+``--wait passive`` also makes every OpenMP pool sleep when idle, see ``_PASSIVE``).
 Peers that are not installed are skipped; a peer that cannot do a kernel shows ``-``.
 """
 from __future__ import annotations
@@ -53,14 +54,26 @@ MATRIX_KERNELS = tuple(k for k in KERNELS if k not in TENSOR_KERNELS)
 PEERS = ("scipy", "pydata", "graphblas", "mkl", "torch")
 
 
-def _ensure_threads(threads: int, argv: list[str], module: str = "lazysparse.bench") -> None:
+# --wait passive: every OpenMP runtime in the process sleeps as soon as its region ends.
+# Several thread pools in one process (ours, SuiteSparse's, MKL's, torch's) otherwise spin
+# after their calls and take the other cores from the next library's parallel region: with two
+# threads on two vCPUs, cage10 SpMV took 2.5 ms in such a run against 0.05 alone, for
+# lazysparse and graphblas alike (docs/performance.md, "Two ways to measure").
+_PASSIVE = {"OMP_WAIT_POLICY": "passive", "KMP_BLOCKTIME": "0"}
+
+
+def _ensure_threads(threads: int, argv: list[str], module: str = "lazysparse.bench",
+                    wait: str = "default") -> None:
     """Re-execute ``module`` with the thread variables set, so BLAS/OpenMP pools start with
-    that size."""
+    that size (and, for ``wait="passive"``, sleep when idle)."""
     want = str(threads)
-    if os.environ.get(_REEXEC_MARK) == "1" or all(os.environ.get(k) == want for k in _THREAD_VARS):
+    extra = _PASSIVE if wait == "passive" else {}
+    if os.environ.get(_REEXEC_MARK) == "1" or (all(os.environ.get(k) == want for k in _THREAD_VARS)
+                                                and all(os.environ.get(k) == v for k, v in extra.items())):
         return
     env = dict(os.environ)
     env.update({k: want for k in _THREAD_VARS})
+    env.update(extra)
     env[_REEXEC_MARK] = "1"
     sys.stdout.flush()
     os.execve(sys.executable, [sys.executable, "-m", module, *argv], env)
@@ -483,13 +496,15 @@ def run(args) -> dict:
     peers = _available_peers(args.peers or list(PEERS), args.threads)
     items = load_items(data, args.matrices, [] if args.no_rmat else args.rmat_scale, args.seed)
 
-    meta = dict(lazysparse=ls.__version__, threads=args.threads, repeat=args.repeat,
+    meta = dict(lazysparse=ls.__version__, threads=args.threads, wait=getattr(args, "wait", "default"),
+                repeat=args.repeat,
                 python=platform.python_version(), machine=platform.machine(),
                 cpus=os.cpu_count(), platform=platform.platform(), data=str(data) if data else None,
                 date=datetime.datetime.now().isoformat(timespec="seconds"),
                 versions=_peer_versions(), peers=peers,
-                env={k: os.environ.get(k) for k in _THREAD_VARS})
-    print(f"lazysparse {ls.__version__} benchmarks: threads={args.threads}, median of {args.repeat} "
+                env={k: os.environ.get(k) for k in _THREAD_VARS + tuple(_PASSIVE)})
+    print(f"lazysparse {ls.__version__} benchmarks: threads={args.threads} "
+          f"(wait {getattr(args, 'wait', 'default')}), median of {args.repeat} "
           f"after one warm-up; data={data or '(none)'}; peers: {', '.join(peers)}")
     head = " ".join([f"{'matrix':<22}", f"{'kernel':<6}", f"{'lazysparse':>11}"]
                     + [f"{p:>10}" for p in peers] + [f"{'ls/scipy':>8}", f"{'ls/best':>8}", "check"])
@@ -565,6 +580,9 @@ def parser():
                    help=f"peers to compare with, if installed (default all: {' '.join(PEERS)})")
     p.add_argument("--repeat", type=int, default=7, help="timed calls per measurement (median)")
     p.add_argument("--threads", type=int, default=1, help="threads for lazysparse and peers")
+    p.add_argument("--wait", choices=("default", "passive"), default="default",
+                   help="OpenMP idle policy for every library in the process: passive keeps one "
+                        "library's spinning pool from taking the cores of the next (several threads)")
     p.add_argument("--rmat-scale", type=int, action="append", default=None, metavar="S",
                    help="R-MAT graph with 2**S rows (repeatable; default 16; 20 gives ~16M nnz)")
     p.add_argument("--no-rmat", action="store_true", help="no generated R-MAT graphs")
@@ -580,7 +598,7 @@ def main(argv=None) -> int:
     args = parser().parse_args(argv)
     if args.rmat_scale is None:
         args.rmat_scale = [16]
-    _ensure_threads(args.threads, argv)
+    _ensure_threads(args.threads, argv, wait=args.wait)
     out = run(args)
     bad = [r for r in out["results"] if r["check"] in ("FAILED", "ERROR")]
     return 1 if bad else 0
