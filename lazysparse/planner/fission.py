@@ -19,11 +19,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..ir.nodes import Access, Call, accesses_of
+from ..ir.nodes import Call, accesses_of
 from . import patterns as P
 
 #: fewest terms worth a workspace: two terms merge faster (one compare an entry, well predicted
-#: on banded inputs); from three on the scatter won on 21 of 24 corpus matrices
+#: on banded inputs); with three the scatter won on 22 of 24 corpus matrices
 MIN_TERMS = 3
 
 _SPINE = ("add", "subtract", "negative")
