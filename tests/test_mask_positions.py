@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lazysparse as ls
+from lazysparse.runtime.execute import execute, kernel_log
 from test_workspaces import _check_canonical, _modes
 
 
@@ -67,6 +68,17 @@ def test_a_forced_policy_still_uses_a_workspace():
             schedule=ls.Schedule().workspace(policy, capacity=2)))
         assert f"ws-{policy}" in modes and "mask" not in modes
         np.testing.assert_allclose(out.todense(), want, rtol=1e-12)
+    # the masked sum as one statement (a schedule plans each node on its own): forced too
+    with kernel_log() as log:
+        (m * (a @ a)).materialize()
+    spec = log[0][0]
+    assert spec.mode == "mask"
+    for policy in ("dense", "bucket"):
+        with ls.Schedule().workspace(policy, capacity=2).apply():
+            st_, modes = _modes(lambda: execute(spec.stmt, [m.storage, a.storage, a.storage],
+                                                (25, 25), None, "test"))
+        assert modes == [f"ws-{policy}"]
+        np.testing.assert_allclose(ls.Array._from_storage(st_).todense(), want, rtol=1e-12)
 
 
 def test_empty_masks_rows_and_zero_size_axes():

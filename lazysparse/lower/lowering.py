@@ -172,6 +172,9 @@ class Lowerer:
         # (planner/fission.py; ``term`` set while its loop is emitted)
         self.expr, self.q0, self.dec = self.stmt.expr, 0, spec.decisions
         self.terms, self.term = None, None
+        # union fission: the C condition under which a row may hold a zero (terms_maybe_zero),
+        # and whether the input-zero flags are declared yet
+        self.row_maybe_zero, self.inz_declared = None, False
         # mode "mask": the access whose positions hold the result (planner/workspace.py)
         self.mask_q = (mask_access(self.stmt, spec.inputs, spec.output.format, spec.decisions)
                        if spec.mode == "mask" else None)
@@ -1018,7 +1021,7 @@ class Lowerer:
             return None
         rows = [f"((int64_t)p{a.slot}_{a.lvl}[({a.pos}) + 1] - (int64_t)p{a.slot}_{a.lvl}[{a.pos}])"
                 for a in accs]
-        if not getattr(self, "inz_declared", False):  # read once, before the loops
+        if not self.inz_declared:  # read once, before the loops
             self.inz_declared = True
             zeros = dict.fromkeys(self.abi.int(("zeros", a.slot)) for a in accs)
             self.sched.add(Decl("const int", "ls_inz", " || ".join(zeros)))

@@ -46,7 +46,7 @@ def terms(stmt, specs, out_fmt, decisions) -> tuple | None:
     adds in that dtype, as the chain does), and there are at least ``MIN_TERMS`` terms, each
     nonzero only on one intersection of sparse operands that are themselves CSR-like over the
     result's indices (so the loops outside the workspace are plain ranges)."""
-    if stmt.reduce_indices or out_fmt is None or not _csr_like(out_fmt):
+    if stmt.reduce_indices or out_fmt is None or not csr_like(out_fmt):
         return None
     dt = np.dtype(stmt.dtype)
     if dt.kind not in "iufc":
@@ -60,7 +60,7 @@ def terms(stmt, specs, out_fmt, decisions) -> tuple | None:
             sp = specs[acc.operand]
             if sp.dense:
                 continue
-            if set(acc.indices) != outs or len(acc.indices) != len(outs) or not _csr_like(sp.format):
+            if set(acc.indices) != outs or len(acc.indices) != len(outs) or not csr_like(sp.format):
                 return None
         pat, _ = P.expr_pattern(t.expr, lambda acc, q: None if specs[acc.operand].dense else q,
                                 lambda acc: None, decisions[t.d0:])
@@ -69,7 +69,7 @@ def terms(stmt, specs, out_fmt, decisions) -> tuple | None:
     return tuple(found)
 
 
-def _csr_like(fmt) -> bool:
+def csr_like(fmt) -> bool:
     lv = fmt.levels
     return (len(lv) >= 1 and all(l.kind == "dense" for l in lv[:-1])
             and lv[-1].kind == "compressed" and lv[-1].unique)

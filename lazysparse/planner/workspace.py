@@ -73,7 +73,7 @@ def mask_access(stmt, specs, out_fmt, decisions):
     from . import fission
     from . import patterns as P
     from ..ir.nodes import accesses_of
-    if stmt.reduce != "sum" or not stmt.reduce_indices or not fission._csr_like(out_fmt):
+    if stmt.reduce != "sum" or not stmt.reduce_indices or not fission.csr_like(out_fmt):
         return None
     accs = accesses_of(stmt.expr)
     pat, _ = P.expr_pattern(stmt.expr, lambda acc, q: None if specs[acc.operand].dense else q,
@@ -84,7 +84,7 @@ def mask_access(stmt, specs, out_fmt, decisions):
         acc, sp = accs[q], specs[accs[q].operand]
         if (tuple(acc.indices) == tuple(stmt.out_indices) and sp.format.order == out_fmt.order
                 and [lv.kind for lv in sp.format.levels] == [lv.kind for lv in out_fmt.levels]
-                and fission._csr_like(sp.format)):
+                and fission.csr_like(sp.format)):
             return q
     return None
 

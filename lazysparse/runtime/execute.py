@@ -231,6 +231,8 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=Non
         order, converted = PL.choose_order(stmt, specs, out_fmt, concordance)
         fmt = out_fmt if out_fmt is not None else PL._default_sparse(order, list(stmt.out_indices))
         mode = PL.choose_mode(stmt, order, fmt, specs, decisions)
+        if mode == "workspace" and WS.mask_access(stmt, specs, fmt, decisions) is not None:
+            mode = "mask"  # products accumulate at the mask's positions (planner/workspace.py)
         if mode == "sort" and not PL._appendable(fmt):
             raise NotImplementedError(f"{name}: cannot assemble a result in format {fmt!r} yet")
         planned = (tuple(order), converted, fmt, mode)
@@ -245,9 +247,8 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=Non
             storages[k] = convert_storage(storages[k], fmt_k)
         return execute(stmt, storages, out_shape, fmt, name, buf, planned)
     choice = wsplan = None
-    if (mode == "workspace" and WS_FORCED.choice is None
-            and WS.mask_access(stmt, specs, fmt, decisions) is not None):
-        mode = "mask"  # products accumulate at the mask's positions (planner/workspace.py)
+    if mode == "mask" and WS_FORCED.choice is not None:
+        mode = "workspace"  # a schedule's workspace(...) is asked for: it gets one
     if mode == "workspace":
         svars = WS.storage_vars(stmt, fmt)
         union = WS.hoisted(order, svars) == len(svars)  # a sum of sparse terms (fission)
