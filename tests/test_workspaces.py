@@ -403,3 +403,98 @@ def test_a_result_sized_from_the_previous_call_grows_and_shrinks():
             assert modes and modes[0].startswith("ws-")
             np.testing.assert_allclose(out.todense(), (A @ A).toarray(), rtol=1e-12, atol=1e-14)
             _check_canonical(out.storage, out.shape)
+
+
+# -- short rows spread wide: the dense workspace drains them by rank ---------------------------------------
+def _wide(m, n, lengths, seed, lo=0, hi=None, index_dtype=np.int32):
+    """CSR, row r holding lengths[r] distinct random columns in [lo, hi), small integer values
+    (sums and products are exact, so the oracle can be compared exactly)."""
+    rng = np.random.default_rng(seed)
+    hi = n if hi is None else hi
+    rows, cols = [], []
+    for r, k in enumerate(lengths):
+        c = rng.choice(np.arange(lo, hi), size=min(k, hi - lo), replace=False)
+        rows += [r] * len(c)
+        cols += list(c)
+    vals = rng.integers(1, 9, len(rows)).astype(np.float64) * rng.choice([-1.0, 1.0], len(rows))
+    M = sp.csr_matrix((vals, (rows, cols)), shape=(m, n))
+    M.sort_indices()
+    M.indices, M.indptr = M.indices.astype(index_dtype), M.indptr.astype(index_dtype)
+    return M
+
+
+def _rank_cases():
+    # rows of 0..60 entries in all (the rank drain takes up to W.RANK of them when they span more
+    # than one summary word, 4096 columns), spread over 20000 columns or packed into 300
+    m, n = 64, 20000
+    lengths = [[(r * 7 + s * 3) % 21 for r in range(m)] for s in range(3)]
+    packed = lambda s: _wide(m, n, lengths[s], 10 + s, lo=9000, hi=9300)
+    spread = lambda s, idx=np.int32: _wide(m, n, lengths[s], 20 + s, index_dtype=idx)
+    return [[spread(s) for s in range(3)], [packed(s) for s in range(3)],
+            [spread(0), packed(1), spread(2, np.int64)], [spread(s, np.int64) for s in range(3)]]
+
+
+def test_short_wide_rows_of_a_sum_drain_in_order():
+    for Ms in _rank_cases():
+        a, b, c = (ls.asarray(M) for M in Ms)
+        out, modes = _modes(lambda: (a + b - c).materialize())
+        assert modes == ["ws-dense"]
+        want = Ms[0].toarray() + Ms[1].toarray() - Ms[2].toarray()
+        np.testing.assert_array_equal(out.todense(), want)
+        _check_canonical(out.storage, want.shape)
+        assert np.all(out.storage.vals != 0)
+
+
+def test_short_wide_rows_of_a_product_drain_in_order():
+    # row-wise SpGEMM into 20000 columns: one to a few dozen products a row
+    for Ms in _rank_cases():
+        S = _wide(64, 40, [(r % 4) for r in range(64)], 5)
+        T = Ms[0][:40]
+        out, modes = _modes(lambda: (ls.asarray(S) @ ls.asarray(T)).materialize(format="csr"))
+        assert modes == ["ws-dense"]
+        np.testing.assert_array_equal(out.todense(), S.toarray() @ T.toarray())
+        _check_canonical(out.storage, (64, 20000))
+
+
+def test_wide_keys_of_an_outer_product_drain_in_order():
+    # outer product, nothing hoisted: the dense workspace's keys are i * 20000 + j (64-bit), a
+    # few dozen of them over the whole matrix, so the drain ranks them
+    for nnz_row in (1, 2, 5):
+        S = _wide(40, 30, [nnz_row if r % 7 == 0 else 0 for r in range(40)], 1).tocsc()
+        T = _wide(30, 20000, [1 if r % 5 == 0 else 0 for r in range(30)], 2)
+        with fused.passes(*OUTER):
+            out = (ls.asarray(S) @ ls.asarray(T)).materialize(format="csr", schedule=ls.Schedule().workspace("dense"))
+        np.testing.assert_array_equal(out.todense(), S.toarray() @ T.toarray())
+        _check_canonical(out.storage, (40, 20000))
+
+
+@pytest.mark.parametrize("flags", [["-mavx2", "-mpopcnt"], []], ids=["avx2", "portable"])
+def test_rank_drain_without_avx512(tmp_path, flags):
+    # the rank has a vector path per x86 target and a portable loop; the suite's own builds take
+    # the machine's (-march=native). Here the compiler is told to build for AVX2, or generic code.
+    import os
+    import platform
+    import shutil
+    if flags and platform.machine() not in ("x86_64", "AMD64"):
+        pytest.skip("AVX2 flags are for x86-64")
+    cc = tmp_path / "cc"
+    sub = " ".join(flags)
+    cc.write_text("#!/bin/sh\nargs=\"\"\nfor a in \"$@\"; do [ \"$a\" = \"-march=native\" ] && continue; "
+                  "args=\"$args $a\"; done\nexec ${LS_REAL_CC:-cc} $args " + sub + "\n")
+    cc.chmod(0o755)
+    code = textwrap.dedent("""
+        import numpy as np, sys
+        sys.path.insert(0, %r)
+        import lazysparse as ls
+        from test_workspaces import _check_canonical, _rank_cases
+        for Ms in _rank_cases():
+            a, b, c = (ls.asarray(M) for M in Ms)
+            out = (a + b - c).materialize()
+            want = Ms[0].toarray() + Ms[1].toarray() - Ms[2].toarray()
+            assert np.array_equal(out.todense(), want)
+            _check_canonical(out.storage, want.shape)
+        print("ok")
+    """ % os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, CC=str(cc), LAZYSPARSE_CACHE_DIR=str(tmp_path / "cache"), LS_REAL_CC=shutil.which("cc") or "cc")
+    res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0 and res.stdout.strip().endswith("ok"), res.stderr[-3000:]
