@@ -44,10 +44,11 @@ LINK_FLAGS = ("-lm",)
 # -falign-loops=32, where accepted: an inner loop placed across a 64-byte boundary ran SpMV's
 # scalar row loop on cage10 1.33x slower (305 vs 229 us, same source, in-process) than aligned;
 # where a loop lands is otherwise up to the layout of everything before it in the kernel.
-# -falign-functions=64: with functions at 16 bytes, where the hot loops fell depended on the
-# size of unrelated code before them (a branch added to the workspace drain, never taken, made
-# A @ A on ego-Facebook 7% slower); whole cache lines make it depend on the function alone.
-ALIGN_FLAGS = ("-falign-loops=32", "-falign-functions=64")
+# Where the rest of the code lands still moves timings: a never-taken branch added to the
+# workspace drain made A @ A on ego-Facebook 7% slower. -falign-functions=64 fixed that one but
+# made the masked product on adder_dcop_05 1.3x slower (1.44 -> 1.87 ms); -falign-loops=64 and
+# -falign-functions=32 won nowhere overall. Kept at loops only.
+ALIGN_FLAGS = ("-falign-loops=32",)
 
 _INSTALL_HELP = (
     "lazysparse needs a C compiler to build its kernels, and none was found "
