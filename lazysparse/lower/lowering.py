@@ -29,6 +29,28 @@ from . import counting, locate, simd, workspace
 from .loopir import Block, Decl, For, If, Line, While
 
 
+# The first position in [lo, hi) of a sorted coordinate array holding at least x (hi if none):
+# doubling steps from lo, then a binary search of the last step. Searches for increasing x
+# start where the previous one ended, so k of them over n entries cost O(k log(n / k)).
+GALLOP = """static inline int64_t ls_gallop_T(const T_ *restrict c, int64_t lo, int64_t hi, int64_t x) {
+  int64_t s = 1;
+  while (lo < hi && (int64_t)c[lo] < x) {
+    const int64_t p = lo + s;
+    if (p >= hi || (int64_t)c[p] >= x) {
+      int64_t r = p < hi ? p : hi;
+      lo++;
+      while (lo < r) {
+        const int64_t m = lo + ((r - lo) >> 1);
+        if ((int64_t)c[m] < x) lo = m + 1; else r = m;
+      }
+      return lo;
+    }
+    lo = p;
+    s <<= 1;
+  }
+  return lo;
+}"""
+
 class ABI:
     """Where each kernel parameter comes from: ``p[k]`` pointers and ``d[k]`` integers."""
 
@@ -509,6 +531,12 @@ class Lowerer:
         if v in self.outs and not (pat == P.TRUE or not keys):
             self.out_partial = True
         located = locate.choose(self, depth, iters, pat, keys)
+        for d, pr in self.search_pairs(pat, keys, iters, byq, located):
+            # one segment much shorter than the other: it drives, the other is searched
+            short, rest = Block(), Block()
+            blk.add(If(f"(z{U[d.q]} - b{U[d.q]}) * {self.SEARCH_RATIO} < z{U[pr.q]} - b{U[pr.q]}", short, rest))
+            self.emit_search(depth, v, short, d, pr, U, snap)
+            blk = rest
         if located:
             # scattered segments probed (lower/locate.py); the merge when the arrays are missing
             names = [locate.scatter(self, a, depth) for a in located]
@@ -704,6 +732,62 @@ class Lowerer:
             self.follow(a, x, body)
         self.cascade(body)
         self.emit_output_level(depth, v, body)
+        self.bound.discard(v)
+        for a in self.accs:
+            a.restore(snap[a.q])
+
+    # A segment at least this many times shorter than the other drives an intersection of two,
+    # searching the other (masked A @ A on adder_dcop_05, whose rows reach 1310 entries where
+    # most mask rows hold a few: see docs/design.md)
+    SEARCH_RATIO = 64
+
+    def search_pairs(self, pat, keys, iters, byq, located):
+        """(driver, searched) pairs of the runtime choice ``emit_search`` adds in front of an
+        intersection of exactly two sorted unique segments: either may drive when the loop is
+        a merge; when one is located (lower/locate.py) only that one, since probing the scatter
+        array is cheaper than a search once the other is the shorter."""
+        if (pat == P.TRUE or len(pat) != 1 or len(keys) != 2 or set(next(iter(pat))) != set(keys)
+                or {a.q for a in iters} != set(keys)):
+            return []
+        a, b = (byq[q] for q in sorted(keys))
+        for t in (a, b):
+            lv = t.spec.format.levels[t.lvl]
+            if lv.kind != "compressed" or not lv.unique:
+                return []
+        lk = {t.q for t in located}
+        return [(d, o) for d, o in ((a, b), (b, a)) if not lk or d.q in lk]
+
+    def gallop_fn(self, slot):
+        """The C name of the galloping search over coordinates of ``slot``'s index type."""
+        t = self.it_type(slot)
+        name = f"ls_gallop_{t}"
+        src = GALLOP.replace("ls_gallop_T", name).replace("T_", t)
+        if src not in self.prelude_extra:
+            self.prelude_extra.append(src)
+        return name
+
+    def emit_search(self, depth, v, blk, drv, prb, U, snap):
+        """The intersection of two sorted unique segments driven by ``drv``'s: each of its
+        coordinates is searched for in ``prb``'s, galloping from where the previous one was
+        found, so a pass costs |drv| log(|prb| / |drv|) instead of |drv| + |prb| steps."""
+        x = self.vname[v]
+        ud, up = U[drv.q], U[prb.q]
+        jd, jp = f"j{ud}", f"j{up}"
+        cd, cp = f"c{drv.slot}_{drv.lvl}", f"c{prb.slot}_{prb.lvl}"
+        body = Block()
+        blk.add(Decl("int64_t", jp, f"b{up}"))
+        blk.add(For(jd, f"b{ud}", f"z{ud}", body))
+        body.add(Decl("int64_t", x, f"(int64_t){cd}[{jd}]"))
+        body.add(f"{jp} = {self.gallop_fn(prb.slot)}({cp}, {jp}, z{up}, {x});")
+        body.add(f"if ({jp} >= z{up}) break;")
+        body.add(Decl("int", f"e{up}", f"(int64_t){cp}[{jp}] == {x}"))
+        self.bind(v)
+        self.advance(drv, jd, "1", None)
+        self.advance(prb, jp, f"e{up}", None)
+        inner = Block()
+        body.add(If(f"e{up}", inner))
+        self.cascade(inner)
+        self.emit_output_level(depth, v, inner)
         self.bound.discard(v)
         for a in self.accs:
             a.restore(snap[a.q])
