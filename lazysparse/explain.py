@@ -70,7 +70,11 @@ def explain(*arrays, fusion="auto") -> str:
             lines.append(f"  workspace: none; every result entry is an entry of T{m.operand} (a mask), so "
                          f"the sums accumulate at its positions in a copy of its structure, and the "
                          f"entries left zero are squeezed out at the end (planner/workspace.py)")
-        if runner.sites is not None:
+        if runner.sites is not None and hasattr(runner.sites, "slots"):  # tuning.Flags
+            lines.append("  run-time schedule: each row's products summed into a dense row, or "
+                         "the mask probed per product, the faster measured on the first calls with "
+                         "each operand (LAZYSPARSE_TUNE=0: the probe)")
+        elif runner.sites is not None:
             where = ", ".join(f"T{slot} level {lvl}" for slot, lvl, _, _ in runner.sites.sites)
             lines.append(f"  run-time schedule: innermost sums driven by {where} run as "
                          f"{'vector, ' if any(kv is not None for *_, kv in runner.sites.sites) else ''}"

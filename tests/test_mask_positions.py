@@ -115,3 +115,50 @@ def test_masked_products_match_numpy(m, k, n, density, seed):
     np.testing.assert_allclose(out.todense(), M.toarray() * (A.toarray() @ B.toarray()), rtol=1e-12, atol=1e-12)
     if out.nnz and out.storage.format.is_sparse:
         _check_canonical(out.storage, out.shape)
+
+
+# -- rows summed densely (lowering.py emit_row_acc), chosen per operand by measurement ------------------
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.complex128])
+@pytest.mark.parametrize("mask_right", [False, True])
+def test_rows_summed_densely_and_probed_give_the_same_result(dtype, mask_right):
+    # the first calls on new operands alternate the two loops (runtime/tuning.py Flags): every
+    # call is checked, so both run, on rows empty in M, in A and in B
+    A, B = _mat(40, 30, 0.3, 11, dtype, (2, 7)), _mat(30, 50, 0.3, 12, dtype, (5,))
+    M = _mat(40, 50, 0.4, 13, dtype, (0, 9, 39))
+    a, b, m = ls.asarray(A), ls.asarray(B), ls.asarray(M)
+    expr = (a @ b) * m if mask_right else m * (a @ b)
+    assert "summed into a dense row" in ls.explain(expr)
+    want = M.toarray() * (A.toarray() @ B.toarray())
+    tol = dict(rtol=1e-4) if dtype == np.float32 else dict(rtol=1e-12)
+    for _ in range(8):
+        out, modes = _modes(lambda: (((a @ b) * m) if mask_right else (m * (a @ b))).materialize())
+        assert modes == ["mask"]
+        np.testing.assert_allclose(out.todense(), want, **tol)
+        _check_canonical(out.storage, out.shape)
+        assert np.all(out.storage.vals != 0)
+
+
+def test_the_measured_choice_is_kept_on_the_operand():
+    from lazysparse.runtime import tuning
+    A = _mat(200, 200, 0.05, 21)
+    a = ls.asarray(A)
+    want = A.toarray() * (A.toarray() @ A.toarray())
+    n0 = tuning.CHOICES_MADE[0]
+    for _ in range(2 * tuning.SAMPLES + 3):
+        out, modes = _modes(lambda: (a * (a @ a)).materialize())
+        assert modes == ["mask"]
+        np.testing.assert_allclose(out.todense(), want, rtol=1e-12)
+    if tuning.ENABLED:
+        assert tuning.CHOICES_MADE[0] == n0 + 1
+        assert any(type(v) is int for v in a.storage.stats.values() if v is not None)
+
+
+def test_a_mask_of_another_dtype_is_cast_as_the_probe_casts_it():
+    A, B = _mat(30, 30, 0.15, 31), _mat(30, 30, 0.15, 32)
+    M = _mat(30, 30, 0.3, 33, np.float32)
+    a, b, m = ls.asarray(A), ls.asarray(B), ls.asarray(M)
+    want = M.toarray().astype(np.float64) * (A.toarray() @ B.toarray())
+    for _ in range(8):
+        out = (m * (a @ b)).materialize()
+        assert out.dtype == np.float64
+        np.testing.assert_allclose(out.todense(), want, rtol=1e-12)

@@ -49,7 +49,8 @@ class Runner:
         # times its variants back to back)
         rerun = self.out_dense and abi.writes_all and spec.mode != "dense-count"
         # an instrumented build runs once per call, in its plain loops (not timed)
-        self.sites = None if count else tuning.Sites.of(abi.d, self.kernel.key, rerun)
+        self.sites = None if count else (tuning.Sites.of(abi.d, self.kernel.key, rerun)
+                                         or tuning.Flags.of(abi.d, self.kernel.key))
         self.counting = None  # its instrumented twin, built on the first ls.opcount
         self.glue = glue_source(spec, abi, self.sites)
         self.call = _compile_glue(self.glue, self)

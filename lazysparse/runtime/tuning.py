@@ -225,3 +225,75 @@ class _State:
         if st is not None:
             st.stats[self.sites.tag] = variant
         self.sites.apply(variant, d)
+
+
+class Flags:
+    """Run-time choices of one kernel that are on/off flags with no static model, measured the
+    same way (``macc``: a masked product's rows summed densely rather than probing the mask,
+    lower/lowering.py ``emit_row_acc``). Both settings alternate over the first calls on a new
+    driving operand, ``SAMPLES`` each, single runs; the faster is kept on the operand. Until
+    then, and with ``LAZYSPARSE_TUNE=0``, the flags stay 0 (the probe)."""
+
+    def __init__(self, abi_d, kernel_key):
+        self.slots = [k for k, desc in enumerate(abi_d) if desc[0] == "macc"]
+        self.sites = [(abi_d[self.slots[0]][1],)]  # the driving operand's slot (the glue reads it)
+        self.key_slot = self.sites[0][0]
+        self.tag = ("flags", kernel_key)
+
+    @classmethod
+    def of(cls, abi_d, kernel_key):
+        return cls(abi_d, kernel_key) if any(desc[0] == "macc" for desc in abi_d) else None
+
+    def apply(self, value, d):
+        for k in self.slots:
+            d[k] = value
+
+    def start(self, sts, d):
+        st = sts[self.key_slot]
+        if st.stats is None:
+            st.stats = {}
+        ent = st.stats.get(self.tag)
+        if type(ent) is int:  # measured before: the winner
+            self.apply(ent, d)
+            return None
+        self.apply(0, d)
+        if not ENABLED:
+            return None
+        if ent is None:
+            ent = st.stats[self.tag] = _FlagState(self, st)
+        return ent
+
+
+class _FlagState:
+    """Samples of flags 0 and 1 for one operand, then the winner (stored on the operand)."""
+
+    def __init__(self, flags: Flags, st):
+        self.flags, self.storage = flags, weakref.ref(st)
+        self.samples = [[], []]
+        self.n = 0
+        self.chosen = None
+
+    def run(self, fn, p, d):
+        if self.chosen is not None:
+            self.flags.apply(self.chosen, d)
+            return fn(p, d)
+        k = self.n & 1
+        self.flags.apply(k, d)
+        t0 = clock()
+        rc = fn(p, d)
+        t1 = clock()
+        if rc:
+            return rc
+        self.samples[k].append(t1 - t0)
+        self.n += 1
+        if self.n >= 2 * SAMPLES:
+            best = 0 if min(self.samples[0]) <= min(self.samples[1]) else 1
+            CHOICES.append((["flags on" if best else "flags off"], "single",
+                            [round(min(s) * 1e6, 1) for s in self.samples]))
+            CHOICES_MADE[0] += 1
+            self.chosen = best
+            self.flags.apply(best, d)  # the glue calls the kernel directly from now on
+            st = self.storage()
+            if st is not None:
+                st.stats[self.flags.tag] = best
+        return 0
