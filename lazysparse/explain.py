@@ -16,7 +16,7 @@ def _nodes(arrays):
     return list(reversed(out))
 
 
-def explain(*arrays, fusion="auto") -> str:
+def explain(*arrays, fusion="auto", schedule=None) -> str:
     """Plan (and run) the arrays; describe every kernel: statement, formats, loop order,
     assembly, and the generated C.
 
@@ -26,7 +26,7 @@ def explain(*arrays, fusion="auto") -> str:
     True
     """
     from .runtime.execute import check_options, compute_nodes, kernel_log
-    check_options("explain", fusion=fusion)
+    check_options("explain", fusion=fusion, schedule=schedule)
     from .array import Array
     nodes = _nodes(arrays)
     roots = [a._node for a in arrays if isinstance(a, Array) and a._node is not None]
@@ -35,7 +35,7 @@ def explain(*arrays, fusion="auto") -> str:
         from .runtime.fused import reordered
         orders = [r for r in map(reordered, roots) if r is not None]
     with kernel_log() as log:
-        compute_nodes(roots, fusion=fusion)
+        compute_nodes(roots, fusion=fusion, schedule=schedule)
     from .runtime.fused import FusedRun
     fused = any(isinstance(e, FusedRun) for e in log)
     how = {"auto": "fused kernels where the plan shares loops", "max": "every temporary substituted into its "
@@ -60,6 +60,8 @@ def explain(*arrays, fusion="auto") -> str:
         lines.append(f"  operands: {ins}")
         lines.append(f"  result: {spec.output.format!r} ({spec.output.index_dtype} indices), "
                      f"assembly {spec.mode}, loop order {', '.join(map(repr, spec.order))}")
+        if spec.loops is not None:
+            lines.append("  " + _loops_line(spec.loops))
         if spec.mode.startswith("ws-"):
             lines.append("  " + _workspace_line(spec, runner))
         elif spec.mode == "mask":
@@ -85,6 +87,28 @@ def explain(*arrays, fusion="auto") -> str:
     if not log:
         lines.append("(every node was already materialized: no kernel ran)")
     return "\n".join(lines)
+
+
+def _loops_line(plan):
+    """A schedule's loops as the kernel runs them (planner/loops.py)."""
+    out = f"schedule: {plan.text}; loops "
+    loops = []
+    for v in plan.order:
+        rel = plan.split_of(v)
+        t = plan.tiles
+        if t is not None and v == t.j:
+            continue
+        if t is not None and v == t.i:
+            loops.append(f"{t.outer} (tiles of {t.factor} stored entries of {t.i!r}, {t.j!r})")
+            loops.append(f"{t.inner}")
+        elif rel is not None:
+            loops.append(f"{rel.outer}" + (f" ({rel.factor} parts of {v!r})" if rel.up else ""))
+            loops.append(f"{rel.inner}" + ("" if rel.up else f" ({rel.factor} of {v!r})"))
+        else:
+            loops.append(repr(v))
+    par = f"; {plan.parallel[0]} on threads ({plan.parallel[1]})" if plan.parallel else ""
+    guards = (f"; guarded tail clones for {', '.join(sorted(plan.guarded))}" if plan.guarded else "")
+    return out + ", ".join(loops) + par + guards
 
 
 def _workspace_line(spec, runner):

@@ -2,8 +2,8 @@
 algorithm, the lazy expression, and its schedule). It carries the workspace choice (paper 003),
 which kernels apply, and the loop transformations of paper 001 (``split``, ``divide``, ``fuse``,
 ``pos``, ``bound``, ``reorder``, ``unroll``, ``parallelize``), which are recorded and checked
-against their provenance (lazysparse/ir/provenance.py) as they are written; kernels do not
-apply them yet (issue 6), so materializing with one raises ``NotImplementedError``.
+against their provenance (lazysparse/ir/provenance.py) as they are written, bound to a kernel's
+statement by planner/loops.py and emitted by lower/tiling.py.
 
     >>> import lazysparse as ls
     >>> ls.Schedule().workspace("hash", capacity=64)
@@ -23,7 +23,7 @@ from .ir import provenance as PV
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 UNITS = ("cpu-thread", "cpu-vector")
 RACES = ("no-races", "ignore-races", "atomics", "temporary", "parallel-reduction")
-# loop transformations: recorded and checked here, applied by kernels in issue 6
+# loop transformations: recorded and checked here, bound to kernels by planner/loops.py
 LOOP_STEPS = ("split", "divide", "fuse", "pos", "bound", "reorder", "unroll", "parallelize")
 
 
@@ -116,7 +116,11 @@ class Schedule:
 
     def _step(self, name, args, rel=None):
         par = [s for s in self.steps if s[0] == "parallelize"]
-        if par:
+        if name == "parallelize" and par:
+            # several units (threads, then vector lanes) on different loops, as TACO's schedules
+            if args[0] in [s[1][0] for s in par]:
+                raise ValueError(f"Schedule.parallelize: the loop over {args[0]!r} is already parallel")
+        elif par:
             raise ValueError(f"Schedule.{name}: no transformation may follow parallelize "
                              f"(the loop over {par[0][1][0]!r} is already parallel)")
         return Schedule(self.steps + ((name, args) if rel is None else (name, args, rel),))
@@ -135,19 +139,16 @@ class Schedule:
     @contextmanager
     def apply(self):
         """Within this block, kernels this thread plans follow the schedule."""
-        loops = [s for s in self.steps if s[0] in LOOP_STEPS]
-        if loops:
-            raise NotImplementedError(
-                f"materialize: {self!r} transforms loops ({loops[0][0]} first), which kernels do not "
-                "apply yet (issue 6); only Schedule().workspace(...) is applied")
-        from .runtime.execute import WS_FORCED
-        prev = WS_FORCED.choice
+        from .runtime.execute import LOOPS_FORCED, WS_FORCED
+        prev, prev_loops = WS_FORCED.choice, LOOPS_FORCED.schedule
         ws = [s for s in self.steps if s[0] == "workspace"]
         WS_FORCED.choice = ws[-1][1:] if ws else prev
+        if any(s[0] in LOOP_STEPS for s in self.steps):
+            LOOPS_FORCED.schedule = self
         try:
             yield self
         finally:
-            WS_FORCED.choice = prev
+            WS_FORCED.choice, LOOPS_FORCED.schedule = prev, prev_loops
 
     def __repr__(self):
         out = "Schedule()"

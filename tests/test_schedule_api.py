@@ -41,6 +41,7 @@ def test_fig_4_schedule_is_recorded_with_its_provenance():
     (lambda: ls.Schedule().split("i", "i0", "i1", 4).fuse("i0", "x", "i1"), "fuse: index variable 'i1' already exists"),
     (lambda: ls.Schedule().split("i", "i0", "i1", 4).parallelize("i0").unroll("i1", 2), "no transformation may follow parallelize"),
     (lambda: ls.Schedule().parallelize("i").split("j", "a", "b", 2), "no transformation may follow parallelize"),
+    (lambda: ls.Schedule().parallelize("i").parallelize("i", unit="cpu-vector"), "'i' is already parallel"),
     (lambda: ls.Schedule().parallelize("i", unit="gpu-warp"), "unknown unit 'gpu-warp'"),
     (lambda: ls.Schedule().parallelize("i", races="maybe"), "unknown race strategy 'maybe'"),
     (lambda: ls.Schedule().split("i); system(\"x", "a", "b", 2), "names are identifiers"),
@@ -53,15 +54,19 @@ def test_transformations_refused_with_the_reason(make, msg):
         make()
 
 
-def test_materializing_with_loop_transformations_is_refused_not_ignored():
+def test_loop_transformations_apply_next_to_a_workspace_choice():
     A = sp.random(6, 6, density=0.4, format="csr", random_state=0)
     a = ls.asarray(A)
-    for s in (ls.Schedule().split("i0", "a", "b", 2), ls.Schedule().parallelize("i0"),
-              ls.Schedule().workspace("hash").reorder("i0", "i1")):
-        with pytest.raises(NotImplementedError, match="do not apply yet"):
-            (a @ a).materialize(schedule=s)
-        with pytest.raises(NotImplementedError, match="do not apply yet"):
-            ls.compute(a @ a, schedule=s)
+    ref = (A @ A).toarray()
+    for s in (ls.Schedule().split("i0", "a", "b", 4), ls.Schedule().parallelize("i0"),
+              ls.Schedule().workspace("hash").divide("i0", "a", "b", 4)):
+        np.testing.assert_allclose(np.asarray((a @ a).materialize(schedule=s).todense()), ref)
+        np.testing.assert_allclose(np.asarray(ls.compute(a @ a, schedule=s)[0].todense()), ref)
     # the workspace alone still applies
     out = (a @ a).materialize(format="csr", schedule=ls.Schedule().workspace("hash"))
     np.testing.assert_allclose(out.todense(), (A @ A).toarray())
+    # a split of the hashed workspace kernel's rows, with a sparse result
+    s = ls.Schedule().workspace("hash").split("i0", "a", "b", 4)
+    out = (a @ a).materialize(format="csr", schedule=s)
+    assert out.format == "csr"
+    np.testing.assert_allclose(out.todense(), ref)

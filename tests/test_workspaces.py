@@ -168,8 +168,28 @@ def test_fig_11_schedule_reconstructs_to_the_transposed_product_order():
     out_order = ["j", "i"]
     assert [kept.index(v) for v in out_order] == [1, 0]  # ow_order
     assert ordering(list(full), out_order, ["k"]) == 2 and hoisted(list(full), out_order) == 0
-    # running it is issue 6's (the lowering of fuse/pos/split); the same loops under the default
-    # schedule: test_transposed_product_writes_its_workspace_in_the_result_order
+
+
+@pytest.mark.parametrize("factor", [1, 4, 7, 1000])
+def test_fig_11_schedule_runs_into_its_workspace_and_gives_a_correct_result(factor):
+    # the same schedule in the kernel's names (i, j, k = i0, i1, i2), run: tiles of B's
+    # entries scatter into a workspace over both of the CSC result's levels (ow_order [1, 0])
+    S, T = _mat(30, 20, 0.2, 1, empty_row=5), _mat(20, 25, 0.2, 2)  # an empty row inside tiles
+    s = (ls.Schedule().reorder("i0", "i2", "i1").fuse("i0", "i2", "f").pos("f", "fpos", "T0")
+         .split("fpos", "f0", "f1", factor).reorder("f0", "f1", "i1"))
+    with kernel_log() as log:
+        out = (ls.asarray(S) @ ls.asarray(T)).materialize(format="csc", schedule=s)
+    (spec,) = [e[0] for e in log if isinstance(e, tuple)]
+    assert spec.mode.startswith("ws-") and spec.loops.tiles is not None
+    assert tuple(spec.output.format.order) == (1, 0)
+    assert out.format == "csc"
+    np.testing.assert_allclose(out.todense(), (S @ T).toarray())
+    pos, crd = out.storage.pos[1], out.storage.crd[1]
+    for c in range(25):
+        assert np.all(np.diff(crd[pos[c]:pos[c + 1]]) > 0)
+    # a result whose rows the loops would append to cannot be cut into tiles: refused
+    with pytest.raises(NotImplementedError, match="tiles of stored entries"):
+        (ls.asarray(S) @ ls.asarray(T)).materialize(format="csr", schedule=s)
 
 
 # -- test 5: every policy and capacity gives the same result ---------------------------------------

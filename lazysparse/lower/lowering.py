@@ -27,7 +27,7 @@ from ..planner import fission
 from ..planner import patterns as P
 from ..planner.plan import KernelSpec, level_vars
 from ..planner.workspace import hoisted, mask_access, outside, storage_vars
-from . import counting, locate, simd, workspace
+from . import counting, locate, simd, tiling, workspace
 from .loopir import Block, Decl, For, If, Line, While
 
 
@@ -103,18 +103,21 @@ def declare_operand(top, abi, k, sp):
 
 class _Acc:
     """Lowering state of one access: how many levels are resolved, position, presence."""
-    __slots__ = ("q", "acc", "slot", "spec", "lvars", "lvl", "pos", "pres", "seg")
+    __slots__ = ("q", "acc", "slot", "spec", "lvars", "lvl", "pos", "pres", "seg", "rng")
 
     def __init__(self, q, acc, spec):
         self.q, self.acc, self.slot, self.spec = q, acc, acc.operand, spec
         self.lvars = level_vars(acc, spec.format) if not spec.dense else []
         self.lvl, self.pos, self.pres, self.seg = 0, "0", "1", None
+        # (begin, end) of the current level's segment when a schedule's tile cuts it
+        # (lower/tiling.py), else None: the positions array's
+        self.rng = None
 
     def snapshot(self):
-        return (self.lvl, self.pos, self.pres, self.seg)
+        return (self.lvl, self.pos, self.pres, self.seg, self.rng)
 
     def restore(self, s):
-        self.lvl, self.pos, self.pres, self.seg = s
+        self.lvl, self.pos, self.pres, self.seg, self.rng = s
 
 
 def level_count(fmt, slot, level):
@@ -221,6 +224,12 @@ class Lowerer:
         # index of the loop's first statement, statements to append after it); scatter arrays
         self.hoist_at, self.locs, self.loc_names, self.prelude_extra = {}, [], {}, []
         self.par_open = False  # the loops being emitted run inside an OpenMP region
+        # leaves add into the result atomically: a schedule runs a reduction's loop on threads
+        # (planner/loops.py), or tiles of nonzeros on threads cut rows (lower/tiling.py)
+        par = spec.loops.parallel if spec.loops is not None else None
+        self.atomic = bool(par and par[2])
+        self.split_done = set()  # a schedule's split loops emitted (lower/tiling.py)
+        self.acc_store = None  # emit_accumulate's store, when a tile replaces it
 
     # -- helpers ------------------------------------------------------------------------------
     def it_type(self, slot):
@@ -257,6 +266,13 @@ class Lowerer:
         top.add(body)
         self.emit_versions(body)
         top.body[at:at] = self.sched.body
+        loops = self.spec.loops
+        for v, rel in (loops.splits if loops is not None else ()):
+            if v not in self.split_done:
+                raise NotImplementedError(
+                    f"Schedule.split: the loop over {v.name!r} in `{self.stmt!r}` walks stored entries, "
+                    f"not a range of coordinates; splitting it is not lowered yet (issue 6): walk its "
+                    f"positions (fuse, pos) and split those")
         self.fail_path = ["return 0;"]
         self.finish_output(top)
         if self.prelude_extra:
@@ -499,6 +515,9 @@ class Lowerer:
             self.hoist_at[depth] = saved
 
     def _emit(self, depth, blk: Block):
+        if depth == 0 and self.spec.loops is not None and self.spec.loops.tiles is not None:
+            tiling.emit_tiles(self, blk)  # a schedule's tiles of nonzeros (lower/tiling.py)
+            return
         if self.terms and depth == self.ws_h and self.term is None:
             self.emit_terms(depth, blk)
             return
@@ -559,8 +578,7 @@ class Lowerer:
             followers = iters
             for a in followers:
                 blk.add(Decl("int64_t", f"j{U[a.q]}", f"b{U[a.q]}"))
-            loop = For(x, "0", self.ext[v], body)
-            self.parallel(depth, v, followers, blk, self.ext[v]).add(loop)
+            tiling.range_loop(self, depth, v, blk, body, followers)
             self.bind(v)
             for a in followers:
                 self.follow(a, x, body)
@@ -602,7 +620,7 @@ class Lowerer:
             a.restore(snap[a.q])
 
     # -- threads ----------------------------------------------------------------------------------
-    def parallel(self, depth, v, followers, blk, count):
+    def parallel(self, depth, v, followers, blk, count, forced=False, chunk=None):
         """OpenMP on the outermost loop when it runs over a result index of a dense result
         (each iteration writes its own elements; reductions stay inside an iteration), is a
         range or walks a unique level, and no iterator follows it (a follower's position
@@ -610,12 +628,15 @@ class Lowerer:
         graphs differ by orders of magnitude); the thread count comes from
         ``ls.set_num_threads`` at each call. ``count``: the loop's trip count. Dense operands
         read whole by every iteration are copied per thread (``replicate``). Returns the block
-        the loop goes in."""
-        if (depth or v not in self.outs or followers
-                or self.spec.mode not in ("dense", "dense-inter", "dense-acc")):
+        the loop goes in. ``forced``: a schedule's parallel loop (checked in planner/loops.py),
+        in chunks of ``chunk`` iterations; under a schedule no other loop is parallel."""
+        if self.spec.loops is not None and not forced:
+            return blk
+        if not forced and (depth or v not in self.outs or followers
+                           or self.spec.mode not in ("dense", "dense-inter", "dense-acc")):
             return blk
         nt = self.abi.int(("threads",))
-        blk.add(Decl("const int64_t", "ls_chunk", omp_chunk(nt, count)))
+        blk.add(Decl("const int64_t", "ls_chunk", chunk or omp_chunk(nt, count)))
         shared = {a.slot: a.spec for a in self.accs if a.spec.dense and a.spec.ndim}
         for a in self.accs:
             if v in a.acc.indices:
@@ -652,7 +673,7 @@ class Lowerer:
         (its own OpenMP function when parallel): dispatched inside the loops, the four versions
         shared one function and gcc vectorised the 16-wide row worse (MIT8, 16 columns, one
         thread: 4.2 ms against 2.7 ms for the 16-wide version alone)."""
-        if not any(self._row_tail(d) for d in range(len(self.order))):
+        if self.spec.loops is not None or not any(self._row_tail(d) for d in range(len(self.order))):
             self.emit(0, body)
             return
         tail = self.order[-1]
@@ -1066,6 +1087,8 @@ class Lowerer:
         """C expressions of the segment of access ``a`` at its current level: (begin, end)."""
         l = a.lvl
         lv = a.spec.format.levels[l]
+        if a.rng is not None:
+            return a.rng
         if lv.kind == "compressed":
             pos = f"p{a.slot}_{l}"
             b, z = f"(int64_t){pos}[{a.pos}]", f"(int64_t){pos}[({a.pos}) + 1]"
@@ -1078,7 +1101,7 @@ class Lowerer:
 
     def advance(self, a: _Acc, pos, pres, seg):
         a.lvl += 1
-        a.pos, a.pres, a.seg = pos, pres, seg
+        a.pos, a.pres, a.seg, a.rng = pos, pres, seg, None
 
     def follow(self, a: _Acc, x, body):
         u = f"{a.q}_{a.lvl}"
@@ -1261,6 +1284,8 @@ class Lowerer:
             self.unzeroed |= not self.in_slab
             tgt = (f"{self.row_acc}[{self.vname[self.order[-1]]}]" if self.row_acc
                    else f"o[{self.dense_addr()}]")
+            if self.atomic:  # tiles of nonzeros on threads share the rows they cut
+                blk.add(Line("#pragma omp atomic"))
             blk.add(C.reduce_step("sum", tgt, val, self.odt))
         elif mode == "dense-count":
             addr = self.dense_addr()
@@ -1308,7 +1333,9 @@ class Lowerer:
             # points outside the iterated pattern hold the fill value (0): fold it in once
             blk.add(f"if (cnt < {self.red_total()}) {{ {C.reduce_step(self.stmt.reduce, 'acc', self.zero(), self.odt)}"
                     f"{self.fold_count()} }}")
-        if self.spec.mode == "dense-acc":
+        if self.acc_store is not None:  # a schedule's tile: its own store (lower/tiling.py)
+            self.acc_store(blk, f"o[{self.dense_addr()}]")
+        elif self.spec.mode == "dense-acc":
             blk.add(f"o[{self.dense_addr()}] = acc;")
         else:
             tgt = Block()

@@ -46,6 +46,7 @@ class KernelSpec(_Hashed):
     order: tuple         # loop order (Index)
     mode: str            # dense | dense-acc | dense-inter | dense-count | append | sort | ws-<policy>
     decisions: tuple     # f(0) == 0 decisions of "eval" ops, in walk order
+    loops: object = None  # a schedule's LoopPlan (planner/loops.py), None: the compiler's
 
 
 _DTN = {}

@@ -18,6 +18,7 @@ from . import counting, memory
 from .fused import _PASSES
 from ..planner import plan as PL
 from ..planner import workspace as WS
+from ..planner import loops as LOOPS
 from ..planner.decompose import may_split
 
 FUSION_VALUES = ("auto", "max", "none")
@@ -168,7 +169,7 @@ def execute(stmt: Statement, storages, out_shape, req_format=None, name="materia
     if planned:
         key += (_PLANNED,)
     bound = _BOUND.get(key)
-    if bound is not None and not _COUNTING[0]:
+    if bound is not None and not _COUNTING[0] and LOOPS_FORCED.schedule is None:
         out = bound(storages, out_shape, name, buf)
         if out is not None:
             return out
@@ -179,6 +180,7 @@ _PLANNED = "planned"  # the last element of a program operation's bound-plan key
 
 
 _BOUND = {}
+_LOOP_PLANS = {}  # a schedule's LoopPlan per planning key (the key ends with the schedule)
 _BINDS = {}
 _COUNTING = counting.ON  # ls.opcount sessions open: bound plans (normal kernels) are skipped
 _RULES = {}
@@ -210,7 +212,11 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=Non
             rule = PL.density_rule(pat, stmt, nd)
             if not has_scalars:
                 _RULES[akey] = rule
-        out_fmt = rule(storages, out_shape)
+        # a schedule that runs threads or tiles of nonzeros writes a dense result, whatever
+        # the densities (ask for a format to get another, and an error if it cannot)
+        sched = LOOPS_FORCED.schedule
+        out_fmt = (resolve_format("dense", nd) if sched is not None and LOOPS.dense_only(sched)
+                   else rule(storages, out_shape))
     else:
         out_fmt = fixed or None
     bkey = None
@@ -226,9 +232,19 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=Non
             return view
     concordance = "concordance" in _PASSES[0]
     okey = (stmt, specs, out_fmt, decisions, concordance)
+    sched = LOOPS_FORCED.schedule
+    if sched is not None:
+        okey += (sched,)
     planned = _ORDERS.get(okey)
+    lplan = _LOOP_PLANS.get(okey) if sched is not None else None
     if planned is None:
         order, converted = PL.choose_order(stmt, specs, out_fmt, concordance)
+        if sched is not None:  # a schedule's loops (planner/loops.py): its order, its kernel
+            lplan = LOOPS.bind(sched, stmt, specs, order,
+                               out_fmt if out_fmt is not None
+                               else PL._default_sparse(order, list(stmt.out_indices)))
+            order = list(lplan.order) if lplan is not None else order
+            _LOOP_PLANS[okey] = lplan
         fmt = out_fmt if out_fmt is not None else PL._default_sparse(order, list(stmt.out_indices))
         mode = PL.choose_mode(stmt, order, fmt, specs, decisions)
         if mode == "workspace" and WS.mask_access(stmt, specs, fmt, decisions) is not None:
@@ -278,7 +294,7 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=Non
         STATS["plan_hits"] += 1
     else:
         ospec = PL.OperandSpec(fmt, stmt.dtype, idt, ())
-        runner = _get_runner(PL.KernelSpec(stmt, specs, ospec, order, mode, decisions))
+        runner = _get_runner(PL.KernelSpec(stmt, specs, ospec, order, mode, decisions, lplan))
         _RUNNERS[(okey, idt, mode)] = runner
     if choice is not None:  # the capacity the glue passes (d[]), and explain's reason
         WS_CALL.capacity = choice.capacity
@@ -286,7 +302,7 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=Non
     log = getattr(_LOG, "items", None) if _LOGGING[0] else None
     if log is not None:
         log.append((runner.spec, runner))
-    if (bkey is not None and (fmt.is_dense or idt == "int32") and (planned or not may_split(stmt0))
+    if (bkey is not None and sched is None and (fmt.is_dense or idt == "int32") and (planned or not may_split(stmt0))
             and (wsplan is None or WS_FORCED.choice is None)):
         # one generated function per (key, runner, format): operands whose density verdicts
         # differ, used in turn, switch between bound plans without compiling glue each time.
@@ -315,6 +331,15 @@ class _Forced(threading.local):
 
 
 WS_FORCED = _Forced()
+
+
+class _Loops(threading.local):
+    """.schedule: the ls.Schedule whose loop transformations the kernels planned in this
+    thread follow (planner/loops.py); None: the compiler's own schedule."""
+    schedule = None
+
+
+LOOPS_FORCED = _Loops()
 
 
 def _workspace(stmt, fmt, order, storages, out_shape, union=False):
@@ -516,3 +541,4 @@ def plan_cache_clear():
     _SPECS.clear()
     _ANALYSIS.clear()
     _ORDERS.clear()
+    _LOOP_PLANS.clear()

@@ -1,0 +1,278 @@
+"""A schedule's loop transformations (paper 001) bound to one kernel's statement: which loops
+split, which pair of loops runs as one tiled walk over an operand's nonzeros, which loop is
+parallel and which unrolled, and the loop order. A pure function of the schedule, the
+statement and its operands' formats; every precondition it can see here is checked with an
+error that names the transformation and the reason (digest §7.8), so lowering
+(lower/tiling.py) only reads the result.
+
+Names are the statement's index variables as ``ls.explain`` prints them (``i0``, ``i1``, ...)
+and its operands as ``T0``, ``T1``, ... (the slots of the kernel's statement).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..ir import provenance as PV
+from ..ir.nodes import Index, accesses_of
+from .plan import level_vars
+
+LOOP_STEPS = ("split", "divide", "fuse", "pos", "bound", "reorder", "unroll", "parallelize")
+
+
+@dataclass(frozen=True)
+class NonzeroTiles:
+    """``fuse(i, j, f).pos(f, p, A).split(p, outer, inner, factor)``: the loops over ``i`` and
+    ``j`` become one walk over access ``q``'s stored entries in tiles of ``factor``; each tile
+    finds its first row by a search and advances the row as positions cross row ends."""
+    i: Index
+    j: Index
+    q: int          # the access whose positions are walked (statement numbering)
+    outer: str
+    inner: str
+    factor: int
+
+
+@dataclass(frozen=True)
+class LoopPlan:
+    order: tuple            # Index per loop, outermost first
+    splits: tuple           # (Index, PV.Split): coordinate loops run as outer x inner
+    tiles: NonzeroTiles | None
+    parallel: tuple | None  # (variable, races) of the one parallel loop (the outermost)
+    unroll: tuple           # (variable, factor)
+    guarded: frozenset      # names of split parents a full tile may overrun
+    text: str               # the schedule as written, for explain and errors
+
+    def split_of(self, v):
+        for ix, rel in self.splits:
+            if ix == v:
+                return rel
+        return None
+
+    def unroll_of(self, name):
+        for n, f in self.unroll:
+            if n == name:
+                return f
+        return None
+
+
+def _err(op, msg):
+    return ValueError(f"Schedule.{op}: {msg}")
+
+
+def _todo(op, msg):
+    return NotImplementedError(f"Schedule.{op}: {msg} (not lowered yet; issue 6)")
+
+
+def dense_only(schedule) -> bool:
+    """Whether ``schedule``'s kernels can only write a dense result (threads, nonzero tiles)."""
+    return any(s[0] in ("parallelize", "pos") for s in schedule.steps)
+
+
+def bind(schedule, stmt, specs, order, out_fmt):
+    """The :class:`LoopPlan` of ``schedule``'s loop steps for ``stmt`` (``specs``: its
+    operands', ``order``: the planner's loop order, ``out_fmt``: the result's format), or None
+    when the schedule has none."""
+    steps = [s for s in schedule.steps if s[0] in LOOP_STEPS]
+    if not steps:
+        return None
+    idx = {ix.name: ix for ix in (*stmt.out_indices, *stmt.reduce_indices)}
+    accs = accesses_of(stmt.expr)
+    names = {}
+    for q, a in enumerate(accs):
+        names.setdefault(f"T{a.operand}", []).append(q)
+    g = schedule.provenance
+    where = f"kernel `{stmt!r}` (index variables {', '.join(idx)})"
+    for r in g.roots:
+        if r not in idx:
+            raise ValueError(f"materialize: the schedule {schedule!r} names index variable {r!r}, "
+                             f"which {where} does not have")
+    order = list(order)
+    derived = []
+    for st in steps:
+        if st[0] == "reorder":
+            if all(n in idx for n in st[1]):
+                order = _reorder(st[1], order, idx, g, accs, specs, where)
+            else:
+                derived.append(st[1])
+    splits, tiles, pending = [], None, {}
+    for rel in g.relations:
+        if isinstance(rel, PV.Split) and rel.parent in idx:
+            splits.append((idx[rel.parent], rel))
+        elif isinstance(rel, PV.Fuse):
+            if rel.outer not in idx or rel.inner not in idx:
+                raise _todo("fuse", f"fusing derived variables ({rel.outer!r}, {rel.inner!r})")
+            o, i = idx[rel.outer], idx[rel.inner]
+            if order.index(i) != order.index(o) + 1:
+                raise _err("fuse", f"{rel.inner!r} is not directly nested under {rel.outer!r} "
+                                   f"(the loops of {where} run {', '.join(map(repr, order))})")
+            pending[rel.fused] = (o, i)
+        elif isinstance(rel, PV.Pos):
+            _pos(rel, pending, idx, names, accs, specs, order, where)
+        elif isinstance(rel, PV.Split) and rel.parent in pending and len(pending[rel.parent]) == 3:
+            if stmt.reduce_indices and stmt.reduce != "sum":
+                raise _todo("split", f"tiles of stored entries under a {stmt.reduce} reduction in {where}")
+            if rel.up:
+                raise _todo("divide", f"dividing the position variable {rel.parent!r}")
+            tiles = NonzeroTiles(*pending.pop(rel.parent), rel.outer, rel.inner, rel.factor)
+        elif isinstance(rel, PV.Split) and rel.parent in pending:
+            raise _todo("split", f"splitting the fused coordinate loop {rel.parent!r} (walk its positions)")
+        elif isinstance(rel, PV.Bound):
+            raise _todo("bound", f"bounding {rel.parent!r}")
+        else:
+            raise _todo(type(rel).__name__.lower(), f"{rel!r} in {where}")
+    for v, what in pending.items():
+        if isinstance(what, tuple) and len(what) == 3:
+            raise _todo("pos", f"walking positions {v!r} without splitting them")
+        raise _todo("fuse", f"a fused loop {v!r} without pos and split")
+    nest = _nest(order, splits, tiles)
+    for names_ in derived:
+        # a reorder of the loops a transformation made: lowered where it keeps their nesting
+        for n in names_:
+            if n not in nest:
+                raise _err("reorder", f"{n!r} is not a loop of {where} under this schedule "
+                                      f"(its loops: {', '.join(nest)})")
+        at = [nest.index(n) for n in names_]
+        if at != sorted(at):
+            raise _todo("reorder", f"reordering the loops {', '.join(names_)} of {where} (they nest "
+                                   f"as {', '.join(nest)})")
+    leaves = set(g.leaves) | set(idx)
+    par, unroll = None, []
+    for st in steps:
+        if st[0] == "unroll":
+            var, f = st[1]
+            if var not in leaves:
+                raise _err("unroll", f"{var!r} is not a loop of {where}")
+            if tiles is not None and var == tiles.inner:
+                raise _todo("unroll", f"unrolling the positions {var!r} of a tile (its rows' "
+                                      "segments run the compiler's own inner loops)")
+            unroll.append((var, f))
+        elif st[0] == "parallelize":
+            if par is not None:
+                raise _todo("parallelize", f"a second parallel loop ({st[1][0]!r}, {st[1][1]})")
+            par = _parallel(st[1], order, splits, tiles, stmt, out_fmt, where, accs, specs)
+    return LoopPlan(tuple(order), tuple(splits), tiles, par, tuple(unroll),
+                    frozenset(r.parent for r in g.guarded()), repr(schedule))
+
+
+def _nest(order, splits, tiles):
+    """The loops a schedule runs, outermost first (its names for derived ones)."""
+    out = []
+    for v in order:
+        rel = next((r for ix, r in splits if ix == v), None)
+        if tiles is not None and v == tiles.i:
+            out += [tiles.outer, tiles.inner]
+        elif tiles is not None and v == tiles.j:
+            continue
+        elif rel is not None:
+            out += [rel.outer, rel.inner]
+        else:
+            out.append(v.name)
+    return out
+
+
+def _reorder(names, order, idx, g, accs, specs, where):
+    for n in names:
+        if n not in idx:
+            raise _todo("reorder", f"reordering the derived loop {n!r} (reorder the statement's "
+                                   f"variables before transforming them)") if n in g.variables else \
+                _err("reorder", f"{n!r} is not an index variable of {where}")
+    picked = [idx[n] for n in names]
+    slots = sorted(order.index(v) for v in picked)
+    new = list(order)
+    for s, v in zip(slots, picked):
+        new[s] = v
+    for a in accs:
+        sp = specs[a.operand]
+        if sp.dense:
+            continue
+        lv = [v for v in level_vars(a, sp.format) if isinstance(v, Index)]
+        at = [new.index(v) for v in lv]
+        if at != sorted(at):
+            raise _err("reorder", f"T{a.operand} ({sp.format!r}) stores {', '.join(map(repr, lv))} in "
+                                  f"that order; the loops {', '.join(map(repr, new))} would iterate it "
+                                  "against its format's mode order")
+    return new
+
+
+def _pos(rel, pending, idx, names, accs, specs, order, where):
+    qs = names.get(rel.access)
+    if not qs:
+        raise _err("pos", f"{rel.access!r} is not an operand of {where} (operands: "
+                          f"{', '.join(sorted(names))})")
+    if len(qs) > 1:
+        raise _todo("pos", f"{rel.access!r} is read twice in {where}")
+    (q,) = qs
+    a = accs[q]
+    sp = specs[a.operand]
+    roots = pending.pop(rel.coord) if rel.coord in pending else (idx[rel.coord],)
+    lv = level_vars(a, sp.format) if not sp.dense else []
+    if sp.dense or not all(v in lv for v in roots):
+        raise _err("pos", f"{rel.access!r} is not indexed by {', '.join(map(repr, roots))} "
+                          f"(in {where})")
+    k = lv.index(roots[0])
+    if list(lv[k:k + len(roots)]) != list(roots):
+        raise _err("pos", f"{', '.join(map(repr, roots))} is not a sub-list of {rel.access}'s mode "
+                          f"order {', '.join(map(repr, lv))}")
+    lvs = sp.format.levels
+    if len(roots) != 2 or k != 0 or lvs[0].kind not in ("dense", "compressed") or not lvs[0].unique \
+            or lvs[1].kind != "compressed" or not lvs[1].unique or order.index(roots[0]) != 0:
+        raise _todo("pos", f"walking the positions of {rel.access} ({sp.format!r}) over "
+                           f"{', '.join(map(repr, roots))}: only the first two levels (dense or "
+                           "compressed, then compressed) of an operand, fused from the outermost "
+                           "loop, are")
+    pending[rel.pos] = (roots[0], roots[1], q)
+    return None
+
+
+def _sparse_walkers(v, accs, specs):
+    """The operands whose stored entries a loop over ``v`` walks (a compressed level over it)."""
+    out = []
+    for a in accs:
+        sp = specs[a.operand]
+        if sp.dense:
+            continue
+        lv = level_vars(a, sp.format)
+        if v in lv and sp.format.levels[lv.index(v)].kind != "dense":
+            out.append(f"T{a.operand}")
+    return out
+
+
+def _parallel(args, order, splits, tiles, stmt, out_fmt, where, accs, specs):
+    var, unit, races = args
+    if unit != "cpu-thread":
+        raise _todo("parallelize", f"unit {unit!r}")
+    if tiles is not None and var in (tiles.outer, tiles.inner):
+        roots = (tiles.i, tiles.j)
+    else:
+        roots = tuple(ix for ix, rel in splits if var in (rel.outer, rel.inner)) or \
+            tuple(v for v in order if v.name == var)
+        walkers = _sparse_walkers(roots[0], accs, specs) if roots else []
+        if len(walkers) > 1:
+            raise _err("parallelize", f"the loop over {roots[0].name!r} co-iterates {', '.join(walkers)}; "
+                                      "a while loop over several operands cannot run on threads "
+                                      "(parallelize a loop outside it)")
+    first = order[0]
+    split0 = next((rel for ix, rel in splits if ix == first), None)
+    outer = tiles.outer if tiles is not None else split0.outer if split0 is not None else first.name
+    if var != outer:
+        raise _todo("parallelize", f"parallelizing {var!r}: the outermost loop of {where} is "
+                                   f"{outer!r}, the only one that runs on threads")
+    red = [v for v in roots if v in stmt.reduce_indices]
+    if out_fmt is not None and not out_fmt.is_dense:
+        raise _err("parallelize", f"the result of {where} is stored {out_fmt!r}, which takes no "
+                                  "concurrent inserts; parallelize a kernel with a dense result")
+    if red and races in ("no-races", "temporary", "parallel-reduction"):
+        raise _err("parallelize", f"the loop over {var!r} runs reduction variable "
+                                  f"{', '.join(map(repr, red))}: iterations add into the same results, "
+                                  f"so races={races!r} cannot hold; use races='atomics'")
+    if red and races == "atomics" and stmt.reduce != "sum":
+        raise _todo("parallelize", f"atomic {stmt.reduce} reductions in {where}")
+    if races == "atomics" and np.dtype(stmt.dtype).kind == "c":
+        raise _err("parallelize", f"races='atomics' cannot add {stmt.dtype} values of {where} "
+                                  "(C has no atomic complex add)")
+    if tiles is None and _sparse_walkers(first, accs, specs):
+        raise _todo("parallelize", f"the loop over {first.name!r} walks "
+                                   f"{_sparse_walkers(first, accs, specs)[0]}'s entries")
+    return var, races, bool(red) and races == "atomics" and tiles is None

@@ -1,0 +1,293 @@
+"""Kernels that follow a schedule's loop transformations (paper 001; digest tests 1-3, 8 and 10):
+row splits, divides, tiles of nonzeros, the parallel loop and reorders, each checked against
+dense NumPy on sizes that the factors do not divide, with empty rows, rows spanning tiles and
+skewed rows, and each schedule's C checked for the structure the paper prints."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings, strategies as st
+
+import lazysparse as ls
+
+
+@pytest.fixture(autouse=True)
+def _threads():
+    before = ls.get_num_threads()
+    yield
+    ls.set_num_threads(before)
+
+
+def _csr(m, n, density, seed, dtype=np.float64, empty_rows=(), skew=False):
+    rng = np.random.default_rng(seed)
+    A = sp.random(m, n, density=density, format="lil", random_state=seed, dtype=np.float64)
+    if skew and m and n:
+        A[0, :] = rng.random(n) + 0.5  # one full row: it spans many tiles
+    for r in empty_rows:
+        if r < m:
+            A[r, :] = 0
+    A = A.tocsr()
+    A.eliminate_zeros()
+    A.data = (A.data * 10 + 1).astype(dtype) if np.dtype(dtype).kind in "iu" else A.data.astype(dtype)
+    return A
+
+
+def _kernel_c(text):
+    return text[text.index("int32_t ls_kernel"):]
+
+
+def _clones(c, head):
+    """The two branches of the ``if`` that starts with ``head`` (matched by indentation)."""
+    at = c.index(head)
+    indent = c[c.rindex("\n", 0, at) + 1:at]
+    rest = c[at + len(head):]
+    full, _, tail = rest.partition("\n" + indent + "} else {")
+    return full, tail.partition("\n" + indent + "}")[0]
+
+
+FIG4 = (ls.Schedule().fuse("i0", "i1", "f").pos("f", "p", "T0").split("p", "p0", "p1", 16)
+        .parallelize("p0", races="atomics"))
+
+
+def test_1_default_csr_spmv_is_the_fig_2c_loop_nest():
+    A = ls.asarray(_csr(7, 5, 0.4, 0))
+    c = _kernel_c(ls.explain(A @ np.ones(5)))
+    assert "for (int64_t x0 = 0; x0 < N0; x0++)" in c
+    assert "for (int64_t j0_1 = b0_1; j0_1 < z0_1; j0_1++)" in c
+    assert "int64_t x1 = (int64_t)c0_1[j0_1];" in c
+    assert "acc += ((v0[j0_1]) * (v1[(x1)]));" in c
+    assert "o[(x0)] = acc;" in c
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_2_row_split_emits_ceil_recovery_guard_and_pragma_and_is_correct_for_101_rows(threads):
+    ls.set_num_threads(threads)
+    A0 = _csr(101, 37, 0.1, 1, empty_rows=(0, 50, 100))
+    x0 = np.random.default_rng(1).random(37)
+    s = ls.Schedule().split("i0", "i00", "i01", 32).parallelize("i00")
+    A = ls.asarray(A0)
+    c = _kernel_c(ls.explain(A @ x0, schedule=s))
+    assert "x0o < ((N0) + 32 - 1) / 32" in c                  # CEIL(m, 32)
+    assert "const int64_t x0 = x0b + x0i;" in c and "x0b = x0o * 32" in c  # i = i0*32 + i1
+    assert "if (x0 >= N0) break;" in c
+    assert "#pragma omp" in c and "schedule(dynamic, ls_chunk)" in c
+    out = (A @ x0).materialize(schedule=s)
+    np.testing.assert_allclose(out.todense(), A0 @ x0, rtol=1e-12)
+
+
+def test_10_full_tiles_run_a_guard_free_clone_and_the_tail_a_guarded_one():
+    A = ls.asarray(_csr(101, 10, 0.3, 2))
+    c = _kernel_c(ls.explain(A @ np.ones(10), schedule=ls.Schedule().split("i0", "a", "b", 32)))
+    full, tail = _clones(c, "if (x0b + 32 <= N0) {")
+    assert "x0 >= N0" not in full and "if (x0 >= N0) break;" in tail
+    # and no OpenMP: the schedule does not parallelize
+    assert "#pragma omp" not in c
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("m, n, density", [(101, 57, 0.07), (33, 200, 0.3), (5, 3, 0.0)])
+def test_3_nonzero_tiles_fig_4(threads, m, n, density):
+    ls.set_num_threads(threads)
+    A0 = _csr(m, n, density, 3, empty_rows=(1, 2, m - 1), skew=True)
+    assert A0.nnz % 16 != 0 or A0.nnz == 0 or m == 5
+    x0 = np.random.default_rng(3).random(n)
+    A = ls.asarray(A0)
+    c = _kernel_c(ls.explain(A @ x0, schedule=FIG4))
+    assert c.count("while (ls_r + 1 < ls_rh)") == 1                     # one search per tile
+    assert "while (ls_p >= (int64_t)p0_1[ls_r + 1]) ls_r++;" in c         # the row advances
+    # the guard p >= pos[m], hoisted into the tile's bound (a full tile runs to lo + 16)
+    assert "ls_hi = ls_lo + 16 <= ls_nnz ? ls_lo + 16 : ls_nnz;" in c
+    assert "ls_e = ls_re < ls_hi ? ls_re : ls_hi;" in c               # a row end, or the tile's
+    # the flush at a row's end or the tile's: plain for rows the tile owns, atomic for shared
+    own, shared = _clones(c, "if ((int64_t)p0_1[ls_r] >= ls_lo && ls_re <= ls_hi) {")
+    assert "o[(x0)] += acc;" in own and "atomic" not in own
+    assert "#pragma omp atomic" in shared and "o[(x0)] += acc;" in shared
+    out = (A @ x0).materialize(schedule=FIG4)
+    np.testing.assert_allclose(out.todense(), A0 @ x0, rtol=1e-12, atol=1e-12)
+
+
+def test_tiles_of_an_spmm_add_every_row_piece_into_the_result():
+    ls.set_num_threads(2)
+    A0 = _csr(70, 45, 0.2, 4, empty_rows=(3,), skew=True)
+    X0 = np.random.default_rng(4).random((45, 9))
+    s = (ls.Schedule().fuse("i0", "i2", "f").pos("f", "p", "T0").split("p", "p0", "p1", 7)
+         .parallelize("p0", races="atomics"))
+    out = (ls.asarray(A0) @ X0).materialize(schedule=s)
+    np.testing.assert_allclose(out.todense(), A0 @ X0, rtol=1e-12)
+
+
+def test_a_reduction_loop_on_threads_adds_atomically():
+    ls.set_num_threads(2)
+    A0 = _csr(300, 20, 0.2, 5)
+    x0 = np.random.default_rng(5).random(300)
+    s = ls.Schedule().parallelize("i1", races="atomics")
+    e = _kernel_c(ls.explain(x0 @ ls.asarray(A0), schedule=s))
+    assert "#pragma omp atomic" in e
+    out = (x0 @ ls.asarray(A0)).materialize(schedule=s)
+    np.testing.assert_allclose(out.todense(), x0 @ A0, rtol=1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(m=st.integers(0, 45), n=st.integers(1, 30), density=st.floats(0, 0.6),
+       factor=st.integers(1, 40), seed=st.integers(0, 10_000),
+       how=st.sampled_from(["split", "divide", "tiles"]), threads=st.sampled_from([1, 2]),
+       dtype=st.sampled_from([np.float64, np.float32, np.int64, np.int32]),
+       index=st.sampled_from([np.int32, np.int64]), width=st.sampled_from([0, 3]))
+def test_every_scheduled_kernel_matches_numpy(m, n, density, factor, seed, how, threads, dtype,
+                                              index, width):
+    ls.set_num_threads(threads)
+    A0 = _csr(m, n, density, seed, dtype, skew=seed % 3 == 0)
+    A0.indices, A0.indptr = A0.indices.astype(index), A0.indptr.astype(index)
+    rng = np.random.default_rng(seed)
+    x0 = (rng.random((n, width)) if width else rng.random(n)) * 4
+    x0 = x0.astype(dtype)
+    red = "i2" if width else "i1"
+    if how == "split":
+        s = ls.Schedule().split("i0", "a", "b", factor).parallelize("a")
+    elif how == "divide":
+        s = ls.Schedule().divide("i0", "a", "b", factor).parallelize("a")
+    else:
+        s = (ls.Schedule().fuse("i0", red, "f").pos("f", "p", "T0").split("p", "p0", "p1", factor)
+             .parallelize("p0", races="atomics"))
+    A = ls.asarray(A0)
+    out = (A @ x0).materialize(schedule=s).todense()
+    ref = A0.toarray().astype(np.float64) @ x0.astype(np.float64)
+    tol = 1e-4 if dtype == np.float32 else 1e-12
+    assert out.dtype == np.result_type(dtype, dtype)
+    np.testing.assert_allclose(out.astype(np.float64), ref, rtol=tol, atol=tol)
+
+
+def test_complex_tiles_run_serially_and_refuse_atomics():
+    A0 = _csr(20, 11, 0.3, 6).astype(np.complex128) * (1 + 2j)
+    x0 = np.arange(11) * (1 - 1j)
+    serial = ls.Schedule().fuse("i0", "i1", "f").pos("f", "p", "T0").split("p", "p0", "p1", 4)
+    out = (ls.asarray(A0) @ x0).materialize(schedule=serial)
+    np.testing.assert_allclose(out.todense(), A0 @ x0)
+    with pytest.raises(ValueError, match="atomic complex add"):
+        (ls.asarray(A0) @ x0).materialize(schedule=serial.parallelize("p0", races="atomics"))
+
+
+def test_reorder_changes_the_loops_and_keeps_the_values():
+    A0 = _csr(23, 17, 0.3, 7)
+    X0 = np.random.default_rng(7).random((17, 5))
+    A = ls.asarray(A0)
+    s = ls.Schedule().reorder("i1", "i2")  # rows, then result columns, then the sum
+    text = ls.explain(A @ X0, schedule=s)
+    assert "loop order i0, i1, i2" in text
+    np.testing.assert_allclose((A @ X0).materialize(schedule=s).todense(), A0 @ X0)
+
+
+# -- digest test 8: rejections with the transformation and the reason ----------------------------
+def _spmv():
+    A0 = _csr(9, 6, 0.4, 8)
+    return ls.asarray(A0) @ np.ones(6)
+
+
+@pytest.mark.parametrize("make, sched, exc, msg", [
+    (_spmv, ls.Schedule().pos("i0", "p", "T1"), ValueError, "'T1' is not indexed by i0"),
+    (_spmv, ls.Schedule().fuse("i0", "i1", "f").pos("f", "p", "T9"), ValueError, "'T9' is not an operand"),
+    (lambda: ls.asarray(np.ones(9)) @ ls.asarray(_csr(9, 6, 0.4, 8)),
+     ls.Schedule().fuse("i0", "i1", "f"), ValueError, "'i1' is not directly nested under 'i0'"),
+    (_spmv, ls.Schedule().reorder("i1", "i0"), ValueError, "against its format's mode order"),
+    (lambda: ls.asarray(np.ones(9)) @ ls.asarray(_csr(9, 6, 0.4, 8)),
+     ls.Schedule().parallelize("i1"), ValueError, "races='no-races' cannot hold"),
+    (_spmv, ls.Schedule().fuse("i0", "i1", "f").pos("f", "p", "T0").split("p", "p0", "p1", 4)
+     .parallelize("p0"), ValueError, "races='no-races' cannot hold"),
+    (lambda: ls.asarray(_csr(9, 6, 0.4, 8)) + ls.asarray(_csr(9, 6, 0.4, 9)),
+     ls.Schedule().parallelize("i1"), ValueError, "co-iterates T0, T1"),
+    (lambda: ls.asarray(_csr(9, 6, 0.4, 8)) * ls.asarray(_csr(9, 6, 0.4, 9)),
+     ls.Schedule().parallelize("i0"), ValueError, "takes no concurrent inserts"),
+    (_spmv, ls.Schedule().split("zz", "a", "b", 2), ValueError, "names index variable 'zz'"),
+    (_spmv, ls.Schedule().split("i1", "a", "b", 2), NotImplementedError, "walks stored entries"),
+    (_spmv, ls.Schedule().bound("i0", "ib", 9), NotImplementedError, "bound"),
+    (_spmv, ls.Schedule().parallelize("i0", unit="cpu-vector"), NotImplementedError, "cpu-vector"),
+])
+def test_8_rejections_name_the_transformation_and_the_reason(make, sched, exc, msg):
+    with pytest.raises(exc, match=msg.replace("(", r"\(").replace(")", r"\)")):
+        make().materialize(schedule=sched)
+
+
+def test_a_schedule_does_not_leak_into_later_unscheduled_calls():
+    A0 = _csr(40, 40, 0.2, 10)
+    A = ls.asarray(A0)
+    x0 = np.ones(40)
+    (A @ x0).materialize(schedule=FIG4)
+    c = _kernel_c(ls.explain(A @ x0))
+    assert "ls_nnz" not in c
+    np.testing.assert_allclose((A @ x0).materialize().todense(), A0 @ x0)
+
+
+# -- tensors: tiles of a CSF operand's (i, j) fibers (the TTV and MTTKRP schedules of §4) ---------
+def _tensor(shape, density, seed):
+    import sparse
+    T = sparse.random(shape, density=density, random_state=seed)
+    return T, T.todense()
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("factor", [1, 5, 64])
+def test_ttv_tiles_of_fibers(threads, factor):
+    ls.set_num_threads(threads)
+    T, Td = _tensor((13, 11, 9), 0.1, 1)
+    Td[4] = 0  # an empty slice: its fibers are absent from the tree
+    import sparse
+    T = sparse.COO.from_numpy(Td)
+    v = np.random.default_rng(1).random(9)
+    s = (ls.Schedule().fuse("i0", "i1", "f").pos("f", "fpos", "T0").split("fpos", "chunk", "fpos2", factor)
+         .parallelize("chunk"))  # (i, j) are result indices: no races
+    out = ls.einsum("ijk,k->ij", ls.asarray(T, format="csf"), v).materialize(schedule=s)
+    np.testing.assert_allclose(out.todense(), np.einsum("ijk,k->ij", Td, v), rtol=1e-12)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_mttkrp_tiles_of_slices_add_atomically(threads):
+    ls.set_num_threads(threads)
+    T, Td = _tensor((17, 10, 8), 0.15, 2)
+    rng = np.random.default_rng(2)
+    C, D = rng.random((10, 5)), rng.random((8, 5))
+    s = (ls.Schedule().fuse("i0", "i2", "f").pos("f", "p", "T0").split("p", "p0", "p1", 3)
+         .parallelize("p0", races="atomics"))
+    out = ls.einsum("ikl,kj,lj->ij", ls.asarray(T, format="csf"), C, D).materialize(schedule=s)
+    np.testing.assert_allclose(out.todense(), np.einsum("ikl,kj,lj->ij", Td, C, D), rtol=1e-12)
+
+
+# -- digest test 6: the §4 CPU schedules that lower, in the kernels' names --------------------------
+DSS = ls.Format(["dense", "compressed", "compressed"])
+
+
+def test_6_spmv_schedule_of_section_4():
+    ls.set_num_threads(2)
+    A0 = _csr(75, 31, 0.2, 11, skew=True)
+    x0 = np.random.default_rng(11).random(31)
+    s = ls.Schedule().split("i0", "r0", "r1", 32).reorder("r0", "r1", "i1").parallelize("r0")
+    np.testing.assert_allclose((ls.asarray(A0) @ x0).materialize(schedule=s).todense(), A0 @ x0)
+
+
+def test_6_ttv_schedule_of_section_4():
+    ls.set_num_threads(2)
+    T, Td = _tensor((9, 14, 12), 0.1, 12)
+    v = np.random.default_rng(12).random(12)
+    s = (ls.Schedule().fuse("i0", "i1", "f").pos("f", "fpos", "T0").split("fpos", "chunk", "fpos2", 32)
+         .reorder("chunk", "fpos2", "i2").parallelize("chunk"))
+    out = ls.einsum("ijk,k->ij", ls.asarray(T, format=DSS), v).materialize(schedule=s)
+    np.testing.assert_allclose(out.todense(), np.einsum("ijk,k->ij", Td, v), rtol=1e-12)
+
+
+def test_6_mttkrp_schedule_of_section_4():
+    ls.set_num_threads(2)
+    T, Td = _tensor((70, 9, 8), 0.1, 13)
+    rng = np.random.default_rng(13)
+    C, D = rng.random((9, 6)), rng.random((8, 6))
+    s = ls.Schedule().split("i0", "r1", "r2", 64).parallelize("r1")
+    out = ls.einsum("ikl,kj,lj->ij", ls.asarray(T, format=DSS), C, D).materialize(schedule=s)
+    np.testing.assert_allclose(out.todense(), np.einsum("ikl,kj,lj->ij", Td, C, D), rtol=1e-12)
+
+
+def test_6_vector_units_are_not_lowered_yet_and_say_so():
+    A0 = _csr(20, 20, 0.2, 14)
+    X0 = np.ones((20, 8))
+    s = ls.Schedule().split("i0", "r0", "r1", 8).parallelize("r0").parallelize("i1", unit="cpu-vector",
+                                                                               races="ignore-races")
+    with pytest.raises(NotImplementedError, match="second parallel loop"):
+        (ls.asarray(A0) @ X0).materialize(schedule=s)
