@@ -1,7 +1,8 @@
 """Load balance of SpMV schedules (issue 6): time per stored entry on an R-MAT graph against a
 uniform random matrix of the same shape and number of entries, on several threads.
 
-    python -m lazysparse.bench_balance [--scale 18] [--threads 2] [--repeat 15]
+    python -m lazysparse.bench_balance [--scale 18] [--threads 2] [--repeat 15] [--clustered]
+    python -m lazysparse.bench_balance --skew 1 1.0001 1.001 1.01   (digest 001 test 5's sweep)
 
 Schedules: ``default`` (the compiler's: rows in dynamic chunks), ``rows`` (a plain
 row-parallel loop, ``divide(i0, threads)``: each thread a fixed block of rows), ``tiles``
@@ -68,6 +69,47 @@ def run(scale=18, threads=2, repeat=15, tile=2048, permute=True):
     return rows
 
 
+def geometric_rows(m, n, nnz, c, seed=0):
+    """Digest 001's skew generator (Fig. 33): row ``i`` holds about ``k * c**i`` entries (each
+    at most ``n``), ``k`` chosen so that they sum to ``nnz``; rows shuffled; ``c = 1`` is
+    uniform."""
+    rng = np.random.default_rng(seed)
+    w = np.ones(m) if c == 1 else np.exp((np.arange(m) - (m - 1)) * np.log(c))
+    lens = np.minimum(np.round(w / w.sum() * nnz), n).astype(np.int64)
+    rows = np.repeat(np.arange(m), lens)
+    cols = rng.integers(0, n, size=rows.size)
+    A = sp.csr_array((rng.random(rows.size), (rows, cols)), shape=(m, n))
+    A.sum_duplicates()
+    perm = rng.permutation(m)
+    return sp.csr_array(A[perm])
+
+
+def skew_sweep(cs, m=1 << 16, n=1 << 20, nnz=1 << 22, threads=2, repeat=11, tile=2048):
+    """Time per entry of each schedule as the skew ``c`` grows."""
+    x = np.random.default_rng(2).random(n)
+    ls.set_num_threads(threads)
+    out = []
+    for c in cs:
+        M = geometric_rows(m, n, nnz, c)
+        lM = ls.asarray(M)
+        row = {"max row": int(np.diff(M.indptr).max()), "scipy": _median(lambda: M @ x, repeat) / M.nnz}
+        for sname, s in schedules(threads, tile).items():
+            f = (lambda: (lM @ x).materialize()) if s is None else (lambda s=s: (lM @ x).materialize(schedule=s))
+            np.testing.assert_allclose(f().todense(), M @ x, rtol=1e-10, atol=1e-10)
+            row[sname] = _median(f, repeat) / M.nnz
+        out.append((c, M.nnz, row))
+    return out
+
+
+def sweep_table(rows, threads):
+    cols = [c for c in rows[0][2] if c != "max row"]
+    out = [f"SpMV, {threads} threads, rows of k*c^i entries (shuffled): ns per stored entry (median)",
+           "| c | nnz | longest row | " + " | ".join(cols) + " |", "|---:|---:|---:|" + "---:|" * len(cols)]
+    for c, nnz, row in rows:
+        out.append(f"| {c} | {nnz} | {row['max row']} | " + " | ".join(f"{row[k] * 1e9:.3f}" for k in cols) + " |")
+    return "\n".join(out)
+
+
 def table(rows, threads):
     cols = list(rows[0][2])
     out = [f"SpMV, {threads} threads: ns per stored entry (median)",
@@ -87,7 +129,12 @@ def main(argv=None):
     p.add_argument("--tile", type=int, default=2048)
     p.add_argument("--clustered", action="store_true",
                    help="R-MAT without its vertex permutation: the heavy rows come first")
+    p.add_argument("--skew", type=float, nargs="+", default=None, metavar="C",
+                   help="instead: the k*c^i skew sweep over these c (e.g. 1 1.0001 1.001 1.01)")
     a = p.parse_args(argv)
+    if a.skew:
+        print(sweep_table(skew_sweep(a.skew, threads=a.threads, repeat=a.repeat, tile=a.tile), a.threads))
+        return 0
     print(table(run(a.scale, a.threads, a.repeat, a.tile, not a.clustered), a.threads))
     return 0
 

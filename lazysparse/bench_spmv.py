@@ -1,0 +1,137 @@
+"""SpMV against its bandwidth bound and the peers (issue 6), one process, one run.
+
+    python -m lazysparse.bench_spmv [--threads 2] [--min-nnz 100000] [--rmat-scale 20] [--repeat 15]
+
+For each corpus matrix with at least ``--min-nnz`` stored entries (and R-MAT graphs on
+request) the bytes SpMV must move are counted once: values, column indices, row positions, x
+and y. A STREAM triad ``a = b + s * c`` over three arrays of that total size runs in the same
+interleaved rounds as the SpMV calls (so a matrix that fits in cache is held to cache
+bandwidth, a large one to memory bandwidth); its bandwidth turns the bytes into the bound
+time, and the table prints lazysparse's fraction of it and its ratio to the fastest peer
+(scipy.sparse, MKL through sparse_dot_mkl, SuiteSparse:GraphBLAS, torch.sparse, as installed).
+
+The triad is C compiled here with the system ``cc`` (the yardstick, like STREAM itself; it is
+not part of the library).
+"""
+from __future__ import annotations
+
+import argparse
+import ctypes
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+from . import bench as B
+
+_TRIAD = r"""
+#include <stdint.h>
+void ls_triad(double *a, const double *b, const double *c, double s, int64_t n, int nt) {
+  #pragma omp parallel for num_threads(nt) schedule(static)
+  for (int64_t i = 0; i < n; i++) a[i] = b[i] + s * c[i];
+}
+"""
+
+
+def triad_fn(threads):
+    """The compiled triad, as f(a, b, c)."""
+    d = tempfile.mkdtemp(prefix="ls-triad-")
+    src, so = os.path.join(d, "triad.c"), os.path.join(d, "triad.so")
+    with open(src, "w") as f:
+        f.write(_TRIAD)
+    subprocess.run([os.environ.get("CC", "cc"), "-O3", "-fopenmp", "-shared", "-fPIC", src, "-o", so],
+                   check=True)
+    lib = ctypes.CDLL(so)
+    lib.ls_triad.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_double, ctypes.c_int64, ctypes.c_int]
+
+    def run(a, b, c):
+        lib.ls_triad(a.ctypes.data, b.ctypes.data, c.ctypes.data, 3.0, a.size, threads)
+    return run
+
+
+def spmv_bytes(A) -> int:
+    """What one y = A @ x must move: values, indices, positions, x and y, each once."""
+    m, n = A.shape
+    return (A.data.nbytes + A.indices.nbytes + A.indptr.nbytes + 8 * n + 8 * m)
+
+
+def measure(items, peers, threads, repeat, budget):
+    import lazysparse as ls
+    triad = triad_fn(threads)
+    rows = []
+    for it in items:
+        A = it.matrix
+        inp = B.matrix_inputs(A, kernels=("spmv",))
+        fns = {"lazysparse": B.lazysparse_matrix_kernels(inp, False)["spmv"]}
+        for p in peers:
+            try:
+                fns[p] = B.MATRIX_PEER_KERNELS[p](inp, False)["spmv"]
+            except Exception:
+                continue
+        nbytes = spmv_bytes(A)
+        k = max(1, nbytes // 24)  # three arrays of k doubles: the same bytes
+        ta, tb, tc = np.zeros(k), np.ones(k), np.ones(k)
+        fns["triad"] = lambda: triad(ta, tb, tc)
+        y = ls.asarray(A) @ inp["x"]
+        np.testing.assert_allclose(y.materialize().todense(), A @ inp["x"], rtol=1e-10, atol=1e-10)
+        rec = B.measure_interleaved(fns, repeat, budget)
+        t_triad = rec["triad"]["median_ms"] / 1e3
+        bw = 3 * k * 8 / t_triad
+        bound_ms = nbytes / bw * 1e3
+        ls_ms = rec["lazysparse"]["median_ms"]
+        peer_ms = {p: rec[p]["median_ms"] for p in peers if p in rec and "median_ms" in rec[p]}
+        best = min(peer_ms, key=peer_ms.get) if peer_ms else None
+        rows.append(dict(name=it.name, nnz=A.nnz, bytes=nbytes, bw_gbs=bw / 1e9, bound_ms=bound_ms,
+                         ls_ms=ls_ms, fraction=bound_ms / ls_ms, peers=peer_ms, best=best,
+                         vs_best=(peer_ms[best] / ls_ms) if best else None))
+        print(_line(rows[-1]), flush=True)
+    return rows
+
+
+def _line(r):
+    best = f"{r['best']} {r['peers'][r['best']]:.3f}" if r["best"] else "-"
+    vs = f"{r['vs_best']:.2f}" if r["vs_best"] else "-"
+    return (f"| {r['name']} | {r['nnz']} | {r['bytes'] / 2**20:.1f} | {r['bw_gbs']:.1f} | {r['bound_ms']:.3f} | "
+            f"{r['ls_ms']:.3f} | {r['fraction']:.2f} | {best} | {vs} |")
+
+
+HEADER = ("| matrix | nnz | MiB moved | triad GB/s | bound ms | lazysparse ms | of bound | fastest peer ms | "
+          "peer / lazysparse |\n|---|---:|---:|---:|---:|---:|---:|---|---:|")
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--min-nnz", type=int, default=100_000)
+    p.add_argument("--rmat-scale", type=int, action="append", default=[])
+    p.add_argument("--matrices", nargs="+", default=None)
+    p.add_argument("--peers", nargs="+", default=["scipy", "graphblas", "mkl", "torch"])
+    p.add_argument("--repeat", type=int, default=15)
+    p.add_argument("--budget", type=float, default=10.0)
+    p.add_argument("--wait", choices=("default", "passive"), default="passive",
+                   help="OpenMP idle policy of every library in the process (passive: a pool "
+                        "sleeps when idle instead of spinning on the cores the next call needs)")
+    a = p.parse_args(argv)
+    B._ensure_threads(a.threads, argv, module="lazysparse.bench_spmv", wait=a.wait)
+    import lazysparse as ls
+    ls.set_num_threads(a.threads)
+    peers = B._available_peers(a.peers, a.threads)
+    items = [it for it in B.load_items(B.find_data_dir(None), a.matrices, a.rmat_scale, 0)
+             if it.kind == "matrix" and it.nnz >= a.min_nnz]
+    print(f"SpMV, {a.threads} threads (OpenMP wait {a.wait}), peers {', '.join(peers)}; medians of "
+          f"{a.repeat} interleaved rounds")
+    print(HEADER, flush=True)
+    rows = measure(items, peers, a.threads, a.repeat, a.budget)
+    fr = [r["fraction"] for r in rows]
+    vs = [r["vs_best"] for r in rows if r["vs_best"]]
+    if rows:
+        print(f"\nof bound: min {min(fr):.2f}, geomean {np.exp(np.mean(np.log(fr))):.2f}; "
+              f"fastest peer / lazysparse: min {min(vs):.2f}, geomean {np.exp(np.mean(np.log(vs))):.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
