@@ -200,7 +200,7 @@ def _spmv():
      ls.Schedule().parallelize("i0"), ValueError, "takes no concurrent inserts"),
     (_spmv, ls.Schedule().split("zz", "a", "b", 2), ValueError, "names index variable 'zz'"),
     (_spmv, ls.Schedule().split("i1", "a", "b", 2), NotImplementedError, "walks stored entries"),
-    (_spmv, ls.Schedule().bound("i0", "ib", 9), NotImplementedError, "bound"),
+    (_spmv, ls.Schedule().split("i0", "a", "b", 2).bound("b", "bb", 2), NotImplementedError, "bounding the derived loop"),
     (_spmv, ls.Schedule().parallelize("i0", unit="cpu-vector"), NotImplementedError, "cpu-vector"),
 ])
 def test_8_rejections_name_the_transformation_and_the_reason(make, sched, exc, msg):
@@ -291,3 +291,35 @@ def test_6_vector_units_are_not_lowered_yet_and_say_so():
                                                                                races="ignore-races")
     with pytest.raises(NotImplementedError, match="second parallel loop"):
         (ls.asarray(A0) @ X0).materialize(schedule=s)
+
+
+# -- bound and unroll: constant trip counts, and guards only where a bound does not cover them ----
+@pytest.mark.parametrize("factor, guarded", [(32, False), (36, True)])
+def test_bound_gives_constant_trips_and_drops_the_guard_it_proves_needless(factor, guarded):
+    ls.set_num_threads(2)
+    A0 = _csr(96, 40, 0.1, 15, skew=True)
+    x0 = np.random.default_rng(15).random(40)
+    A = ls.asarray(A0)
+    s = ls.Schedule().bound("i0", "ib", 96).split("ib", "a", "b", factor).unroll("b", 4).parallelize("a")
+    c = _kernel_c(ls.explain(A @ x0, schedule=s))
+    assert f"x0o < ((96) + {factor} - 1) / {factor}" in c and "N0)" not in c.split("x0o")[1]
+    assert ("if (x0 >= 96) break;" in c) == guarded
+    assert "#pragma GCC unroll 4" in c
+    np.testing.assert_allclose((A @ x0).materialize(schedule=s).todense(), A0 @ x0)
+
+
+def test_a_bound_that_does_not_hold_is_an_error_not_a_wrong_result():
+    A0 = _csr(95, 40, 0.1, 16)
+    with pytest.raises(ValueError, match="bound states that i0 ranges over 96, but .* ranges over 95"):
+        (ls.asarray(A0) @ np.ones(40)).materialize(schedule=ls.Schedule().bound("i0", "ib", 96))
+
+
+def test_unroll_of_a_row_loop_and_of_a_bound_loop():
+    A0 = _csr(50, 30, 0.2, 17)
+    x0 = np.random.default_rng(17).random(30)
+    for s in (ls.Schedule().unroll("i0", 4), ls.Schedule().bound("i0", "ib", 50).unroll("ib", 2)):
+        c = _kernel_c(ls.explain(ls.asarray(A0) @ x0, schedule=s))
+        assert "#pragma GCC unroll" in c
+        np.testing.assert_allclose((ls.asarray(A0) @ x0).materialize(schedule=s).todense(), A0 @ x0)
+    with pytest.raises(ValueError, match="'zz' is not a loop"):
+        (ls.asarray(A0) @ x0).materialize(schedule=ls.Schedule().unroll("zz", 2))

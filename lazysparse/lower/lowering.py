@@ -256,6 +256,10 @@ class Lowerer:
         self.declare_inputs(top)
         for v in self.order:
             top.add(Decl("int64_t", self.ext[v], self.abi.int(("ext", v))))
+        for v, value in (self.spec.loops.bounds if self.spec.loops is not None else ()):
+            # a schedule's bound: the loop's trip count is a constant (checked per call in
+            # runtime/execute.py), which the C compiler can unroll and vectorise
+            self.ext[v] = str(value)
         self.sched = Block()  # run-time schedule flags, declared as the loops ask for them
         self.sched_flags = {}
         self.pf_flags = set()  # prefetch gates declared (prefetch_segments)

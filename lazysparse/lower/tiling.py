@@ -34,9 +34,10 @@ def range_loop(lw, depth, v, blk, body, followers):
     x, n = lw.vname[v], lw.ext[v]
     rel = plan.split_of(v) if plan is not None else None
     if rel is None:
-        where = lw.parallel(depth, v, followers, blk, n, forced=plan is not None and _par(lw, v.name))
+        name = plan.name_of(v) if plan is not None else v.name
+        where = lw.parallel(depth, v, followers, blk, n, forced=plan is not None and _par(lw, name))
         if plan is not None:
-            _unrolled(lw, v.name, where)
+            _unrolled(lw, name, where)
         where.add(For(x, "0", n, body))
         return
     lw.split_done.add(v)

@@ -43,6 +43,15 @@ class LoopPlan:
     unroll: tuple           # (variable, factor)
     guarded: frozenset      # names of split parents a full tile may overrun
     text: str               # the schedule as written, for explain and errors
+    bounds: tuple = ()      # (Index, extent): a ``bound`` fact, checked per call, a constant in C
+    names: tuple = ()       # (Index, name): what the schedule calls an unsplit loop (bound renames)
+
+    def name_of(self, v):
+        """The schedule's name for the loop over ``v`` (its bound name, if any)."""
+        for ix, n in self.names:
+            if ix == v:
+                return n
+        return v.name
 
     def split_of(self, v):
         for ix, rel in self.splits:
@@ -96,20 +105,24 @@ def bind(schedule, stmt, specs, order, out_fmt):
                 order = _reorder(st[1], order, idx, g, accs, specs, where)
             else:
                 derived.append(st[1])
-    splits, tiles, pending = [], None, {}
+    splits, tiles, pending, bounds = [], None, {}, []
+    alias = dict(idx)  # schedule names of unsplit loops (a bound's result renames its parent)
     for rel in g.relations:
-        if isinstance(rel, PV.Split) and rel.parent in idx:
-            splits.append((idx[rel.parent], rel))
+        if isinstance(rel, PV.Split) and rel.parent in alias:
+            splits.append((alias.pop(rel.parent), rel))
+        elif isinstance(rel, PV.Bound) and rel.parent in alias:
+            bounds.append((alias[rel.parent], rel.value))
+            alias[rel.bound] = alias.pop(rel.parent)
         elif isinstance(rel, PV.Fuse):
-            if rel.outer not in idx or rel.inner not in idx:
+            if rel.outer not in alias or rel.inner not in alias:
                 raise _todo("fuse", f"fusing derived variables ({rel.outer!r}, {rel.inner!r})")
-            o, i = idx[rel.outer], idx[rel.inner]
+            o, i = alias.pop(rel.outer), alias.pop(rel.inner)
             if order.index(i) != order.index(o) + 1:
                 raise _err("fuse", f"{rel.inner!r} is not directly nested under {rel.outer!r} "
                                    f"(the loops of {where} run {', '.join(map(repr, order))})")
             pending[rel.fused] = (o, i)
         elif isinstance(rel, PV.Pos):
-            _pos(rel, pending, idx, names, accs, specs, order, where)
+            _pos(rel, pending, alias, names, accs, specs, order, where)
         elif isinstance(rel, PV.Split) and rel.parent in pending and len(pending[rel.parent]) == 3:
             if stmt.reduce_indices and stmt.reduce != "sum":
                 raise _todo("split", f"tiles of stored entries under a {stmt.reduce} reduction in {where}")
@@ -119,14 +132,15 @@ def bind(schedule, stmt, specs, order, out_fmt):
         elif isinstance(rel, PV.Split) and rel.parent in pending:
             raise _todo("split", f"splitting the fused coordinate loop {rel.parent!r} (walk its positions)")
         elif isinstance(rel, PV.Bound):
-            raise _todo("bound", f"bounding {rel.parent!r}")
+            raise _todo("bound", f"bounding the derived loop {rel.parent!r}")
         else:
             raise _todo(type(rel).__name__.lower(), f"{rel!r} in {where}")
     for v, what in pending.items():
         if isinstance(what, tuple) and len(what) == 3:
             raise _todo("pos", f"walking positions {v!r} without splitting them")
         raise _todo("fuse", f"a fused loop {v!r} without pos and split")
-    nest = _nest(order, splits, tiles)
+    renamed = tuple((ix, n) for n, ix in alias.items() if n != ix.name)
+    nest = _nest(order, splits, tiles, dict(renamed))
     for names_ in derived:
         # a reorder of the loops a transformation made: lowered where it keeps their nesting
         for n in names_:
@@ -137,7 +151,7 @@ def bind(schedule, stmt, specs, order, out_fmt):
         if at != sorted(at):
             raise _todo("reorder", f"reordering the loops {', '.join(names_)} of {where} (they nest "
                                    f"as {', '.join(nest)})")
-    leaves = set(g.leaves) | set(idx)
+    leaves = set(g.leaves) | set(alias)
     par, unroll = None, []
     for st in steps:
         if st[0] == "unroll":
@@ -151,13 +165,14 @@ def bind(schedule, stmt, specs, order, out_fmt):
         elif st[0] == "parallelize":
             if par is not None:
                 raise _todo("parallelize", f"a second parallel loop ({st[1][0]!r}, {st[1][1]})")
-            par = _parallel(st[1], order, splits, tiles, stmt, out_fmt, where, accs, specs)
+            par = _parallel(st[1], order, splits, tiles, stmt, out_fmt, where, accs, specs, dict(renamed))
     return LoopPlan(tuple(order), tuple(splits), tiles, par, tuple(unroll),
-                    frozenset(r.parent for r in g.guarded()), repr(schedule))
+                    frozenset(r.parent for r in g.guarded()), repr(schedule), tuple(bounds), renamed)
 
 
-def _nest(order, splits, tiles):
+def _nest(order, splits, tiles, renamed=None):
     """The loops a schedule runs, outermost first (its names for derived ones)."""
+    renamed = renamed or {}
     out = []
     for v in order:
         rel = next((r for ix, r in splits if ix == v), None)
@@ -168,7 +183,7 @@ def _nest(order, splits, tiles):
         elif rel is not None:
             out += [rel.outer, rel.inner]
         else:
-            out.append(v.name)
+            out.append(renamed.get(v, v.name))
     return out
 
 
@@ -239,7 +254,7 @@ def _sparse_walkers(v, accs, specs):
     return out
 
 
-def _parallel(args, order, splits, tiles, stmt, out_fmt, where, accs, specs):
+def _parallel(args, order, splits, tiles, stmt, out_fmt, where, accs, specs, renamed):
     var, unit, races = args
     if unit != "cpu-thread":
         raise _todo("parallelize", f"unit {unit!r}")
@@ -247,7 +262,7 @@ def _parallel(args, order, splits, tiles, stmt, out_fmt, where, accs, specs):
         roots = (tiles.i, tiles.j)
     else:
         roots = tuple(ix for ix, rel in splits if var in (rel.outer, rel.inner)) or \
-            tuple(v for v in order if v.name == var)
+            tuple(v for v in order if renamed.get(v, v.name) == var)
         walkers = _sparse_walkers(roots[0], accs, specs) if roots else []
         if len(walkers) > 1:
             raise _err("parallelize", f"the loop over {roots[0].name!r} co-iterates {', '.join(walkers)}; "
@@ -255,7 +270,8 @@ def _parallel(args, order, splits, tiles, stmt, out_fmt, where, accs, specs):
                                       "(parallelize a loop outside it)")
     first = order[0]
     split0 = next((rel for ix, rel in splits if ix == first), None)
-    outer = tiles.outer if tiles is not None else split0.outer if split0 is not None else first.name
+    outer = (tiles.outer if tiles is not None else split0.outer if split0 is not None
+             else renamed.get(first, first.name))
     if var != outer:
         raise _todo("parallelize", f"parallelizing {var!r}: the outermost loop of {where} is "
                                    f"{outer!r}, the only one that runs on threads")

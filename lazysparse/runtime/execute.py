@@ -254,6 +254,10 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=Non
         planned = (tuple(order), converted, fmt, mode)
         _ORDERS[okey] = planned
     order, converted, fmt, mode = planned
+    for v, value in (lplan.bounds if lplan is not None else ()):
+        if ext[v] != value:
+            raise ValueError(f"{name}: Schedule.bound states that {v!r} ranges over {value}, but in "
+                             f"`{stmt!r}` it ranges over {ext[v]} (a bound must hold for every input)")
     if converted:
         accs = accesses_of(stmt.expr)
         storages = list(storages)
