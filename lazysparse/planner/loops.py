@@ -104,6 +104,9 @@ def bind(schedule, stmt, specs, order, out_fmt):
             if all(n in idx for n in st[1]):
                 order = _reorder(st[1], order, idx, g, accs, specs, where)
             else:
+                # loops a transformation made: lowered as the reorder of the statement's
+                # variables they come from, where each variable's loops stay together
+                order = _reorder(_roots_of(st[1], g, idx, where), order, idx, g, accs, specs, where)
                 derived.append(st[1])
     splits, tiles, pending, bounds = [], None, {}, []
     alias = dict(idx)  # schedule names of unsplit loops (a bound's result renames its parent)
@@ -168,6 +171,24 @@ def bind(schedule, stmt, specs, order, out_fmt):
             par = _parallel(st[1], order, splits, tiles, stmt, out_fmt, where, accs, specs, dict(renamed))
     return LoopPlan(tuple(order), tuple(splits), tiles, par, tuple(unroll),
                     frozenset(r.parent for r in g.guarded()), repr(schedule), tuple(bounds), renamed)
+
+
+def _roots_of(names, g, idx, where):
+    """The statement variables a reorder of derived loops puts in order, or an error where it
+    would interleave one variable's loops with another's."""
+    out, last = [], None
+    for n in names:
+        if n not in g.variables and n not in idx:
+            raise _err("reorder", f"{n!r} is not a loop of {where} under this schedule")
+        roots = g.fused_roots(n) if n in g.variables else (n,)
+        if roots == last:
+            continue
+        if any(r in out for r in roots):
+            raise _todo("reorder", f"interleaving the loops of {', '.join(roots)} with others "
+                                   f"({', '.join(names)}) in {where}")
+        out += list(roots)
+        last = roots
+    return tuple(out)
 
 
 def _nest(order, splits, tiles, renamed=None):
