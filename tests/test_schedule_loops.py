@@ -201,7 +201,8 @@ def _spmv():
     (_spmv, ls.Schedule().split("zz", "a", "b", 2), ValueError, "names index variable 'zz'"),
     (_spmv, ls.Schedule().split("i1", "a", "b", 2), NotImplementedError, "walks stored entries"),
     (_spmv, ls.Schedule().split("i0", "a", "b", 2).bound("b", "bb", 2), NotImplementedError, "bounding the derived loop"),
-    (_spmv, ls.Schedule().parallelize("i0", unit="cpu-vector"), NotImplementedError, "cpu-vector"),
+    (_spmv, ls.Schedule().parallelize("i0", unit="cpu-vector", races="atomics"), NotImplementedError,
+     "vector lanes with races='atomics'"),
 ])
 def test_8_rejections_name_the_transformation_and_the_reason(make, sched, exc, msg):
     with pytest.raises(exc, match=msg.replace("(", r"\(").replace(")", r"\)")):
@@ -284,13 +285,18 @@ def test_6_mttkrp_schedule_of_section_4():
     np.testing.assert_allclose(out.todense(), np.einsum("ikl,kj,lj->ij", Td, C, D), rtol=1e-12)
 
 
-def test_6_vector_units_are_not_lowered_yet_and_say_so():
+def test_6_vector_lanes_on_a_dense_loop():
+    ls.set_num_threads(2)
     A0 = _csr(20, 20, 0.2, 14)
-    X0 = np.ones((20, 8))
+    X0 = np.random.default_rng(14).random((20, 8))
     s = ls.Schedule().split("i0", "r0", "r1", 8).parallelize("r0").parallelize("i1", unit="cpu-vector",
                                                                                races="ignore-races")
-    with pytest.raises(NotImplementedError, match="second parallel loop"):
-        (ls.asarray(A0) @ X0).materialize(schedule=s)
+    c = _kernel_c(ls.explain(ls.asarray(A0) @ X0, schedule=s))
+    assert "#pragma omp simd" in c
+    np.testing.assert_allclose((ls.asarray(A0) @ X0).materialize(schedule=s).todense(), A0 @ X0)
+    bad = ls.Schedule().parallelize("i1", unit="cpu-vector", races="parallel-reduction")
+    with pytest.raises(NotImplementedError, match="vector lanes with races='parallel-reduction'"):
+        (ls.asarray(A0) @ X0).materialize(schedule=bad)
 
 
 # -- bound and unroll: constant trip counts, and guards only where a bound does not cover them ----
@@ -323,3 +329,69 @@ def test_unroll_of_a_row_loop_and_of_a_bound_loop():
         np.testing.assert_allclose((ls.asarray(A0) @ x0).materialize(schedule=s).todense(), A0 @ x0)
     with pytest.raises(ValueError, match="'zz' is not a loop"):
         (ls.asarray(A0) @ x0).materialize(schedule=ls.Schedule().unroll("zz", 2))
+
+
+# -- interleaved splits: tiles of two variables (a split's outer loop away from its inner one) ----
+@pytest.mark.parametrize("threads", [1, 2])
+def test_interleaved_row_and_column_tiles_of_an_spmm(threads):
+    ls.set_num_threads(threads)
+    A0 = _csr(37, 23, 0.2, 18, empty_rows=(5,), skew=True)
+    X0 = np.random.default_rng(18).random((23, 10))
+    s = (ls.Schedule().split("i0", "r0", "r1", 4).split("i1", "c0", "c1", 3)
+         .reorder("r0", "c0", "r1", "i2", "c1").parallelize("r0"))
+    c = _kernel_c(ls.explain(ls.asarray(A0) @ X0, schedule=s))
+    r0, c0, r1 = c.index("for (int64_t x0o"), c.index("for (int64_t x2o"), c.index("for (int64_t x0i")
+    assert r0 < c0 < r1  # the column tiles' loop between the row tiles' two loops
+    out = (ls.asarray(A0) @ X0).materialize(schedule=s)
+    np.testing.assert_allclose(out.todense(), A0 @ X0, rtol=1e-12)
+
+
+def test_interleaved_tiles_of_a_dense_reduction_sum_into_the_result():
+    rng = np.random.default_rng(19)
+    M, y = rng.random((13, 11)), rng.random(11)
+    s = ls.Schedule().split("i0", "a0", "a1", 4).split("i1", "b0", "b1", 3).reorder("a0", "b0", "a1", "b1")
+    out = (ls.asarray(M) @ y).materialize(schedule=s)
+    np.testing.assert_allclose(out.todense(), M @ y, rtol=1e-12)
+
+
+def test_an_interleaving_against_the_format_is_refused():
+    A0 = _csr(10, 8, 0.3, 20)
+    s = ls.Schedule().split("i0", "a0", "a1", 4).reorder("a0", "i1", "a1")
+    with pytest.raises(ValueError, match="against its format's mode order"):
+        (ls.asarray(A0) @ np.ones(8)).materialize(schedule=s)
+
+
+# -- position splits inside a segment: pos(j).split (the CPU SpMM schedule of §4) ----------------
+@pytest.mark.parametrize("factor", [1, 3, 64])
+def test_chunks_of_each_row_sum_the_same(factor):
+    A0 = _csr(41, 29, 0.3, 21, empty_rows=(0, 7), skew=True)
+    x0 = np.random.default_rng(21).random(29)
+    s = ls.Schedule().pos("i1", "p", "T0").split("p", "p0", "p1", factor)
+    c = _kernel_c(ls.explain(ls.asarray(A0) @ x0, schedule=s))
+    assert f"khi0_1 = klo0_1 + {factor} < kz0_1 ? klo0_1 + {factor} : kz0_1;" in c
+    np.testing.assert_allclose((ls.asarray(A0) @ x0).materialize(schedule=s).todense(), A0 @ x0)
+    out = (ls.asarray(A0) * 2.0).materialize(format="csr", schedule=s)  # appended in order
+    np.testing.assert_allclose(out.todense(), (A0 * 2.0).toarray())
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_6_spmm_schedule_of_section_4(threads):
+    ls.set_num_threads(threads)
+    A0 = _csr(45, 33, 0.25, 22, empty_rows=(4,), skew=True)
+    X0 = np.random.default_rng(22).random((33, 12))
+    s = (ls.Schedule().split("i0", "i00", "i01", 8).pos("i2", "jpos", "T0")
+         .split("jpos", "jpos0", "jpos1", 8).reorder("i00", "i01", "jpos0", "i1", "jpos1")
+         .parallelize("i00").parallelize("i1", unit="cpu-vector", races="ignore-races"))
+    c = _kernel_c(ls.explain(ls.asarray(A0) @ X0, schedule=s))
+    chunk, k, inner = c.index("for (int64_t k0_1"), c.index("for (int64_t x1 ="), c.index("for (int64_t j0_1")
+    assert chunk < k < inner  # i00, i01, jpos0, k, jpos1
+    assert "#pragma omp simd" in c[chunk:k]  # k on vector lanes
+    out = (ls.asarray(A0) @ X0).materialize(schedule=s)
+    np.testing.assert_allclose(out.todense(), A0 @ X0, rtol=1e-12)
+
+
+def test_chunks_of_a_co_iterated_loop_are_refused():
+    A0, B0 = _csr(9, 6, 0.4, 23), _csr(9, 6, 0.4, 24)
+    s = ls.Schedule().pos("i1", "p", "T0").split("p", "p0", "p1", 2)
+    with pytest.raises(NotImplementedError, match="also walks other operands"):
+        (ls.asarray(A0) + ls.asarray(B0)).materialize(schedule=s)

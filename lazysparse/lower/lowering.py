@@ -230,6 +230,7 @@ class Lowerer:
         self.atomic = bool(par and par[2])
         self.split_done = set()  # a schedule's split loops emitted (lower/tiling.py)
         self.acc_store = None  # emit_accumulate's store, when a tile replaces it
+        self.early_open = set()  # variables whose split outer loop is open further out
 
     # -- helpers ------------------------------------------------------------------------------
     def it_type(self, slot):
@@ -506,6 +507,28 @@ class Lowerer:
     def emit(self, depth, blk: Block):
         """The loops from ``depth`` on, into ``blk``; records where code hoisted to this depth
         goes (lower/locate.py)."""
+        loops = self.spec.loops
+        accumulates = (self.spec.mode in ("dense-acc", "append") and self.red
+                       and depth == len(self.outs) and not self.in_acc)
+        if loops is not None and (loops.early or loops.chunks) and depth < len(self.order) \
+                and not accumulates:  # (opened inside emit_accumulate's scalar instead)
+            # a schedule's split outer loops that open outside this one (interleaved tiles),
+            # and the chunk loop of a position split, right outside its own loop at the latest
+            v = self.order[depth]
+            opened = [r for r in loops.early_before(v) if r not in self.early_open]
+            if loops.chunk_of(v) is not None and v not in self.early_open and v not in opened:
+                opened.append(v)
+            saved = [(a, a.rng) for a in self.accs]
+            for r in opened:
+                blk = (tiling.open_chunks if loops.chunk_of(r) is not None else tiling.open_outer)(
+                    self, depth, r, blk)
+                self.early_open.add(r)
+            if opened:
+                self.emit(depth, blk)
+                self.early_open.difference_update(opened)
+                for a, rng in saved:
+                    a.rng = rng
+                return
         saved = self.hoist_at.get(depth)
         if depth == 0 and saved is None:
             self.par_open = False
@@ -555,6 +578,12 @@ class Lowerer:
         body = Block()
         if v in self.outs and not (pat == P.TRUE or not keys):
             self.out_partial = True
+        if self.spec.loops is not None and self.spec.loops.chunk_of(v) is not None:
+            q, _ = self.spec.loops.chunk_of(v)
+            if [a.q for a in iters] != [q] or len(pat) != 1:
+                raise NotImplementedError(
+                    f"Schedule.pos: chunks of T{self.acc_by_q[q].slot}'s entries over {v.name!r} in "
+                    f"`{self.stmt!r}`, where the loop also walks other operands (not lowered yet; issue 6)")
         located = locate.choose(self, depth, iters, pat, keys)
         for d, pr in self.search_pairs(pat, keys, iters, byq, located):
             # one segment much shorter than the other: it drives, the other is searched

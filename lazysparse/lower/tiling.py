@@ -16,10 +16,14 @@ from ..ir import ops
 from .loopir import Block, Decl, For, If, Line, While
 
 
-def _unrolled(lw, name, blk):
+def _unrolled(lw, name, blk, vector_ok=True):
+    """The schedule's hints in front of the loop it calls ``name``: unroll, vector lanes (not on
+    a loop with a ``break``, which ``omp simd`` does not allow: guarded clones stay scalar)."""
     f = lw.spec.loops.unroll_of(name)
     if f is not None:
         blk.add(Line(f"#pragma GCC unroll {f}"))
+    if vector_ok and name in lw.spec.loops.vector:
+        blk.add(Line("#pragma omp simd"))
 
 
 def _par(lw, name):
@@ -41,14 +45,63 @@ def range_loop(lw, depth, v, blk, body, followers):
         where.add(For(x, "0", n, body))
         return
     lw.split_done.add(v)
+    if v in lw.early_open:  # the outer loop was opened further out (interleaved tiles)
+        _inner_loops(lw, v, rel, blk, body)
+        return
+    tile = open_outer(lw, depth, v, blk, followers)
+    _inner_loops(lw, v, rel, tile, body)
+
+
+def _names(lw, v, rel):
     # C names of the kernel's own (the schedule's names stay out of the generated code)
-    xo, xi, b = f"{x}o", f"{x}i", f"{x}b"
+    x, n = lw.vname[v], lw.ext[v]
+    step = f"{x}s" if rel.up else str(rel.factor)
+    return x, n, f"{x}o", f"{x}i", f"{x}b", step
+
+
+def open_outer(lw, depth, v, blk, followers=()):
+    """The outer loop of ``v``'s split into ``blk``; returns its body, where the tile's base
+    ``xb`` is declared."""
+    rel = lw.spec.loops.split_of(v)
+    x, n, xo, xi, b, step = _names(lw, v, rel)
     if rel.up:  # divide: ``parts`` outer iterations of CEIL(N, parts)
-        step, count = f"{x}s", str(rel.factor)
+        count = str(rel.factor)
         blk.add(Decl("const int64_t", step, f"(({n}) + {rel.factor} - 1) / {rel.factor}"))
     else:
-        step, count = str(rel.factor), f"(({n}) + {rel.factor} - 1) / {rel.factor}"
+        count = f"(({n}) + {rel.factor} - 1) / {rel.factor}"
     tile = Block().add(Decl("const int64_t", b, f"{xo} * {step}"))
+    where = lw.parallel(depth, v, followers, blk, count, forced=_par(lw, rel.outer), chunk="1")
+    _unrolled(lw, rel.outer, where)
+    where.add(For(xo, "0", count, tile))
+    return tile
+
+
+def open_chunks(lw, depth, v, blk):
+    """``pos(v, p, A).split(p, p0, p1, U)``: a loop over chunks of U of the segment of A's
+    entries that the loop over ``v`` walks, opened here; the loop over ``v`` then walks one
+    chunk (A's range cut to it), through the general lowering. Returns the chunk loop's body."""
+    q, rel = lw.spec.loops.chunk_of(v)
+    a = lw.acc_by_q[q]
+    if a.lvl >= len(a.lvars) or a.lvars[a.lvl] != v:
+        raise NotImplementedError(f"Schedule.pos: the chunks of T{a.slot}'s entries over {v.name!r} "
+                                  f"open where its level is not reached (not lowered yet; issue 6)")
+    b, z = lw.range_exprs(a)
+    u, f = f"{a.q}_{a.lvl}", rel.factor
+    blk.add(Decl("const int64_t", f"kb{u}", b), Decl("const int64_t", f"kz{u}", z))
+    body = Block()
+    body.add(Decl("const int64_t", f"klo{u}", f"kb{u} + k{u} * {f}"))
+    # the chunk's end: the guard p >= segment end, hoisted into its bound
+    body.add(Decl("const int64_t", f"khi{u}", f"klo{u} + {f} < kz{u} ? klo{u} + {f} : kz{u}"))
+    where = lw.parallel(depth, v, [], blk, f"(kz{u} - kb{u} + {f} - 1) / {f}", forced=_par(lw, rel.outer),
+                        chunk="1")
+    _unrolled(lw, rel.outer, where)
+    where.add(For(f"k{u}", "0", f"(kz{u} - kb{u} + {f} - 1) / {f}", body))
+    a.rng = (f"klo{u}", f"khi{u}")
+    return body
+
+
+def _inner_loops(lw, v, rel, tile, body):
+    x, n, xo, xi, b, step = _names(lw, v, rel)
 
     def inner(guard):
         ib = Block().add(Decl("const int64_t", x, f"{b} + {xi}"))
@@ -56,17 +109,14 @@ def range_loop(lw, depth, v, blk, body, followers):
             ib.add(f"if ({x} >= {n}) break;")
         ib.add(body)
         out = Block()
-        _unrolled(lw, rel.inner, out)
+        _unrolled(lw, rel.inner, out, vector_ok=not guard)
         return out.add(For(xi, "0", step, ib))
 
-    if rel.parent in plan.guarded:
+    if rel.parent in lw.spec.loops.guarded:
         # full tiles run the guard-free clone; the last, partial one the guarded clone
         tile.add(If(f"{b} + {step} <= {n}", inner(False), inner(True)))
     else:
         tile.add(inner(False))
-    where = lw.parallel(depth, v, followers, blk, count, forced=_par(lw, rel.outer), chunk="1")
-    _unrolled(lw, rel.outer, where)
-    where.add(For(xo, "0", count, tile))
 
 
 def emit_tiles(lw, blk):

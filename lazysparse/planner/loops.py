@@ -45,6 +45,22 @@ class LoopPlan:
     text: str               # the schedule as written, for explain and errors
     bounds: tuple = ()      # (Index, extent): a ``bound`` fact, checked per call, a constant in C
     names: tuple = ()       # (Index, name): what the schedule calls an unsplit loop (bound renames)
+    early: tuple = ()       # (Index, Index): a split's outer loop runs just outside the loop over
+                            # the second variable, away from its inner loop (interleaved tiles)
+    chunks: tuple = ()      # (Index, access, PV.Split): ``pos(j).split``: each segment that the
+                            # loop over j walks (a row's entries) in chunks of ``factor``
+
+    vector: tuple = ()      # loops on vector lanes (``#pragma omp simd``)
+
+    def chunk_of(self, v):
+        for ix, q, rel in self.chunks:
+            if ix == v:
+                return q, rel
+        return None
+
+    def early_before(self, v):
+        """The variables whose split's outer loop opens just outside the loop over ``v``."""
+        return [r for r, b in self.early if b == v]
 
     def name_of(self, v):
         """The schedule's name for the loop over ``v`` (its bound name, if any)."""
@@ -79,6 +95,18 @@ def dense_only(schedule) -> bool:
     return any(s[0] in ("parallelize", "pos") for s in schedule.steps)
 
 
+def interleaved_mode(plan, stmt, mode):
+    """The assembly of a kernel whose split loops interleave: a dense result summed where the
+    loops come to it (a reduction's partial sums land in the result between tiles)."""
+    if mode == "dense-acc" and stmt.reduce == "sum":
+        return "dense-inter"
+    if mode in ("dense", "dense-inter"):
+        return mode
+    r = plan.early[0][0]
+    raise _todo("reorder", f"interleaving the loops of {r.name!r} in `{stmt!r}` with a {mode!r} "
+                           "assembly (a dense result and sums only)")
+
+
 def bind(schedule, stmt, specs, order, out_fmt):
     """The :class:`LoopPlan` of ``schedule``'s loop steps for ``stmt`` (``specs``: its
     operands', ``order``: the planner's loop order, ``out_fmt``: the result's format), or None
@@ -98,17 +126,19 @@ def bind(schedule, stmt, specs, order, out_fmt):
             raise ValueError(f"materialize: the schedule {schedule!r} names index variable {r!r}, "
                              f"which {where} does not have")
     order = list(order)
-    derived = []
+    derived, early = [], []
     for st in steps:
         if st[0] == "reorder":
             if all(n in idx for n in st[1]):
                 order = _reorder(st[1], order, idx, g, accs, specs, where)
             else:
                 # loops a transformation made: lowered as the reorder of the statement's
-                # variables they come from, where each variable's loops stay together
-                order = _reorder(_roots_of(st[1], g, idx, where), order, idx, g, accs, specs, where)
+                # variables they come from (each bound where its innermost loop runs), with a
+                # split's outer loop opened early where others come between it and its inner
+                roots, early = _roots_of(st[1], g, idx, where)
+                order = _reorder(roots, order, idx, g, accs, specs, where)
                 derived.append(st[1])
-    splits, tiles, pending, bounds = [], None, {}, []
+    splits, tiles, pending, bounds, chunks = [], None, {}, [], []
     alias = dict(idx)  # schedule names of unsplit loops (a bound's result renames its parent)
     for rel in g.relations:
         if isinstance(rel, PV.Split) and rel.parent in alias:
@@ -126,6 +156,11 @@ def bind(schedule, stmt, specs, order, out_fmt):
             pending[rel.fused] = (o, i)
         elif isinstance(rel, PV.Pos):
             _pos(rel, pending, alias, names, accs, specs, order, where)
+        elif isinstance(rel, PV.Split) and rel.parent in pending and pending[rel.parent][0] == "chunk":
+            if rel.up:
+                raise _todo("divide", f"dividing the position variable {rel.parent!r}")
+            _, root, q = pending.pop(rel.parent)
+            chunks.append((root, q, rel))
         elif isinstance(rel, PV.Split) and rel.parent in pending and len(pending[rel.parent]) == 3:
             if stmt.reduce_indices and stmt.reduce != "sum":
                 raise _todo("split", f"tiles of stored entries under a {stmt.reduce} reduction in {where}")
@@ -139,11 +174,18 @@ def bind(schedule, stmt, specs, order, out_fmt):
         else:
             raise _todo(type(rel).__name__.lower(), f"{rel!r} in {where}")
     for v, what in pending.items():
+        if what[0] == "chunk":
+            continue  # a row's positions walked whole: what the loop does anyway
         if isinstance(what, tuple) and len(what) == 3:
             raise _todo("pos", f"walking positions {v!r} without splitting them")
         raise _todo("fuse", f"a fused loop {v!r} without pos and split")
     renamed = tuple((ix, n) for n, ix in alias.items() if n != ix.name)
-    nest = _nest(order, splits, tiles, dict(renamed))
+    early = tuple((idx[r], idx[b]) for r, b in early)
+    outers = {ix: rel for ix, rel in splits} | {ix: rel for ix, _, rel in chunks}
+    for r, _ in early:
+        if r not in outers:
+            raise _todo("reorder", f"interleaving the loops of {r.name!r} other than a split's")
+    nest = _nest(order, splits, tiles, dict(renamed), early, chunks)
     for names_ in derived:
         # a reorder of the loops a transformation made: lowered where it keeps their nesting
         for n in names_:
@@ -155,7 +197,7 @@ def bind(schedule, stmt, specs, order, out_fmt):
             raise _todo("reorder", f"reordering the loops {', '.join(names_)} of {where} (they nest "
                                    f"as {', '.join(nest)})")
     leaves = set(g.leaves) | set(alias)
-    par, unroll = None, []
+    par, unroll, vector = None, [], []
     for st in steps:
         if st[0] == "unroll":
             var, f = st[1]
@@ -165,39 +207,71 @@ def bind(schedule, stmt, specs, order, out_fmt):
                 raise _todo("unroll", f"unrolling the positions {var!r} of a tile (its rows' "
                                       "segments run the compiler's own inner loops)")
             unroll.append((var, f))
+        elif st[0] == "parallelize" and st[1][1] == "cpu-vector":
+            var, _, races = st[1]
+            if var not in leaves:
+                raise _err("parallelize", f"{var!r} is not a loop of {where}")
+            if races not in ("ignore-races", "no-races"):
+                raise _todo("parallelize", f"vector lanes with races={races!r}")
+            vector.append(var)
         elif st[0] == "parallelize":
             if par is not None:
                 raise _todo("parallelize", f"a second parallel loop ({st[1][0]!r}, {st[1][1]})")
-            par = _parallel(st[1], order, splits, tiles, stmt, out_fmt, where, accs, specs, dict(renamed))
+            par = _parallel(st[1], order, splits, tiles, stmt, out_fmt, where, accs, specs,
+                            dict(renamed), nest)
     return LoopPlan(tuple(order), tuple(splits), tiles, par, tuple(unroll),
-                    frozenset(r.parent for r in g.guarded()), repr(schedule), tuple(bounds), renamed)
+                    frozenset(r.parent for r in g.guarded()), repr(schedule), tuple(bounds), renamed,
+                    early, tuple(chunks), tuple(vector))
 
 
 def _roots_of(names, g, idx, where):
-    """The statement variables a reorder of derived loops puts in order, or an error where it
-    would interleave one variable's loops with another's."""
-    out, last = [], None
+    """The statement variables a reorder of derived loops puts in order (each where its last,
+    innermost loop is), and the interleaved splits: (variable, variable) pairs where the first's
+    split outer loop comes just before the second's loops, away from its own inner loop."""
+    groups = []  # consecutive names with the same roots
     for n in names:
         if n not in g.variables and n not in idx:
             raise _err("reorder", f"{n!r} is not a loop of {where} under this schedule")
         roots = g.fused_roots(n) if n in g.variables else (n,)
-        if roots == last:
+        if groups and groups[-1][0] == roots:
+            groups[-1][1].append(n)
+        else:
+            groups.append((roots, [n]))
+    last = {}
+    for k, (roots, _) in enumerate(groups):
+        for r in roots:
+            last[r] = k
+    out, early = [], []
+    for k, (roots, ns) in enumerate(groups):
+        if all(last[r] == k for r in roots):
+            out += [r for r in roots if r not in out]
             continue
-        if any(r in out for r in roots):
-            raise _todo("reorder", f"interleaving the loops of {', '.join(roots)} with others "
-                                   f"({', '.join(names)}) in {where}")
-        out += list(roots)
-        last = roots
-    return tuple(out)
+        # loops of these roots open here and close later: only a split's outer loop may
+        rel = g.derived_by(roots[0]) if len(roots) == 1 else None
+        if isinstance(rel, PV.Pos):  # a chunk of positions: its split's outer loop
+            rel = g.derived_by(rel.pos)
+        if not isinstance(rel, PV.Split) or ns != [rel.outer] or rel.up:
+            raise _todo("reorder", f"interleaving the loops {', '.join(ns)} of {', '.join(roots)} with "
+                                   f"others ({', '.join(names)}) in {where}")
+        # it opens just outside the next loop that binds a variable
+        m = next(m for m in range(k + 1, len(groups)) if any(last[r] == m for r in groups[m][0]))
+        early.append((roots[0], next(r for r in groups[m][0] if last[r] == m)))
+    return tuple(out), early
 
 
-def _nest(order, splits, tiles, renamed=None):
+def _nest(order, splits, tiles, renamed=None, early=(), chunks=()):
     """The loops a schedule runs, outermost first (its names for derived ones)."""
     renamed = renamed or {}
+    outers = {ix: rel for ix, rel in splits} | {ix: rel for ix, _, rel in chunks}
     out = []
     for v in order:
-        rel = next((r for ix, r in splits if ix == v), None)
-        if tiles is not None and v == tiles.i:
+        rel = outers.get(v)
+        for r, b in early:
+            if b == v:
+                out.append(outers[r].outer)
+        if rel is not None and any(r == v for r, _ in early):
+            out.append(rel.inner)
+        elif tiles is not None and v == tiles.i:
             out += [tiles.outer, tiles.inner]
         elif tiles is not None and v == tiles.j:
             continue
@@ -252,6 +326,12 @@ def _pos(rel, pending, idx, names, accs, specs, order, where):
         raise _err("pos", f"{', '.join(map(repr, roots))} is not a sub-list of {rel.access}'s mode "
                           f"order {', '.join(map(repr, lv))}")
     lvs = sp.format.levels
+    if len(roots) == 1:
+        if lvs[k].kind != "compressed" or not lvs[k].unique:
+            raise _todo("pos", f"walking the positions of {rel.access}'s {lvs[k].kind} level over "
+                               f"{roots[0].name!r}")
+        pending[rel.pos] = ("chunk", roots[0], q)  # chunks of one segment (a row's entries)
+        return None
     if len(roots) != 2 or k != 0 or lvs[0].kind not in ("dense", "compressed") or not lvs[0].unique \
             or lvs[1].kind != "compressed" or not lvs[1].unique or order.index(roots[0]) != 0:
         raise _todo("pos", f"walking the positions of {rel.access} ({sp.format!r}) over "
@@ -275,7 +355,7 @@ def _sparse_walkers(v, accs, specs):
     return out
 
 
-def _parallel(args, order, splits, tiles, stmt, out_fmt, where, accs, specs, renamed):
+def _parallel(args, order, splits, tiles, stmt, out_fmt, where, accs, specs, renamed, nest):
     var, unit, races = args
     if unit != "cpu-thread":
         raise _todo("parallelize", f"unit {unit!r}")
@@ -289,10 +369,8 @@ def _parallel(args, order, splits, tiles, stmt, out_fmt, where, accs, specs, ren
             raise _err("parallelize", f"the loop over {roots[0].name!r} co-iterates {', '.join(walkers)}; "
                                       "a while loop over several operands cannot run on threads "
                                       "(parallelize a loop outside it)")
-    first = order[0]
-    split0 = next((rel for ix, rel in splits if ix == first), None)
-    outer = (tiles.outer if tiles is not None else split0.outer if split0 is not None
-             else renamed.get(first, first.name))
+    outer = nest[0]
+    first = next((ix for ix, rel in splits if rel.outer == outer), None) or order[0]
     if var != outer:
         raise _todo("parallelize", f"parallelizing {var!r}: the outermost loop of {where} is "
                                    f"{outer!r}, the only one that runs on threads")

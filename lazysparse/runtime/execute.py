@@ -247,6 +247,8 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=Non
             _LOOP_PLANS[okey] = lplan
         fmt = out_fmt if out_fmt is not None else PL._default_sparse(order, list(stmt.out_indices))
         mode = PL.choose_mode(stmt, order, fmt, specs, decisions)
+        if lplan is not None and lplan.early:
+            mode = LOOPS.interleaved_mode(lplan, stmt, mode)
         if mode == "workspace" and WS.mask_access(stmt, specs, fmt, decisions) is not None:
             mode = "mask"  # products accumulate at the mask's positions (planner/workspace.py)
         if mode == "sort" and not PL._appendable(fmt):
