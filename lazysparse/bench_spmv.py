@@ -21,6 +21,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 import numpy as np
 
@@ -57,7 +58,29 @@ def spmv_bytes(A) -> int:
     return (A.data.nbytes + A.indices.nbytes + A.indptr.nbytes + 8 * n + 8 * m)
 
 
-def measure(items, peers, threads, repeat, budget):
+def measure_blocks(fns, repeat, warm=5):
+    """Median times with each library's calls back to back (after ``warm`` untimed ones): on a
+    machine with as many cores as threads, another library's OpenMP pool still spinning from
+    its last call takes the cores the next call needs, so interleaved rounds with spinning
+    pools measure the contention (docs/performance.md, "Two ways to measure")."""
+    out = {}
+    for name, fn in fns.items():
+        try:
+            for _ in range(warm):
+                fn()
+        except Exception as e:
+            out[name] = {"error": f"{type(e).__name__}: {e}"[:300]}
+            continue
+        ts = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            fn()
+            ts.append(time.perf_counter() - t0)
+        out[name] = {"median_ms": float(np.median(ts)) * 1e3}
+    return out
+
+
+def measure(items, peers, threads, repeat, budget, blocks=False):
     import lazysparse as ls
     triad = triad_fn(threads)
     rows = []
@@ -76,7 +99,7 @@ def measure(items, peers, threads, repeat, budget):
         fns["triad"] = lambda: triad(ta, tb, tc)
         y = ls.asarray(A) @ inp["x"]
         np.testing.assert_allclose(y.materialize().todense(), A @ inp["x"], rtol=1e-10, atol=1e-10)
-        rec = B.measure_interleaved(fns, repeat, budget)
+        rec = measure_blocks(fns, repeat) if blocks else B.measure_interleaved(fns, repeat, budget)
         t_triad = rec["triad"]["median_ms"] / 1e3
         bw = 3 * k * 8 / t_triad
         bound_ms = nbytes / bw * 1e3
@@ -111,9 +134,12 @@ def main(argv=None):
     p.add_argument("--peers", nargs="+", default=["scipy", "graphblas", "mkl", "torch"])
     p.add_argument("--repeat", type=int, default=15)
     p.add_argument("--budget", type=float, default=10.0)
-    p.add_argument("--wait", choices=("default", "passive"), default="passive",
+    p.add_argument("--wait", choices=("default", "passive"), default="default",
                    help="OpenMP idle policy of every library in the process (passive: a pool "
                         "sleeps when idle instead of spinning on the cores the next call needs)")
+    p.add_argument("--interleaved", action="store_true",
+                   help="interleaved rounds (default: each library's calls back to back, the "
+                        "triad's too, all in this one run)")
     a = p.parse_args(argv)
     B._ensure_threads(a.threads, argv, module="lazysparse.bench_spmv", wait=a.wait)
     import lazysparse as ls
@@ -121,10 +147,11 @@ def main(argv=None):
     peers = B._available_peers(a.peers, a.threads)
     items = [it for it in B.load_items(B.find_data_dir(None), a.matrices, a.rmat_scale, 0)
              if it.kind == "matrix" and it.nnz >= a.min_nnz]
+    how = "interleaved rounds" if a.interleaved else "calls back to back per library"
     print(f"SpMV, {a.threads} threads (OpenMP wait {a.wait}), peers {', '.join(peers)}; medians of "
-          f"{a.repeat} interleaved rounds")
+          f"{a.repeat} {how}")
     print(HEADER, flush=True)
-    rows = measure(items, peers, a.threads, a.repeat, a.budget)
+    rows = measure(items, peers, a.threads, a.repeat, a.budget, blocks=not a.interleaved)
     fr = [r["fraction"] for r in rows]
     vs = [r["vs_best"] for r in rows if r["vs_best"]]
     if rows:
