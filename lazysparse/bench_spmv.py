@@ -1,12 +1,13 @@
 """SpMV against its bandwidth bound and the peers (issue 6), one process, one run.
 
-    python -m lazysparse.bench_spmv [--threads 2] [--min-nnz 100000] [--rmat-scale 20] [--repeat 15]
+    python -m lazysparse.bench_spmv [--threads 2] [--min-nnz 100000] [--rmat-scale 20] [--repeat 50] [--interleaved]
 
 For each corpus matrix with at least ``--min-nnz`` stored entries (and R-MAT graphs on
 request) the bytes SpMV must move are counted once: values, column indices, row positions, x
-and y. A STREAM triad ``a = b + s * c`` over three arrays of that total size runs in the same
-interleaved rounds as the SpMV calls (so a matrix that fits in cache is held to cache
-bandwidth, a large one to memory bandwidth); its bandwidth turns the bytes into the bound
+and y. A STREAM triad ``a = b + s * c`` over three arrays of that total size is timed in the
+same run, like the SpMV calls (each library's back to back, or with ``--interleaved`` in
+shuffled rounds), so a matrix that fits in cache is held to cache bandwidth and a large one to
+memory bandwidth; its bandwidth turns the bytes into the bound
 time, and the table prints lazysparse's fraction of it and its ratio to the fastest peer
 (scipy.sparse, MKL through sparse_dot_mkl, SuiteSparse:GraphBLAS, torch.sparse, as installed).
 
