@@ -183,6 +183,9 @@ def matmul(a, b, format=None):
     """
     Array = build.Array
     key = None
+    if type(a) is np.ndarray or type(b) is np.ndarray:
+        # wrapped first (a view, no copy), so that A @ x with a NumPy x takes the lookup below
+        a, b = _as_array(a, "matmul"), _as_array(b, "matmul")
     if format is None and type(a) is Array and type(b) is Array:
         key = (a.shape, b.shape, a.dtype, b.dtype)
         hit = _MATMUL.get(key)
