@@ -91,24 +91,14 @@ def explain(*arrays, fusion="auto", schedule=None) -> str:
 
 def _loops_line(plan):
     """A schedule's loops as the kernel runs them (planner/loops.py)."""
-    out = f"schedule: {plan.text}; loops "
-    loops = []
-    for v in plan.order:
-        rel = plan.split_of(v)
-        t = plan.tiles
-        if t is not None and v == t.j:
-            continue
-        if t is not None and v == t.i:
-            loops.append(f"{t.outer} (tiles of {t.factor} stored entries of {t.i!r}, {t.j!r})")
-            loops.append(f"{t.inner}")
-        elif rel is not None:
-            loops.append(f"{rel.outer}" + (f" ({rel.factor} parts of {v!r})" if rel.up else ""))
-            loops.append(f"{rel.inner}" + ("" if rel.up else f" ({rel.factor} of {v!r})"))
-        else:
-            loops.append(repr(v))
     par = f"; {plan.parallel[0]} on threads ({plan.parallel[1]})" if plan.parallel else ""
-    guards = (f"; guarded tail clones for {', '.join(sorted(plan.guarded))}" if plan.guarded else "")
-    return out + ", ".join(loops) + par + guards
+    vec = f"; {', '.join(plan.vector)} on vector lanes" if plan.vector else ""
+    tiles = (f"; {plan.tiles.outer} runs tiles of {plan.tiles.factor} stored entries"
+             if plan.tiles is not None else "")
+    # coordinate splits get a guarded tail clone; position splits clamp their chunk's end
+    cloned = sorted(g for g in plan.guarded if any(rel.parent == g for _, rel in plan.splits))
+    guards = f"; guarded tail clones for {', '.join(cloned)}" if cloned else ""
+    return f"schedule: {plan.text}; loops {', '.join(plan.nest)}" + tiles + par + vec + guards
 
 
 def _workspace_line(spec, runner):

@@ -382,7 +382,9 @@ def test_6_spmm_schedule_of_section_4(threads):
     s = (ls.Schedule().split("i0", "i00", "i01", 8).pos("i2", "jpos", "T0")
          .split("jpos", "jpos0", "jpos1", 8).reorder("i00", "i01", "jpos0", "i1", "jpos1")
          .parallelize("i00").parallelize("i1", unit="cpu-vector", races="ignore-races"))
-    c = _kernel_c(ls.explain(ls.asarray(A0) @ X0, schedule=s))
+    text = ls.explain(ls.asarray(A0) @ X0, schedule=s)
+    assert "loops i00, i01, jpos0, i1, jpos1; i00 on threads (no-races); i1 on vector lanes" in text
+    c = _kernel_c(text)
     chunk, k, inner = c.index("for (int64_t k0_1"), c.index("for (int64_t x1 ="), c.index("for (int64_t j0_1")
     assert chunk < k < inner  # i00, i01, jpos0, k, jpos1
     assert "#pragma omp simd" in c[chunk:k]  # k on vector lanes

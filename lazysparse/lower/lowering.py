@@ -508,10 +508,10 @@ class Lowerer:
         """The loops from ``depth`` on, into ``blk``; records where code hoisted to this depth
         goes (lower/locate.py)."""
         loops = self.spec.loops
-        accumulates = (self.spec.mode in ("dense-acc", "append") and self.red
-                       and depth == len(self.outs) and not self.in_acc)
         if loops is not None and (loops.early or loops.chunks) and depth < len(self.order) \
-                and not accumulates:  # (opened inside emit_accumulate's scalar instead)
+                and not (self.spec.mode in ("dense-acc", "append") and self.red
+                         and depth == len(self.outs) and not self.in_acc):
+            # (at the accumulation's depth they open inside emit_accumulate's scalar instead)
             # a schedule's split outer loops that open outside this one (interleaved tiles),
             # and the chunk loop of a position split, right outside its own loop at the latest
             v = self.order[depth]

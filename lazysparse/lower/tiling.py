@@ -11,8 +11,6 @@ positions cross row ends (``while (p >= pos[i + 1]) i++``, which also skips empt
 """
 from __future__ import annotations
 
-from ..backends import ctypes_ as C
-from ..ir import ops
 from .loopir import Block, Decl, For, If, Line, While
 
 

@@ -51,6 +51,7 @@ class LoopPlan:
                             # loop over j walks (a row's entries) in chunks of ``factor``
 
     vector: tuple = ()      # loops on vector lanes (``#pragma omp simd``)
+    nest: tuple = ()        # the loops that run, outermost first, in the schedule's names
 
     def chunk_of(self, v):
         for ix, q, rel in self.chunks:
@@ -221,7 +222,7 @@ def bind(schedule, stmt, specs, order, out_fmt):
                             dict(renamed), nest)
     return LoopPlan(tuple(order), tuple(splits), tiles, par, tuple(unroll),
                     frozenset(r.parent for r in g.guarded()), repr(schedule), tuple(bounds), renamed,
-                    early, tuple(chunks), tuple(vector))
+                    early, tuple(chunks), tuple(vector), tuple(nest))
 
 
 def _roots_of(names, g, idx, where):

@@ -206,6 +206,7 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=Non
         if not has_scalars:
             _ANALYSIS[akey] = an
     pat, decisions, fixed = an
+    sched = LOOPS_FORCED.schedule  # an ls.Schedule's loops being applied (planner/loops.py)
     if fixed is None:
         rule = _RULES.get(akey) if not has_scalars else None
         if rule is None:
@@ -214,7 +215,6 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=Non
                 _RULES[akey] = rule
         # a schedule that runs threads or tiles of nonzeros writes a dense result, whatever
         # the densities (ask for a format to get another, and an error if it cannot)
-        sched = LOOPS_FORCED.schedule
         out_fmt = (resolve_format("dense", nd) if sched is not None and LOOPS.dense_only(sched)
                    else rule(storages, out_shape))
     else:
@@ -232,7 +232,6 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=Non
             return view
     concordance = "concordance" in _PASSES[0]
     okey = (stmt, specs, out_fmt, decisions, concordance)
-    sched = LOOPS_FORCED.schedule
     if sched is not None:
         okey += (sched,)
     planned = _ORDERS.get(okey)
