@@ -65,9 +65,9 @@ def explain(*arrays, fusion="auto", schedule=None) -> str:
         if spec.mode.startswith("ws-"):
             lines.append("  " + _workspace_line(spec, runner))
         elif spec.mode == "mask":
-            from .planner.workspace import mask_access
+            from .planner.workspace import spec_mask
             from .ir.nodes import accesses_of
-            q = mask_access(spec.stmt, spec.inputs, spec.output.format, spec.decisions)
+            q = spec_mask(spec)
             m = accesses_of(spec.stmt.expr)[q]
             lines.append(f"  workspace: none; every result entry is an entry of T{m.operand} (a mask), so "
                          f"the sums accumulate at its positions in a copy of its structure, and the "

@@ -196,8 +196,8 @@ def _spmv():
      .parallelize("p0"), ValueError, "races='no-races' cannot hold"),
     (lambda: ls.asarray(_csr(9, 6, 0.4, 8)) + ls.asarray(_csr(9, 6, 0.4, 9)),
      ls.Schedule().parallelize("i1"), ValueError, "co-iterates T0, T1"),
-    (lambda: ls.asarray(_csr(9, 6, 0.4, 8)) * ls.asarray(_csr(9, 6, 0.4, 9)),
-     ls.Schedule().parallelize("i0"), ValueError, "takes no concurrent inserts"),
+    (lambda: ls.asarray(_csr(9, 6, 0.4, 8)) + ls.asarray(_csr(9, 6, 0.4, 9)),
+     ls.Schedule().parallelize("i0"), ValueError, "takes no concurrent inserts, and no operand holds"),
     (_spmv, ls.Schedule().split("zz", "a", "b", 2), ValueError, "names index variable 'zz'"),
     (_spmv, ls.Schedule().split("i1", "a", "b", 2), NotImplementedError, "walks stored entries"),
     (_spmv, ls.Schedule().split("i0", "a", "b", 2).bound("b", "bb", 2), NotImplementedError, "bounding the derived loop"),
@@ -397,3 +397,79 @@ def test_chunks_of_a_co_iterated_loop_are_refused():
     s = ls.Schedule().pos("i1", "p", "T0").split("p", "p0", "p1", 2)
     with pytest.raises(NotImplementedError, match="also walks other operands"):
         (ls.asarray(A0) + ls.asarray(B0)).materialize(schedule=s)
+
+
+# -- digest test 7: sparse results on threads ------------------------------------------------------
+SPARSE_OUT = [ls.Schedule().parallelize("i0"),
+              ls.Schedule().split("i0", "r0", "r1", 8).parallelize("r0"),
+              ls.Schedule().divide("i0", "r0", "r1", 3).parallelize("r0")]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("sched", SPARSE_OUT, ids=["rows", "split8", "divide3"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_7_sddmm_with_a_csr_result_runs_on_threads(threads, sched, dtype):
+    ls.set_num_threads(threads)
+    A0 = _csr(101, 57, 0.1, 21, dtype=dtype, empty_rows=(0, 3, 100), skew=True)
+    rng = np.random.default_rng(21)
+    U, V = rng.random((101, 16)).astype(dtype), rng.random((57, 16)).astype(dtype)
+    e = ls.einsum("ij,ik,jk->ij", ls.asarray(A0), U, V, format="csr")
+    text = ls.explain(e, schedule=sched)
+    assert "#pragma omp" in _kernel_c(text) and "result: ls.csr" in text
+    out = e.materialize(schedule=sched)
+    assert out.format == ls.csr
+    rtol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(out.todense(), A0.toarray() * (U @ V.T), rtol=rtol)
+    S = out.to_scipy()
+    assert S.has_sorted_indices and S.nnz == np.count_nonzero(A0.toarray() * (U @ V.T))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("sched", SPARSE_OUT, ids=["rows", "split8", "divide3"])
+def test_7_ttv_with_a_dense_compressed_result_runs_on_threads(threads, sched):
+    ls.set_num_threads(threads)
+    T, Td = _tensor((13, 11, 9), 0.1, 22)
+    Td[4] = 0  # an empty slice
+    import sparse
+    T = sparse.COO.from_numpy(Td)
+    v = np.random.default_rng(22).random(9)
+    e = ls.einsum("ijk,k->ij", ls.asarray(T, format=DSS), v, format="csr")
+    out = e.materialize(schedule=sched)
+    assert out.format == ls.csr
+    np.testing.assert_allclose(out.todense(), np.einsum("ijk,k->ij", Td, v), rtol=1e-12)
+
+
+def test_7_an_intersection_writes_its_csr_result_from_threads():
+    ls.set_num_threads(2)
+    A0, B0 = _csr(40, 30, 0.3, 23, empty_rows=(5,)), _csr(40, 30, 0.3, 24)
+    out = (ls.asarray(A0) * ls.asarray(B0)).materialize(format="csr", schedule=SPARSE_OUT[1])
+    assert out.format == ls.csr
+    np.testing.assert_array_equal(out.todense(), A0.toarray() * B0.toarray())
+
+
+@pytest.mark.parametrize("make, sched, exc, msg", [
+    (lambda: ls.asarray(_csr(9, 6, 0.4, 8)) @ ls.asarray(_csr(6, 7, 0.4, 9)), SPARSE_OUT[0],
+     ValueError, "no operand holds its structure"),
+    (lambda: ls.einsum("ij,ik,jk->ij", ls.asarray(_csr(9, 6, 0.4, 8)), np.ones((9, 3)), np.ones((6, 3))),
+     ls.Schedule().workspace("hash").parallelize("i0"), NotImplementedError, "one workspace per thread"),
+    (lambda: ls.einsum("ij,ik,jk->ij", ls.asarray(_csr(9, 6, 0.4, 8)), np.ones((9, 3)), np.ones((6, 3))),
+     ls.Schedule().fuse("i0", "i1", "f").pos("f", "p", "T0").split("p", "p0", "p1", 4).parallelize("p0"),
+     NotImplementedError, "tiles of stored entries writing a ls.csr result"),
+])
+def test_7_other_sparse_results_on_threads_are_refused(make, sched, exc, msg):
+    """A result without an operand that holds its structure takes inserts in order: refused."""
+    with pytest.raises(exc, match=msg):
+        make().materialize(schedule=sched, format="csr")
+
+
+def test_7_an_sddmm_with_its_sum_between_rows_and_columns_locates_its_entries():
+    """Order i, k, j: the mask is searched for each (i, j) under k, not walked; still each
+    row's entries belong to one thread."""
+    ls.set_num_threads(2)
+    A0 = _csr(33, 20, 0.3, 25, empty_rows=(2,))
+    rng = np.random.default_rng(25)
+    U, V = rng.random((33, 5)), rng.random((20, 5))
+    e = ls.einsum("ij,ik,jk->ij", ls.asarray(A0), U, V, format="csr")
+    out = e.materialize(schedule=ls.Schedule().reorder("i0", "i2", "i1").parallelize("i0"))
+    assert out.format == ls.csr
+    np.testing.assert_allclose(out.todense(), A0.toarray() * (U @ V.T), rtol=1e-12)

@@ -26,7 +26,7 @@ from ..ir.nodes import Access, Call, Const, Index, accesses_of
 from ..planner import fission
 from ..planner import patterns as P
 from ..planner.plan import KernelSpec, level_vars
-from ..planner.workspace import hoisted, mask_access, outside, storage_vars
+from ..planner.workspace import hoisted, outside, spec_mask, storage_vars
 from . import counting, locate, simd, tiling, workspace
 from .loopir import Block, Decl, For, If, Line, While
 
@@ -103,7 +103,7 @@ def declare_operand(top, abi, k, sp):
 
 class _Acc:
     """Lowering state of one access: how many levels are resolved, position, presence."""
-    __slots__ = ("q", "acc", "slot", "spec", "lvars", "lvl", "pos", "pres", "seg", "rng")
+    __slots__ = ("q", "acc", "slot", "spec", "lvars", "lvl", "pos", "pres", "seg", "rng", "at")
 
     def __init__(self, q, acc, spec):
         self.q, self.acc, self.slot, self.spec = q, acc, acc.operand, spec
@@ -112,12 +112,15 @@ class _Acc:
         # (begin, end) of the current level's segment when a schedule's tile cuts it
         # (lower/tiling.py), else None: the positions array's
         self.rng = None
+        # the position at each resolved level (a mask's result position is at the level of
+        # the result's last index, under the levels a reduction walks: planner/workspace.py)
+        self.at = ()
 
     def snapshot(self):
-        return (self.lvl, self.pos, self.pres, self.seg, self.rng)
+        return (self.lvl, self.pos, self.pres, self.seg, self.rng, self.at)
 
     def restore(self, s):
-        self.lvl, self.pos, self.pres, self.seg, self.rng = s
+        self.lvl, self.pos, self.pres, self.seg, self.rng, self.at = s
 
 
 def level_count(fmt, slot, level):
@@ -203,8 +206,7 @@ class Lowerer:
         # and whether the input-zero flags are declared yet
         self.row_maybe_zero, self.inz_declared = None, False
         # mode "mask": the access whose positions hold the result (planner/workspace.py)
-        self.mask_q = (mask_access(self.stmt, spec.inputs, spec.output.format, spec.decisions)
-                       if spec.mode == "mask" else None)
+        self.mask_q = spec_mask(spec) if spec.mode == "mask" else None
         self.bound = set()
         self.outs = list(self.stmt.out_indices)
         self.red = list(self.stmt.reduce_indices)
@@ -1133,6 +1135,7 @@ class Lowerer:
         return b, z
 
     def advance(self, a: _Acc, pos, pres, seg):
+        a.at = a.at[:a.lvl] + (pos,)
         a.lvl += 1
         a.pos, a.pres, a.seg, a.rng = pos, pres, seg, None
 
@@ -1347,7 +1350,7 @@ class Lowerer:
                 blk.add(f"tc{l}[tn] = {self.vname[v]};")
             blk.add(f"tv[tn] = {val};", "tn++;")
         elif mode == "mask":  # at the mask's position: the result has its structure
-            pos = self.acc_by_q[self.mask_q].pos
+            pos = self.acc_by_q[self.mask_q].at[len(self.outs) - 1]
             blk.add(C.reduce_step("sum", f"ov[({pos}) - mb0]", val, self.odt))
         elif self.ws:  # Insert; a full accumulation array is sorted and merged (ISM)
             blk.add(f"if (ls_ws_insert(&ws, {workspace.key_expr(self, self.ws_h)}, {val})) "

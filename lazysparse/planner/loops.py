@@ -108,10 +108,10 @@ def interleaved_mode(plan, stmt, mode):
                            "assembly (a dense result and sums only)")
 
 
-def bind(schedule, stmt, specs, order, out_fmt):
+def bind(schedule, stmt, specs, order, out_fmt, decisions=()):
     """The :class:`LoopPlan` of ``schedule``'s loop steps for ``stmt`` (``specs``: its
-    operands', ``order``: the planner's loop order, ``out_fmt``: the result's format), or None
-    when the schedule has none."""
+    operands', ``order``: the planner's loop order, ``out_fmt``: the result's format,
+    ``decisions``: the statement's f(0) decisions), or None when the schedule has none."""
     steps = [s for s in schedule.steps if s[0] in LOOP_STEPS]
     if not steps:
         return None
@@ -219,7 +219,7 @@ def bind(schedule, stmt, specs, order, out_fmt):
             if par is not None:
                 raise _todo("parallelize", f"a second parallel loop ({st[1][0]!r}, {st[1][1]})")
             par = _parallel(st[1], order, splits, tiles, stmt, out_fmt, where, accs, specs,
-                            dict(renamed), nest)
+                            dict(renamed), nest, decisions)
     return LoopPlan(tuple(order), tuple(splits), tiles, par, tuple(unroll),
                     frozenset(r.parent for r in g.guarded()), repr(schedule), tuple(bounds), renamed,
                     early, tuple(chunks), tuple(vector), tuple(nest))
@@ -356,7 +356,8 @@ def _sparse_walkers(v, accs, specs):
     return out
 
 
-def _parallel(args, order, splits, tiles, stmt, out_fmt, where, accs, specs, renamed, nest):
+def _parallel(args, order, splits, tiles, stmt, out_fmt, where, accs, specs, renamed, nest,
+              decisions=()):
     var, unit, races = args
     if unit != "cpu-thread":
         raise _todo("parallelize", f"unit {unit!r}")
@@ -377,8 +378,20 @@ def _parallel(args, order, splits, tiles, stmt, out_fmt, where, accs, specs, ren
                                    f"{outer!r}, the only one that runs on threads")
     red = [v for v in roots if v in stmt.reduce_indices]
     if out_fmt is not None and not out_fmt.is_dense:
-        raise _err("parallelize", f"the result of {where} is stored {out_fmt!r}, which takes no "
-                                  "concurrent inserts; parallelize a kernel with a dense result")
+        # a sparse result whose structure an operand already holds (SDDMM's CSR result, TTV's
+        # {dense, compressed} one) has a position for each entry before the loops run: every
+        # thread writes its own entries (mode "mask"). Any other takes inserts in order.
+        from .workspace import mask_access
+        if mask_access(stmt, specs, out_fmt, decisions, prefix=True) is None:
+            raise _err("parallelize", f"the result of {where} is stored {out_fmt!r}, which takes no "
+                                      "concurrent inserts, and no operand holds its structure; "
+                                      "parallelize a kernel with a dense result")
+        if red:
+            raise _err("parallelize", f"the loop over {var!r} runs reduction variable "
+                                      f"{', '.join(map(repr, red))}: its iterations add into the "
+                                      f"same entries of a {out_fmt!r} result, which takes no atomics")
+        if tiles is not None:
+            raise _todo("parallelize", f"tiles of stored entries writing a {out_fmt!r} result")
     if red and races in ("no-races", "temporary", "parallel-reduction"):
         raise _err("parallelize", f"the loop over {var!r} runs reduction variable "
                                   f"{', '.join(map(repr, red))}: iterations add into the same results, "

@@ -61,7 +61,7 @@ def outside(order, storage_vars) -> int:
     return h - 1 if storage_vars and h == len(storage_vars) else h
 
 
-def mask_access(stmt, specs, out_fmt, decisions):
+def mask_access(stmt, specs, out_fmt, decisions, prefix=False):
     """The position (walk order) of the access whose entries hold every result entry of a
     scattering sum, or None. Such an access — a *mask*, ``M[i,j]`` in ``sum_k M[i,j] A[i,k]
     B[k,j]`` — lets the kernel accumulate each product straight into the result's value at
@@ -69,24 +69,48 @@ def mask_access(stmt, specs, out_fmt, decisions):
     no bitmap, no touched list, no drain; the result takes M's structure and its computed
     zeros are squeezed out at the end. Applies when the statement's pattern is one term
     containing a sparse access read at the result's subscripts, in the result's order and
-    format, both CSR-like (dense levels, then one unique compressed level)."""
+    format, both CSR-like (dense levels, then one unique compressed level).
+
+    ``prefix``: also an access whose *leading* subscripts are the result's, with leading levels
+    like the result's (TTV's ``B[i,j,k]`` for a CSR ``out[i,j]``), and statements without a
+    reduction: the result then takes those levels' structure, which a parallel schedule writes
+    from any thread (each result entry has its own position before the loops run; paper 001's
+    sparse outputs, planner/loops.py). An exact match is preferred."""
     from . import fission
     from . import patterns as P
     from ..ir.nodes import accesses_of
-    if stmt.reduce != "sum" or not stmt.reduce_indices or not fission.csr_like(out_fmt):
+    if stmt.reduce != "sum" or not fission.csr_like(out_fmt):
+        return None
+    if not stmt.reduce_indices and not prefix:
         return None
     accs = accesses_of(stmt.expr)
     pat, _ = P.expr_pattern(stmt.expr, lambda acc, q: None if specs[acc.operand].dense else q,
                             lambda acc: None, decisions)
     if pat == P.TRUE or len(pat) != 1:
         return None
+    nd = len(stmt.out_indices)
+    outs = [lv.kind for lv in out_fmt.levels]
+    found = None
     for q in sorted(next(iter(pat))):
         acc, sp = accs[q], specs[accs[q].operand]
-        if (tuple(acc.indices) == tuple(stmt.out_indices) and sp.format.order == out_fmt.order
-                and [lv.kind for lv in sp.format.levels] == [lv.kind for lv in out_fmt.levels]
-                and fission.csr_like(sp.format)):
-            return q
-    return None
+        exact = len(acc.indices) == nd
+        if (not exact and not prefix) or tuple(acc.indices[:nd]) != tuple(stmt.out_indices):
+            continue
+        if (tuple(sp.format.order[:nd]) == tuple(out_fmt.order)
+                and [lv.kind for lv in sp.format.levels[:nd]] == outs
+                and sp.format.levels[nd - 1].unique):
+            if exact:
+                return q
+            found = q if found is None else found
+    return found
+
+
+def spec_mask(spec):
+    """The mask access of kernel ``spec`` in mode "mask" (lowering and explain alike): a
+    schedule that runs a sparse result on threads may take a leading-levels mask."""
+    loops = spec.loops
+    return mask_access(spec.stmt, spec.inputs, spec.output.format, spec.decisions,
+                       prefix=loops is not None and loops.parallel is not None)
 
 
 class Choice(NamedTuple):

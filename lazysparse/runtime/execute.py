@@ -241,7 +241,7 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=Non
         if sched is not None:  # a schedule's loops (planner/loops.py): its order, its kernel
             lplan = LOOPS.bind(sched, stmt, specs, order,
                                out_fmt if out_fmt is not None
-                               else PL._default_sparse(order, list(stmt.out_indices)))
+                               else PL._default_sparse(order, list(stmt.out_indices)), decisions)
             order = list(lplan.order) if lplan is not None else order
             _LOOP_PLANS[okey] = lplan
         fmt = out_fmt if out_fmt is not None else PL._default_sparse(order, list(stmt.out_indices))
@@ -250,6 +250,8 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=Non
             mode = LOOPS.interleaved_mode(lplan, stmt, mode)
         if mode == "workspace" and WS.mask_access(stmt, specs, fmt, decisions) is not None:
             mode = "mask"  # products accumulate at the mask's positions (planner/workspace.py)
+        if lplan is not None and lplan.parallel is not None and fmt.is_sparse:
+            mode = "mask"  # threads write a sparse result at an operand's positions (checked in bind)
         if mode == "sort" and not PL._appendable(fmt):
             raise NotImplementedError(f"{name}: cannot assemble a result in format {fmt!r} yet")
         planned = (tuple(order), converted, fmt, mode)
@@ -269,6 +271,10 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=Non
         return execute(stmt, storages, out_shape, fmt, name, buf, planned)
     choice = wsplan = None
     if mode == "mask" and WS_FORCED.choice is not None:
+        if lplan is not None and lplan.parallel is not None:
+            raise NotImplementedError(f"{name}: Schedule.workspace: a workspace for a {fmt!r} result "
+                                      "written by threads (one workspace per thread; not lowered yet, "
+                                      "issue 6)")
         mode = "workspace"  # a schedule's workspace(...) is asked for: it gets one
     if mode == "workspace":
         svars = WS.storage_vars(stmt, fmt)
