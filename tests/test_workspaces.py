@@ -562,3 +562,12 @@ def test_rank_drain_without_avx512(tmp_path, flags):
     env = dict(os.environ, CC=str(cc), LAZYSPARSE_CACHE_DIR=str(tmp_path / "cache"), LS_REAL_CC=shutil.which("cc") or "cc")
     res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
     assert res.returncode == 0 and res.stdout.strip().endswith("ok"), res.stderr[-3000:]
+
+
+def test_explain_gives_the_workspace_reason_for_these_operands_sizes():
+    """Two products of the same kernel (the same signature) with different sizes: each explain
+    names its own workspace extent, not the one planned first (the warm path skips planning)."""
+    for n in (300, 40):
+        A = ls.asarray(sp.random(n, n, density=0.05, format="csr", random_state=n))
+        (A @ A).materialize()  # warm
+        assert f"workspace over {n} points" in ls.explain(A @ A)

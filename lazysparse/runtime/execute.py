@@ -468,8 +468,9 @@ def _bind(stmt0, extra, runner, out_fmt, density_rule, sparse_out, ws=None):
         ext = [f"shape[{int(m)}]" for m in order]
         env.update(WS_DECIDE=WS.decide_union if union else WS.decide, INSERTS=_inserts, WS_CALL=WS_CALL, WS_FORCED=WS_FORCED,
                    POLICY=policy)
-        L += ["if WS_FORCED.choice is not None:",
-              "    return None  # a schedule's choice: planned",
+        L += ["if WS_FORCED.choice is not None or LOGGING[0]:",
+              # explain's reason for the choice is made by the planning path, for these sizes
+              "    return None  # a schedule's choice, or explain: planned",
               f"if {' * '.join(ext[h:]) or '1'} >= {int(WS.KEY_LIMIT)}:",
               "    return None",
               LIMIT_LINE.strip(),
