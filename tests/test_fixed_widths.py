@@ -29,7 +29,7 @@ def _tol(dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("width", sorted(set(Lowerer.ROW_WIDTHS) | {w + 1 for w in Lowerer.ROW_WIDTHS} | {1}))
+@pytest.mark.parametrize("width", sorted(set(Lowerer.ROW_WIDTHS) | {w + 1 for w in Lowerer.ROW_WIDTHS} | {1, 127, 128}))
 def test_products_at_and_around_the_row_widths(width, dtype):
     rng = np.random.default_rng(width)
     X, W = _rand(rng, (9, 5), dtype), _rand(rng, (5, width), dtype)
@@ -44,7 +44,10 @@ def test_products_at_and_around_the_row_widths(width, dtype):
         assert got.dtype == want.dtype
         (spec, runner), = log
         versions = {int(w) for w in re.findall(r"if \(N\d+ == (\d+)\)", runner.source)}
-        assert versions == set(Lowerer.ROW_WIDTHS)  # the row loop has every version
+        # the row loop has every version; float rows run as vectors, with a 128-wide one too
+        vector = np.dtype(dtype) in (np.float64, np.float32)
+        assert versions == set(Lowerer.ROW_WIDTHS) | ({128} if vector else set())
+        assert ("ls_vd rv" in runner.source or "ls_vf rv" in runner.source) == vector
         # dispatched once, above every loop: each version is a loop nest of its own
         body = runner.source[runner.source.index("int32_t ls_kernel"):]
         assert body.index("if (N") < body.index("for (")

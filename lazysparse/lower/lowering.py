@@ -154,8 +154,12 @@ def omp_chunk(nt, count):
 # the two-core machine we measure on (an SpMM with 16 columns on MIT8, its 824 KB factor
 # gathered 500k times: two threads 1.34x one with the shared factor, 2.09x with a copy each;
 # docs/design.md, "Replicated operands"). Between these sizes only: a smaller one costs nothing
-# to share, a larger one does not stay in a core's cache anyway.
-REPLICA_MIN, REPLICA_MAX = 32 << 10, 2 << 20
+# to share, a larger one does not stay in a core's cache anyway. Since rows run as vectors with
+# their gathers prefetched (session 16) the copy no longer paid above a few hundred KB: 128
+# columns, two threads, with / without copies: adder_dcop_05 (1.86 MB) 0.44-0.68 / 0.25-0.29 ms,
+# bcsstk13 (2 MB) 0.92-1.63 / 0.67-0.70; 16 columns: cage10 (1.46 MB) 0.41-0.48 / 0.27-0.34,
+# MIT8 (824 KB) even; SDDMM K=32 on MIT8, bcsstk13, wiki-Vote even.
+REPLICA_MIN, REPLICA_MAX = 32 << 10, 256 << 10
 
 
 def replicate(abi, outer, region, nt, operands):
@@ -219,6 +223,7 @@ class Lowerer:
         self.out_partial = False  # some loop over a result index skips coordinates
         self.row_acc = None  # the local row a fixed-width version accumulates into
         self.row_width = 0   # the width of the version being emitted (0: the general loops)
+        self.row_vec = None  # (width, vector type, lanes, vectors): the row as vector variables
         # dense-inter: the loops being emitted sum into a register row started at zero
         # (emit_row, fresh); a sum outside such a row needs a zero-filled result buffer
         self.in_slab, self.unzeroed = False, False
@@ -561,6 +566,9 @@ class Lowerer:
         if self.row_width and self.row_acc is None and self._row_tail(depth):
             self.emit_row(depth, blk, fresh=self._slab(depth))
             return
+        if self.row_vec is not None and depth == len(self.order) - 1:
+            self.emit_row_vector_leaf(blk)
+            return
         v = self.order[depth]
         x = self.vname[v]
         iters = [a for a in self.accs if not a.spec.dense and a.lvl < len(a.lvars)
@@ -716,7 +724,8 @@ class Lowerer:
         chain = Block()
         self.emit(0, chain)  # the general loops, the fallback
         zeroing = []
-        for w in reversed(self.ROW_WIDTHS):
+        widths = self.ROW_WIDTHS + ((128,) if self._vector_row(128) else ())
+        for w in reversed(widths):
             version = Block()
             self.row_width, self.ext[tail] = w, str(w)
             self.unzeroed = False
@@ -748,6 +757,10 @@ class Lowerer:
         started here, each thread touches only its own rows."""
         w, x = self.row_width, self.vname[self.order[-1]]
         self.in_slab = fresh
+        if self._vector_row(w):
+            self.emit_vector_row(depth, blk, fresh)
+            self.in_slab = False
+            return
         self.row_acc = f"row{w}"
         blk.add(Decl(self.oct, f"row{w}[{w}]"))
         init = self.zero() if fresh else f"o[{self.dense_addr()}]"
@@ -758,6 +771,95 @@ class Lowerer:
         blk.add(For(x, "0", str(w), Block().add(f"o[{self.dense_addr()}] = row{w}[{x}];")))
         self.row_acc = None
         self.in_slab = False
+
+    # The row as vectors of the target's width (GCC/Clang vector extensions, sized by the
+    # build's target macros): gcc 12 vectorised the scalar row loop of a 32- or 64-wide SpMM
+    # across the entries of A instead, with emulated gathers and the row in memory (bcsstk13, 64
+    # columns, one thread: 2.1 ms, against 0.64 for MKL); as vector variables the row stays in
+    # registers (C harness: 2.4x at 32 and 64 columns on AVX-512, 2.2x on AVX2, 1.7x on SSE2; a
+    # vector of 64 bytes where the target has only 32 was 4x slower, hence the target's width).
+    # Each lane sums its column in the same order as the scalar loop: the same values.
+    VEC_PRELUDE = r"""
+#if defined(__AVX512F__)
+#define LS_VB 64
+#elif defined(__AVX__)
+#define LS_VB 32
+#else
+#define LS_VB 16
+#endif
+typedef double ls_vd __attribute__((vector_size(LS_VB), aligned(8), may_alias));
+typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
+"""
+    VEC_TYPES = {"float64": ("ls_vd", 8), "float32": ("ls_vf", 4)}
+    VEC_OPS = {"add": "+", "subtract": "-", "multiply": "*"}
+
+    def _vector_row(self, w):
+        """Whether the fixed-width row of width ``w`` runs as vectors: a float result, a width
+        that every target's vector divides, and a statement of ``+ - * negative`` over values of
+        the result's type whose dense operands read the row's index with unit stride (a vector
+        load) or not at all (a broadcast), like sparse operands (the row's index is dense)."""
+        t = self.VEC_TYPES.get(self.odt)
+        if t is None or self.count or (w * t[1]) % 64:
+            return False
+        tail = self.order[-1]
+
+        def ok(e, it):
+            if isinstance(e, Access):
+                a = next(it)
+                if a.spec.dtype != self.odt:
+                    return False
+                ms = [m for m, ix in enumerate(e.indices) if ix == tail]
+                if not a.spec.dense:
+                    return not ms
+                return not ms or (len(ms) == 1 and self._stride(a.spec, a.slot, ms[0]) == "1")
+            if not isinstance(e, Call) or e.dtype != self.odt or any(d != self.odt for d in e.in_dtypes):
+                return False
+            if not ((e.op in self.VEC_OPS and len(e.args) == 2) or (e.op == "negative" and len(e.args) == 1)):
+                return False
+            return all([ok(x, it) for x in e.args])
+        return ok(self.stmt.expr, iter(self.acc_by_q))
+
+    def emit_vector_row(self, depth, blk, fresh):
+        """``emit_row`` with the row as ``w / lanes`` vectors ``rv<w>[]`` (loops over them have
+        constant trip counts: unrolled, the array kept in registers)."""
+        w, tail = self.row_width, self.order[-1]
+        vt, isz = self.VEC_TYPES[self.odt]
+        if self.VEC_PRELUDE not in self.prelude_extra:
+            self.prelude_extra.append(self.VEC_PRELUDE)
+        ln = f"(LS_VB / {isz})"
+        nv = f"({w} / {ln})"
+        x = self.vname[tail]
+        self.vname[tail] = f"lvb * {ln}"
+        init = f"({vt}){{0}}" if fresh else f"*(const {vt} *)&o[{self.dense_addr()}]"
+        blk.add(Decl(vt, f"rv{w}[{w} / {ln}]"))
+        blk.add(For("lvb", "0", nv, Block().add(f"rv{w}[lvb] = {init};")))
+        store = For("lvb", "0", nv, Block().add(f"*({vt} *)&o[{self.dense_addr()}] = rv{w}[lvb];"))
+        self.vname[tail] = x
+        self.row_vec, self.row_acc = (w, vt, ln, nv), f"rv{w}"
+        inner = Block()
+        blk.add(inner)
+        self.emit(depth, inner)
+        self.row_vec = self.row_acc = None
+        blk.add(store)
+
+    def emit_row_vector_leaf(self, blk):
+        """The loop over the row's index as one vector statement per vector of the row."""
+        w, vt, ln, nv = self.row_vec
+        tail = self.order[-1]
+        x = self.vname[tail]
+        self.vname[tail] = f"lvb * {ln}"
+        self.unzeroed |= not self.in_slab
+
+        def vec(e, it):
+            if isinstance(e, Access):
+                a = next(it)
+                val = self.value_of_access(a, e)
+                return f"(*(const {vt} *)&{val})" if a.spec.dense and tail in e.indices else val
+            args = [vec(arg, it) for arg in e.args]
+            return f"(-{args[0]})" if e.op == "negative" else f"({args[0]} {self.VEC_OPS[e.op]} {args[1]})"
+        val = vec(self.stmt.expr, iter(self.acc_by_q))
+        self.vname[tail] = x
+        blk.add(For("lvb", "0", nv, Block().add(f"rv{w}[lvb] += {val};")))
 
     def sched_flag(self, desc):
         name = self.sched_flags.get(desc)
@@ -959,6 +1061,8 @@ class Lowerer:
         if end is None:
             return
         lv_crd = f"c{drv.slot}_{drv.lvl}"
+        if self.row_vec is not None:
+            self.prefetch_rows(v, j, end, lv_crd, body)
         far, near = self.SEG_AHEAD, self.SEG_AHEAD // 2
         for a in self.accs:
             fmt = a.spec.format if not a.spec.dense else None
@@ -979,6 +1083,29 @@ class Lowerer:
             body.add(f"if ({flag} && {j} + {far} < {end}) __builtin_prefetch(&{pos}[{at(f'{lv_crd}[{j} + {far}]')}]);")
             body.add(f"if ({flag} && {j} + {near} < {end}) {{ const int64_t h_ = (int64_t){pos}[{at(f'{lv_crd}[{j} + {near}]')}]; "
                      f"__builtin_prefetch(&c{a.slot}_{l + 1}[h_]); __builtin_prefetch(&v{a.slot}[h_]); }}")
+
+    ROW_AHEAD = 4
+
+    def prefetch_rows(self, v, j, end, lv_crd, body):
+        """In a vector row (``emit_vector_row``): prefetch, ``ROW_AHEAD`` entries of the
+        driver ahead, every cache line of the dense rows its coordinate will select (SpMM's
+        ``X[k, :]``), an address no hardware prefetcher predicts (C harness, 128 columns,
+        37700 x 37700 with 15 a row: 44.7 -> 40.3 ms, one thread)."""
+        w, tail = self.row_width, self.order[-1]
+        for a in self.accs:
+            if not a.spec.dense or not a.spec.ndim:
+                continue
+            e = a.acc
+            if sum(ix == v for ix in e.indices) != 1 or sum(ix == tail for ix in e.indices) != 1:
+                continue
+            saved = dict(self.vname)
+            self.vname[v], self.vname[tail] = f"{lv_crd}[{j} + {self.ROW_AHEAD}]", "0"
+            row = self.value_of_access(a, e)
+            self.vname.clear()
+            self.vname.update(saved)
+            step = 64 // np.dtype(a.spec.dtype).itemsize
+            body.add(f"if ({j} + {self.ROW_AHEAD} < {end}) for (int64_t lpf = 0; lpf < {w}; lpf += {step}) "
+                     f"__builtin_prefetch(&{row} + lpf);")
 
     SPLIT = 4  # partial accumulators of an innermost floating-point sum
 
