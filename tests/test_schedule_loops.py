@@ -294,9 +294,49 @@ def test_6_vector_lanes_on_a_dense_loop():
     c = _kernel_c(ls.explain(ls.asarray(A0) @ X0, schedule=s))
     assert "#pragma omp simd" in c
     np.testing.assert_allclose((ls.asarray(A0) @ X0).materialize(schedule=s).todense(), A0 @ X0)
-    bad = ls.Schedule().parallelize("i1", unit="cpu-vector", races="parallel-reduction")
-    with pytest.raises(NotImplementedError, match="vector lanes with races='parallel-reduction'"):
+    bad = ls.Schedule().parallelize("i2", unit="cpu-vector", races="ignore-races")
+    with pytest.raises(NotImplementedError, match="vector lanes on 'i2', which walks T0"):
         (ls.asarray(A0) @ X0).materialize(schedule=bad)
+
+
+@pytest.mark.parametrize("sched", [
+    ls.Schedule().parallelize("i2", unit="cpu-vector", races="parallel-reduction"),
+    ls.Schedule().split("i2", "k0", "k1", 8).parallelize("k1", unit="cpu-vector", races="parallel-reduction"),
+    ls.Schedule().split("i0", "r0", "r1", 4).parallelize("r0")
+      .parallelize("i2", unit="cpu-vector", races="parallel-reduction"),
+], ids=["whole", "split", "threads-and-lanes"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
+def test_6_vector_lanes_with_a_parallel_reduction(sched, dtype):
+    """Lanes of the innermost reduction loop each sum privately (``omp simd reduction``): on
+    a length (37) the split factor does not divide, so the guarded tail clone stays scalar."""
+    ls.set_num_threads(2)
+    rng = np.random.default_rng(15)
+    X, Y = (rng.random((13, 37)) * 10).astype(dtype), (rng.random((5, 37)) * 10).astype(dtype)
+    e = ls.einsum("ik,jk->ij", ls.asarray(X), ls.asarray(Y))
+    c = _kernel_c(ls.explain(e, schedule=sched))
+    assert "#pragma omp simd reduction(+:acc) reduction(+:cnt)" in c
+    rtol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(e.materialize(schedule=sched).todense(), X @ Y.T, rtol=rtol)
+
+
+@pytest.mark.parametrize("make, sched, exc, msg", [
+    (lambda: ls.einsum("ik,jk->ij", ls.asarray(np.ones((3, 4))), ls.asarray(np.ones((2, 4)))),
+     ls.Schedule().parallelize("i2", unit="cpu-vector", races="no-races"), ValueError,
+     "runs reduction variable 'i2'"),
+    (lambda: ls.einsum("ik,jk->ij", ls.asarray(np.ones((3, 4))), ls.asarray(np.ones((2, 4)))),
+     ls.Schedule().reorder("i0", "i2", "i1").parallelize("i2", unit="cpu-vector", races="parallel-reduction"),
+     NotImplementedError, "does not sum innermost into one scalar"),
+    (lambda: ls.asarray(np.ones((3, 4))).max(axis=1),
+     ls.Schedule().parallelize("i1", unit="cpu-vector", races="parallel-reduction"), NotImplementedError,
+     "reducing 'i1' by max"),
+    (lambda: ls.asarray(_csr(9, 6, 0.4, 8)) @ np.ones(6),
+     ls.Schedule().fuse("i0", "i1", "f").pos("f", "p", "T0").split("p", "p0", "p1", 4)
+     .parallelize("p1", unit="cpu-vector", races="parallel-reduction"), NotImplementedError,
+     "which walks a tile's or chunk's entries"),
+])
+def test_vector_lanes_that_cannot_hold_are_refused(make, sched, exc, msg):
+    with pytest.raises(exc, match=msg):
+        make().materialize(schedule=sched)
 
 
 # -- bound and unroll: constant trip counts, and guards only where a bound does not cover them ----

@@ -14,14 +14,31 @@ from __future__ import annotations
 from .loopir import Block, Decl, For, If, Line, While
 
 
-def _unrolled(lw, name, blk, vector_ok=True):
-    """The schedule's hints in front of the loop it calls ``name``: unroll, vector lanes (not on
-    a loop with a ``break``, which ``omp simd`` does not allow: guarded clones stay scalar)."""
-    f = lw.spec.loops.unroll_of(name)
+_SIMD_OPS = {"sum": "+", "prod": "*"}
+
+
+def _unrolled(lw, name, blk, vector_ok=True, v=None):
+    """The schedule's hints in front of the loop it calls ``name`` (over statement variable
+    ``v``): unroll, vector lanes (not on a loop with a ``break``, which ``omp simd`` does not
+    allow: guarded clones stay scalar). Lanes of a reduction variable's loop each sum into a
+    private copy of the accumulation (``parallel-reduction``), combined after the loop: only
+    where the loop is innermost and sums into the scalar ``acc`` (and its entry count ``cnt``).
+    The sum's association changes, as with split accumulators."""
+    plan = lw.spec.loops
+    f = plan.unroll_of(name)
     if f is not None:
         blk.add(Line(f"#pragma GCC unroll {f}"))
-    if vector_ok and name in lw.spec.loops.vector:
+    if not vector_ok or name not in plan.vector:
+        return
+    if name not in plan.vreduce:
         blk.add(Line("#pragma omp simd"))
+        return
+    if v is None or not lw.in_acc or lw.order[-1] != v or lw.count:
+        raise NotImplementedError(
+            f"Schedule.parallelize: vector lanes with races='parallel-reduction' on {name!r}, whose "
+            f"loop does not sum innermost into one scalar in `{lw.stmt!r}` (not lowered yet; issue 6)")
+    op = _SIMD_OPS[lw.stmt.reduce]
+    blk.add(Line(f"#pragma omp simd reduction({op}:acc) reduction(+:cnt)"))
 
 
 def _par(lw, name):
@@ -39,7 +56,7 @@ def range_loop(lw, depth, v, blk, body, followers):
         name = plan.name_of(v) if plan is not None else v.name
         where = lw.parallel(depth, v, followers, blk, n, forced=plan is not None and _par(lw, name))
         if plan is not None:
-            _unrolled(lw, name, where)
+            _unrolled(lw, name, where, v=v)
         where.add(For(x, "0", n, body))
         return
     lw.split_done.add(v)
@@ -107,7 +124,7 @@ def _inner_loops(lw, v, rel, tile, body):
             ib.add(f"if ({x} >= {n}) break;")
         ib.add(body)
         out = Block()
-        _unrolled(lw, rel.inner, out, vector_ok=not guard)
+        _unrolled(lw, rel.inner, out, vector_ok=not guard, v=v)
         return out.add(For(xi, "0", step, ib))
 
     if rel.parent in lw.spec.loops.guarded:

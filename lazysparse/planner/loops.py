@@ -52,6 +52,8 @@ class LoopPlan:
 
     vector: tuple = ()      # loops on vector lanes (``#pragma omp simd``)
     nest: tuple = ()        # the loops that run, outermost first, in the schedule's names
+    vreduce: tuple = ()     # vector loops of a reduction variable: lanes sum privately
+                            # (``omp simd reduction``, races="parallel-reduction")
 
     def chunk_of(self, v):
         for ix, q, rel in self.chunks:
@@ -198,7 +200,7 @@ def bind(schedule, stmt, specs, order, out_fmt, decisions=()):
             raise _todo("reorder", f"reordering the loops {', '.join(names_)} of {where} (they nest "
                                    f"as {', '.join(nest)})")
     leaves = set(g.leaves) | set(alias)
-    par, unroll, vector = None, [], []
+    par, unroll, vector, vreduce = None, [], [], []
     for st in steps:
         if st[0] == "unroll":
             var, f = st[1]
@@ -212,8 +214,24 @@ def bind(schedule, stmt, specs, order, out_fmt, decisions=()):
             var, _, races = st[1]
             if var not in leaves:
                 raise _err("parallelize", f"{var!r} is not a loop of {where}")
-            if races not in ("ignore-races", "no-races"):
+            if races not in ("ignore-races", "no-races", "parallel-reduction"):
                 raise _todo("parallelize", f"vector lanes with races={races!r}")
+            root = alias.get(var) or next((ix for ix, rel in splits if var in (rel.inner, rel.outer)), None)
+            walkers = _sparse_walkers(root, accs, specs) if root is not None else ["a tile's or chunk's"]
+            if walkers:
+                # (the loop over stored entries is the compiler's own: tuned, vector or split)
+                raise _todo("parallelize", f"vector lanes on {var!r}, which walks {walkers[0]} "
+                                           f"entries in {where}")
+            if races == "no-races" and root in stmt.reduce_indices:
+                raise _err("parallelize", f"the vector loop {var!r} runs reduction variable {root.name!r}: "
+                                          "its lanes add into the same result, so races='no-races' cannot "
+                                          "hold; use races='parallel-reduction'")
+            if races == "parallel-reduction" and root in stmt.reduce_indices:
+                if stmt.reduce not in ("sum", "prod") or np.dtype(stmt.dtype).kind not in "iuf":
+                    raise _todo("parallelize", f"vector lanes reducing {var!r} by {stmt.reduce} "
+                                               f"over {stmt.dtype} values in {where} (sums and "
+                                               "products of real numbers only)")
+                vreduce.append(var)
             vector.append(var)
         elif st[0] == "parallelize":
             if par is not None:
@@ -222,7 +240,7 @@ def bind(schedule, stmt, specs, order, out_fmt, decisions=()):
                             dict(renamed), nest, decisions)
     return LoopPlan(tuple(order), tuple(splits), tiles, par, tuple(unroll),
                     frozenset(r.parent for r in g.guarded()), repr(schedule), tuple(bounds), renamed,
-                    early, tuple(chunks), tuple(vector), tuple(nest))
+                    early, tuple(chunks), tuple(vector), tuple(nest), tuple(vreduce))
 
 
 def _roots_of(names, g, idx, where):
