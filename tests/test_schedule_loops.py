@@ -513,3 +513,39 @@ def test_7_an_sddmm_with_its_sum_between_rows_and_columns_locates_its_entries():
     out = e.materialize(schedule=ls.Schedule().reorder("i0", "i2", "i1").parallelize("i0"))
     assert out.format == ls.csr
     np.testing.assert_allclose(out.todense(), A0.toarray() * (U @ V.T), rtol=1e-12)
+
+
+# -- a schedule on an expression of several operations --------------------------------------------
+def test_an_sddmm_written_as_two_operations_runs_as_one_scheduled_statement():
+    """``A * (U @ V.T)`` under a schedule inlines into ``sum_k A[i,j] U[i,k] V[j,k]`` (named as a
+    single operation's indices): one kernel over A's entries, rows on threads, the sum on
+    vector lanes, a CSR result; per operation it would form the dense 60 x 45 product first."""
+    ls.set_num_threads(2)
+    A0 = _csr(60, 45, 0.1, 31, empty_rows=(0, 7), skew=True)
+    rng = np.random.default_rng(31)
+    U, V = rng.random((60, 12)), rng.random((45, 12))
+    e = ls.asarray(A0) * (ls.asarray(U) @ ls.asarray(V).T)
+    s = (ls.Schedule().split("i0", "r0", "r1", 8).parallelize("r0")
+         .parallelize("i2", unit="cpu-vector", races="parallel-reduction"))
+    text = ls.explain(e, schedule=s)
+    kernels = [ln for ln in text.splitlines() if ln.startswith("kernel ")]
+    assert kernels == ["kernel 0: out[i0,i1] = sum_{i2} multiply(T0[i0,i1], multiply(T1[i0,i2], T2[i1,i2]))"]
+    assert "#pragma omp simd reduction(+:acc)" in _kernel_c(text)
+    want = A0.toarray() * (U @ V.T)
+    out = e.materialize(format="csr", schedule=s)
+    assert out.format == ls.csr
+    np.testing.assert_allclose(out.todense(), want, rtol=1e-12)
+    np.testing.assert_allclose(e.materialize(schedule=s).todense(), want, rtol=1e-12)
+
+
+def test_an_expression_whose_inlining_nests_sums_keeps_one_kernel_per_operation():
+    """``A @ (X @ W)`` as one statement would sum over k and l together (nnz * H * J work
+    instead of N * H * J + nnz * J): each operation's kernel takes the schedule instead."""
+    ls.set_num_threads(2)
+    A0 = _csr(40, 30, 0.2, 32)
+    rng = np.random.default_rng(32)
+    X, W = rng.random((30, 6)), rng.random((6, 5))
+    e = ls.asarray(A0) @ (ls.asarray(X) @ ls.asarray(W))
+    s = ls.Schedule().split("i0", "r0", "r1", 4).parallelize("r0")
+    assert sum(ln.startswith("kernel ") for ln in ls.explain(e, schedule=s).splitlines()) == 2
+    np.testing.assert_allclose(e.materialize(schedule=s).todense(), A0 @ (X @ W), rtol=1e-12)

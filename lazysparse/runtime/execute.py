@@ -64,7 +64,9 @@ def compute_nodes(nodes, fusion="auto", schedule=None):
     Common subexpressions are computed once: nodes with the same statement, shape and requested
     format over the same children (the same concrete arrays, or children that are themselves the
     same subexpression) share one result, within one DAG and across the nodes of one call.
-    A ``schedule`` (``ls.Schedule``) applies to the kernels planned meanwhile, one per node.
+    A ``schedule`` (``ls.Schedule``) applies to the kernels planned meanwhile: the one
+    statement a single root's DAG inlines into (``fused.single_statement``), else one kernel
+    per node.
     """
     if schedule is not None:
         with schedule.apply():
@@ -85,6 +87,17 @@ def _compute_nodes(nodes, fusion, scheduled):
                 n.result = execute(n.stmt, sts, n.shape, n.format, name="materialize")
             return
     roots = [n for n in nodes if n.result is None]
+    if fusion != "none" and scheduled and len(roots) == 1:
+        # a schedule transforms the loops of one statement (paper 001): a DAG that inlines
+        # into one, without nesting more sums, runs as that statement under it; otherwise
+        # every operation's kernel follows the schedule (SDDMM as one statement runs on A's
+        # entries; per operation it forms the dense U @ V.T)
+        from .fused import single_statement
+        one = single_statement(roots[0])
+        if one is not None:
+            n = roots[0]
+            n.result = execute(one[0], one[1], n.shape, n.format, name="materialize")
+            return
     if fusion != "none" and not scheduled and roots and all(n.format is None for n in roots):
         # a DAG of several operations (under one or several roots): one fused kernel where the
         # plan shares loops (runtime/fused.py); otherwise, or where lowering declines, one

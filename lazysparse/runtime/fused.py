@@ -209,6 +209,32 @@ def try_fused(roots, name="materialize", mode="auto"):
     return [_run_converted(plan, kernel, abi, fixed, inputs, conv, name, converted)] * len(roots)
 
 
+def single_statement(root):
+    """``(statement, storages)`` when the lazy DAG under ``root`` inlines into one statement
+    (planner/inline.py) that sums over no more index variables than its widest operation
+    (SDDMM ``A * (U @ V.T)`` is ``sum_k A[i,j] U[i,k] V[j,k]``; ``A @ (X @ W)`` would nest two
+    sums, more work, and is not), else None. Its index variables are renamed as a single
+    operation's are (results ``i0, i1, ...``, then the sums), so that a schedule names them
+    alike; ``explain`` shows them. How a schedule applies to a whole expression (paper 001
+    schedules one statement): runtime/execute.py, ``_compute_nodes``."""
+    from ..ir.nodes import Index
+    from ..planner.decompose import _rename
+    from ..ir.nodes import intern
+    prog, node_value, inputs = decompose([root], split=False)
+    if len(prog.ops) < 2:
+        return None
+    widest = max(len(op.stmt.reduce_indices) for op in prog.ops)
+    one = inline(prog)
+    if len(one.ops) != 1 or one.ops[0].out != node_value.get(id(root)):
+        return None
+    op = one.ops[0]
+    if len(op.stmt.reduce_indices) > widest or any(a not in inputs for a in op.args):
+        return None
+    names = [*op.stmt.out_indices, *op.stmt.reduce_indices]
+    ren = {ix: Index(f"i{k}") for k, ix in enumerate(names) if isinstance(ix, Index)}
+    return intern(_rename(op.stmt, ren)), [inputs[a] for a in op.args]
+
+
 def _pick(results, outputs, outs):
     """The storage of each root (``outs``: its value id) from a program's ``results`` (one
     per value id of ``outputs``)."""
