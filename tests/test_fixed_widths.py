@@ -74,3 +74,38 @@ def test_fused_sums_at_and_around_the_widths(K, dtype):
     np.testing.assert_allclose(got.todense(), Bs.toarray() * (U @ V.T), rtol=_tol(dtype), atol=_tol(dtype))
     (run,) = log
     assert (f"N_k == {K})" in run.kernel.source) == (K in FusedLowerer.WIDTHS)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("rows", [0, 1, 3, 4, 9, 17])
+@pytest.mark.parametrize("width", [8, 16, 32, 64])
+def test_dense_products_run_tiles_of_rows(threads, dtype, rows, width):
+    """Rows whose vector rows share the loops below them (``Lowerer.emit_row_tiles``): row
+    counts around the tile height (remainder rows run one by one), against NumPy."""
+    ls.set_num_threads(threads)
+    rng = np.random.default_rng(rows * 100 + width)
+    X, W = _rand(rng, (rows, 7), dtype), _rand(rng, (7, width), dtype)
+    with kernel_log() as log:
+        got = (ls.asarray(X) @ ls.asarray(W)).materialize(fusion="none").todense()
+    np.testing.assert_allclose(got, X @ W, rtol=_tol(dtype), atol=_tol(dtype))
+    (spec, runner), = log
+    # a tile needs two rows' accumulators in 1 KB: 16-wide doubles take four, 64-wide two
+    isz = np.dtype(dtype).itemsize
+    tiled = {w for w in (*Lowerer.ROW_WIDTHS, 128)
+             if (w * isz) % 64 == 0 and 2 * w * isz <= Lowerer.TILE_BYTES}  # vector rows only
+    assert ("lrb" in runner.source) == bool(tiled)
+    for w in tiled:
+        h = min(Lowerer.ROW_TILE, Lowerer.TILE_BYTES // (w * isz))
+        assert f"rv{w}_{h - 1}[" in runner.source and f"rv{w}_{h}[" not in runner.source
+
+
+def test_a_sparse_operand_on_the_row_index_keeps_rows_apart():
+    """SpMM: each row walks its own entries of A, so rows cannot share loops: no tiles."""
+    A = sp.random(9, 7, density=0.4, format="csr", random_state=1)
+    X = np.random.default_rng(1).random((7, 16))
+    with kernel_log() as log:
+        got = (ls.asarray(A) @ ls.asarray(X)).materialize(fusion="none").todense()
+    np.testing.assert_allclose(got, A @ X, rtol=1e-12)
+    (spec, runner), = log
+    assert "ls_vd rv16[" in runner.source and "lrb" not in runner.source

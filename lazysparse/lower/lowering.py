@@ -224,6 +224,7 @@ class Lowerer:
         self.row_acc = None  # the local row a fixed-width version accumulates into
         self.row_width = 0   # the width of the version being emitted (0: the general loops)
         self.row_vec = None  # (width, vector type, lanes, vectors): the row as vector variables
+        self.row_tile = None  # (rows, first row's C expression): rows sharing a vector row's loops
         # dense-inter: the loops being emitted sum into a register row started at zero
         # (emit_row, fresh); a sum outside such a row needs a zero-filled result buffer
         self.in_slab, self.unzeroed = False, False
@@ -563,6 +564,9 @@ class Lowerer:
         if depth == len(self.order):
             self.emit_leaf(blk)
             return
+        if depth == 0 and self.row_width and self.row_tile is None and self._row_tiles():
+            self.emit_row_tiles(blk)
+            return
         if self.row_width and self.row_acc is None and self._row_tail(depth):
             self.emit_row(depth, blk, fresh=self._slab(depth))
             return
@@ -830,10 +834,13 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
         nv = f"({w} / {ln})"
         x = self.vname[tail]
         self.vname[tail] = f"lvb * {ln}"
-        init = f"({vt}){{0}}" if fresh else f"*(const {vt} *)&o[{self.dense_addr()}]"
-        blk.add(Decl(vt, f"rv{w}[{w} / {ln}]"))
-        blk.add(For("lvb", "0", nv, Block().add(f"rv{w}[lvb] = {init};")))
-        store = For("lvb", "0", nv, Block().add(f"*({vt} *)&o[{self.dense_addr()}] = rv{w}[lvb];"))
+        store = Block()
+        for q, name in self._tile_rows(w):
+            init = f"({vt}){{0}}" if fresh else f"*(const {vt} *)&o[{self.dense_addr()}]"
+            blk.add(Decl(vt, f"{name}[{w} / {ln}]"))
+            blk.add(For("lvb", "0", nv, Block().add(f"{name}[lvb] = {init};")))
+            store.add(For("lvb", "0", nv, Block().add(f"*({vt} *)&o[{self.dense_addr()}] = {name}[lvb];")))
+        self._tile_rows(w, restore=True)
         self.vname[tail] = x
         self.row_vec, self.row_acc = (w, vt, ln, nv), f"rv{w}"
         inner = Block()
@@ -857,9 +864,81 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
                 return f"(*(const {vt} *)&{val})" if a.spec.dense and tail in e.indices else val
             args = [vec(arg, it) for arg in e.args]
             return f"(-{args[0]})" if e.op == "negative" else f"({args[0]} {self.VEC_OPS[e.op]} {args[1]})"
-        val = vec(self.stmt.expr, iter(self.acc_by_q))
+        lane = Block()
+        for q, name in self._tile_rows(w):
+            lane.add(f"{name}[lvb] += {vec(self.stmt.expr, iter(self.acc_by_q))};")
+        self._tile_rows(w, restore=True)
         self.vname[tail] = x
-        blk.add(For("lvb", "0", nv, Block().add(f"rv{w}[lvb] += {val};")))
+        blk.add(For("lvb", "0", nv, lane))
+
+    def _tile_rows(self, w, restore=False):
+        """(row, accumulator name) of each result row the vector row's loops run for, with the
+        row index's C name set to that row's as each is yielded (``restore``: set it back)."""
+        if self.row_tile is None:
+            return [] if restore else [(0, f"rv{w}")]
+        v = self.outs[0]
+        rows, base = self.row_tile
+        if restore:
+            self.vname[v] = self._tile_x
+            return []
+        self._tile_x = self.vname[v]
+
+        def gen():
+            for q in range(rows):
+                self.vname[v] = f"({base} + {q})"
+                yield q, f"rv{w}_{q}"
+            self.vname[v] = self._tile_x
+        return gen()
+
+    ROW_TILE = 4  # rows at most whose vector rows share one pass of the loops below them
+    TILE_BYTES = 1024  # their accumulators at most: half of AVX-512's 32 registers
+
+    def _tile_height(self):
+        """Rows per tile for this version's width: accumulators up to TILE_BYTES."""
+        isz = self.VEC_TYPES[self.odt][1]
+        return max(1, min(self.ROW_TILE, self.TILE_BYTES // (self.row_width * isz)))
+
+    def _row_tiles(self):
+        """A vector row version (``emit_vector_row``) whose outer loop is the result's first
+        index over a dense range, with the row below it started fresh, where no sparse operand
+        is indexed by that index: the loops below the rows do not depend on which row runs, so
+        ``ROW_TILE`` rows run them together and each value the rows share (GEMM's ``W[k, :]``)
+        is loaded once for all of them."""
+        if (len(self.outs) != 2 or self.order[0] != self.outs[0] or getattr(self, "_untiled", False)
+                or not self._vector_row(self.row_width) or self._tile_height() < 2):
+            return False
+        v = self.order[0]
+        if not (self._row_tail(1) and self._slab(1)):
+            return False
+        return all(a.spec.dense or v not in a.lvars for a in self.accs)
+
+    def emit_row_tiles(self, blk):
+        """The outer loop in blocks of ``_tile_height()`` rows (on threads where the loop
+        would be), then the remaining rows one by one; where the target's vector registers
+        cannot hold the tile's accumulators in half of them (1 KB with AVX-512; AVX's 16
+        registers of 32 bytes, or SSE's of 16, hold a 16-wide double row at most) the rows run
+        one by one (spilled accumulators cost more than the shared loads save)."""
+        v, R = self.order[0], self._tile_height()
+        need = R * self.row_width * self.VEC_TYPES[self.odt][1]
+        tiled, plain = Block(), Block()
+        blk.add(Line(f"#if LS_VB >= 64 && {need} <= 1024"), tiled, Line("#else"), plain, Line("#endif"))
+        self._untiled = True
+        self._emit(0, plain)
+        self._untiled = False
+        blk = tiled
+        x, n = self.vname[v], self.ext[v]
+        nb = f"(({n}) / {R})"
+        body = Block().add(Decl("const int64_t", f"{x}t", f"lrb * {R}"))
+        where = self.parallel(0, v, [], blk, nb)
+        where.add(For("lrb", "0", nb, body))
+        self.bind(v)
+        self.row_tile = (R, f"{x}t")
+        self.emit(1, body)
+        self.row_tile = None
+        rest = Block()
+        blk.add(For(x, f"{nb} * {R}", n, rest))
+        self.emit(1, rest)
+        self.bound.discard(v)
 
     def sched_flag(self, desc):
         name = self.sched_flags.get(desc)
