@@ -475,12 +475,16 @@ def _flush_one_level(lw, b, L, dpos0):
                          f"memcpy(fv, ism.av, (size_t)fn * sizeof({lw.oct}));")
     b.add(If("ism.an == 0", direct, merged))
     # a scan first: the squeeze, a second pass over the entries, only runs when some value is
-    # zero (rare; the pass cost 6% of A + B + C on cage10). The scan stops at the first zero,
-    # which also keeps gcc from vectorising it: a vector load of values the drain has just
-    # stored one by one (in rank order) cannot be forwarded from those stores and waits for
-    # them to retire (cs4 A @ A: 22% of the kernel's samples on that one load)
+    # zero (rare; the pass cost 6% of A + B + C on cage10). On a short row the scan stops at
+    # the first zero, which also keeps gcc from vectorising it: a vector load of values the
+    # drain has just stored one by one (in rank order) cannot be forwarded from those stores
+    # and waits for them to retire (cs4 A @ A: 22% of the kernel's samples on that one load).
+    # A long row is scanned by the vector loop: its first values were stored long before, and
+    # the scalar scan made long rows slower (adder_dcop_05 A @ A, rows of ~1000: 0.93 -> 1.18 of
+    # scipy; R-MAT A + B + C 0.88 -> 1.07-1.29)
     b.add(Decl("int64_t", "o", "fn"), Decl("int", "z_", "0"))
-    scan = For("t", "0", "fn", Block().add("if (fv[t] == 0) { z_ = 1; break; }"))
+    scan = If("fn < 64", Block().add(For("t", "0", "fn", Block().add("if (fv[t] == 0) { z_ = 1; break; }"))),
+              Block().add(For("t", "0", "fn", Block().add("z_ |= fv[t] == 0;"))))
     maybe = getattr(lw, "row_maybe_zero", None)  # a union fission's rows know (Lowerer.terms_maybe_zero)
     b.add(If(maybe, Block().add(scan)) if maybe else scan)
     squeeze = Block().add("o = 0;")
