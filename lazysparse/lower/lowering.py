@@ -840,7 +840,6 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
             blk.add(Decl(vt, f"{name}[{w} / {ln}]"))
             blk.add(For("lvb", "0", nv, Block().add(f"{name}[lvb] = {init};")))
             store.add(For("lvb", "0", nv, Block().add(f"*({vt} *)&o[{self.dense_addr()}] = {name}[lvb];")))
-        self._tile_rows(w, restore=True)
         self.vname[tail] = x
         self.row_vec, self.row_acc = (w, vt, ln, nv), f"rv{w}"
         inner = Block()
@@ -867,28 +866,23 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
         lane = Block()
         for q, name in self._tile_rows(w):
             lane.add(f"{name}[lvb] += {vec(self.stmt.expr, iter(self.acc_by_q))};")
-        self._tile_rows(w, restore=True)
         self.vname[tail] = x
         blk.add(For("lvb", "0", nv, lane))
 
-    def _tile_rows(self, w, restore=False):
+    def _tile_rows(self, w):
         """(row, accumulator name) of each result row the vector row's loops run for, with the
-        row index's C name set to that row's as each is yielded (``restore``: set it back)."""
+        row index's C name set to that row's while it is yielded (a generator: iterate it to
+        the end, which sets the name back)."""
         if self.row_tile is None:
-            return [] if restore else [(0, f"rv{w}")]
+            yield 0, f"rv{w}"
+            return
         v = self.outs[0]
         rows, base = self.row_tile
-        if restore:
-            self.vname[v] = self._tile_x
-            return []
-        self._tile_x = self.vname[v]
-
-        def gen():
-            for q in range(rows):
-                self.vname[v] = f"({base} + {q})"
-                yield q, f"rv{w}_{q}"
-            self.vname[v] = self._tile_x
-        return gen()
+        x = self.vname[v]
+        for q in range(rows):
+            self.vname[v] = f"({base} + {q})"
+            yield q, f"rv{w}_{q}"
+        self.vname[v] = x
 
     ROW_TILE = 4  # rows at most whose vector rows share one pass of the loops below them
     TILE_BYTES = 1024  # their accumulators at most: half of AVX-512's 32 registers

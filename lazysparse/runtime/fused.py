@@ -217,9 +217,8 @@ def single_statement(root):
     operation's are (results ``i0, i1, ...``, then the sums), so that a schedule names them
     alike; ``explain`` shows them. How a schedule applies to a whole expression (paper 001
     schedules one statement): runtime/execute.py, ``_compute_nodes``."""
-    from ..ir.nodes import Index
+    from ..ir.nodes import Index, intern
     from ..planner.decompose import _rename
-    from ..ir.nodes import intern
     prog, node_value, inputs = decompose([root], split=False)
     if len(prog.ops) < 2:
         return None
