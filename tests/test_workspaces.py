@@ -488,14 +488,18 @@ def _wide(m, n, lengths, seed, lo=0, hi=None, index_dtype=np.int32):
 
 
 def _rank_cases():
-    # rows of 0..60 entries in all (the rank drain takes up to W.RANK of them when they span more
-    # than one summary word, 4096 columns), spread over 20000 columns or packed into 300
+    # rows of 0..66 entries in all (the rank drain takes up to 32 of them when they span more
+    # than one summary word, 4096 columns, and 33-64 when most are alone in their bitmap word),
+    # spread over 20000 columns or packed into 300
     m, n = 64, 20000
-    lengths = [[(r * 7 + s * 3) % 21 for r in range(m)] for s in range(3)]
+    lengths = [[(r * 7 + s * 3) % 23 for r in range(m)] for s in range(3)]
     packed = lambda s: _wide(m, n, lengths[s], 10 + s, lo=9000, hi=9300)
     spread = lambda s, idx=np.int32: _wide(m, n, lengths[s], 20 + s, index_dtype=idx)
+    # rows of 10..75 entries, most alone in their bitmap word: both sides of 32, 64 and 65
+    long = [_wide(m, n, [10 + r for r in range(m)], 30), _wide(m, n, [0] * m, 31),
+            _wide(m, n, [r % 3 for r in range(m)], 32, index_dtype=np.int64)]
     return [[spread(s) for s in range(3)], [packed(s) for s in range(3)],
-            [spread(0), packed(1), spread(2, np.int64)], [spread(s, np.int64) for s in range(3)]]
+            [spread(0), packed(1), spread(2, np.int64)], [spread(s, np.int64) for s in range(3)], long]
 
 
 def test_short_wide_rows_of_a_sum_drain_in_order():

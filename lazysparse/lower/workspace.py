@@ -39,37 +39,49 @@ from .loopir import Block, Decl, For, If
 # Support for every policy (before it): the stable pair sort. The template's all array and its
 # merge (after it): double buffered, the merge writes into the spare pair and swaps.
 SORT = r"""
-/* How many of the LS_RANK keys l[0..LS_RANK) are below ka, without a branch: a vector compare
-   and a popcount where the build's target has them (x86 AVX-512 or AVX2), else a loop the
-   compiler vectorises as it can. */
-#ifndef LS_RANK
-#define LS_RANK 32
+/* Ranks: how many of a short row's keys are below a key, without a branch. R (32 or 64, a
+   constant where these inline) is how many keys the row may have. With AVX-512 the row is held
+   in registers, read by masked loads with keys past its end read as `pad` (above every key):
+   padding it in memory instead made the first vector load of each row wait for the padding
+   stores to retire (store forwarding fails on a partial overlap: 11% of cs4's drain samples).
+   Elsewhere the list in memory is padded and compared a vector (AVX2) or a key at a time. */
+#define LS_RANK_MAX 64
+#if defined(__AVX512F__) && (LS_WK_BITS == 32 || LS_WK_BITS == 64)
+#define LS_RL (512 / LS_WK_BITS)
+static inline __attribute__((always_inline)) __m512i ls_rank_part(const LS_WK *l, int64_t m, LS_WK pad) {
+  const uint64_t k = m >= LS_RL ? (((uint64_t)1 << LS_RL) - 1) : m <= 0 ? 0 : (((uint64_t)1 << m) - 1);
+#if LS_WK_BITS == 32
+  return _mm512_mask_loadu_epi32(_mm512_set1_epi32(pad), (__mmask16)k, (const void *)l);
+#else
+  return _mm512_mask_loadu_epi64(_mm512_set1_epi64(pad), (__mmask8)k, (const void *)l);
 #endif
-static inline __attribute__((always_inline)) int ls_rank(const LS_WK *l, LS_WK ka) {
+}
+static inline __attribute__((always_inline)) int ls_rank_cmp(__m512i L, LS_WK ka) {
+#if LS_WK_BITS == 32
+  return __builtin_popcount(_mm512_cmplt_epi32_mask(L, _mm512_set1_epi32(ka)));
+#else
+  return __builtin_popcount(_mm512_cmplt_epi64_mask(L, _mm512_set1_epi64(ka)));
+#endif
+}
+#else
+static inline __attribute__((always_inline)) int ls_rank(const LS_WK *l, LS_WK ka, const int R) {
   int r = 0;
-#if defined(__AVX512F__) && LS_WK_BITS == 32
-  const __m512i kv = _mm512_set1_epi32(ka);
-  for (int b = 0; b < LS_RANK; b += 16)
-    r += __builtin_popcount(_mm512_cmplt_epi32_mask(_mm512_loadu_si512((const void *)(l + b)), kv));
-#elif defined(__AVX512F__) && LS_WK_BITS == 64
-  const __m512i kv = _mm512_set1_epi64(ka);
-  for (int b = 0; b < LS_RANK; b += 8)
-    r += __builtin_popcount(_mm512_cmplt_epi64_mask(_mm512_loadu_si512((const void *)(l + b)), kv));
-#elif defined(__AVX2__) && LS_WK_BITS == 32
+#if defined(__AVX2__) && LS_WK_BITS == 32
   const __m256i kv = _mm256_set1_epi32(ka);
-  for (int b = 0; b < LS_RANK; b += 8)
+  for (int b = 0; b < R; b += 8)
     r += __builtin_popcount(_mm256_movemask_ps(_mm256_castsi256_ps(
         _mm256_cmpgt_epi32(kv, _mm256_loadu_si256((const __m256i *)(l + b))))));
 #elif defined(__AVX2__) && LS_WK_BITS == 64
   const __m256i kv = _mm256_set1_epi64x(ka);
-  for (int b = 0; b < LS_RANK; b += 4)
+  for (int b = 0; b < R; b += 4)
     r += __builtin_popcount(_mm256_movemask_pd(_mm256_castsi256_pd(
         _mm256_cmpgt_epi64(kv, _mm256_loadu_si256((const __m256i *)(l + b))))));
 #else
-  for (int b = 0; b < LS_RANK; b++) r += l[b] < ka;
+  for (int b = 0; b < R; b++) r += l[b] < ka;
 #endif
   return r;
 }
+#endif
 
 /* bottom-up merge sort of n keys; t: scratch of n */
 static void ls_ksort(LS_WK *k, LS_WK *t, int64_t n) {
@@ -181,11 +193,14 @@ static void ls_ism_free(ls_ism *s) {
 # touched word: only touched words are read, 64 summary bits a word, so a row costs its
 # entries plus a word per 4096 points of its span (sorting the list instead cost ~20 ns an
 # entry on cs4 and vt2010, half of the product: branchy insertion sorts of short rows). A row
-# spread much wider than its length is sorted instead. A short row (at most LS_RANK entries)
+# spread much wider than its length is sorted instead. A short row (at most 32 entries)
 # spread over more than one summary word (4096 points) is drained by rank instead: the walk's
 # loops mispredicted about once a summary word, while a rank is one vector compare, branch-free
 # (kernel alone, interleaved: A + B + C vt2010 4.27 -> 3.21 ms, cs4 2.36 -> 1.74, pubmed
-# 2.19 -> 1.72, email-Enron 7.64 -> 6.64; A @ A cs4 3.47 -> 2.88; no input slower).
+# 2.19 -> 1.72, email-Enron 7.64 -> 6.64; A @ A cs4 3.47 -> 2.88; no input slower). So is a
+# row of 33-64 entries most of which are alone in their bitmap word, where the walk mispredicts
+# about once an entry (NSR8K A @ A 1.06-1.13 -> 0.95-1.05 of scipy; cage10's rows, two entries
+# a word, keep the walk: by rank they were 0.75 -> 0.85).
 DENSE = r"""
 typedef struct { LS_WT *v; uint64_t *bits, *sum; LS_WK *list; int64_t n, E, lo, hi; } ls_ws;
 static int ls_ws_init(ls_ws *w, int64_t E, int64_t cap) {
@@ -195,7 +210,7 @@ static int ls_ws_init(ls_ws *w, int64_t E, int64_t cap) {
   w->v = (LS_WT *)ls_malloc(n * sizeof(LS_WT));
   w->bits = (uint64_t *)ls_calloc(words, sizeof(uint64_t));
   w->sum = (uint64_t *)ls_calloc((words + 63) / 64, sizeof(uint64_t));
-  w->list = (LS_WK *)ls_malloc((n + LS_RANK) * sizeof(LS_WK));
+  w->list = (LS_WK *)ls_malloc((n + LS_RANK_MAX) * sizeof(LS_WK));
   return !w->v || !w->bits || !w->sum || !w->list;
 }
 static inline int ls_ws_insert(ls_ws *w, int64_t key, LS_WT val) {
@@ -211,27 +226,49 @@ static inline int ls_ws_insert(ls_ws *w, int64_t key, LS_WT val) {
   return 0;
 }
 static inline int64_t ls_ws_size(const ls_ws *w) { return w->n; }
-/* Drain of a short row (n <= LS_RANK keys) by rank: a key's place in the sorted row is the
-   number of keys below it, found with LS_RANK comparisons and no branch (the list is padded with
-   keys above every coordinate). */
-static inline __attribute__((always_inline)) void ls_rank_drain(ls_ws *w, LS_WK *restrict k, LS_WT *restrict v, int64_t n) {
+/* Drain of a short row (n <= R keys, R = 32 or 64) by rank: a key's place in the sorted row
+   is the number of keys below it, found with R comparisons and no branch. */
+static inline __attribute__((always_inline)) void ls_rank_drain(ls_ws *w, LS_WK *restrict k, LS_WT *restrict v, int64_t n, const int R) {
   LS_WK *restrict l = w->list;
-  for (int b = 0; b < LS_RANK; b++) l[n + b] = (LS_WK)w->E;
+#if defined(__AVX512F__) && (LS_WK_BITS == 32 || LS_WK_BITS == 64)
+  __m512i L[LS_RANK_MAX / LS_RL];
+  for (int p = 0; p < R / LS_RL; p++) L[p] = ls_rank_part(l + p * LS_RL, n - p * LS_RL, (LS_WK)w->E);
+#else
+  for (int b = 0; b < R; b++) l[n + b] = (LS_WK)w->E;
+#endif
   for (int64_t a = 0; a < n; a++) {
     const LS_WK ka = l[a];
-    const int r = ls_rank(l, ka);
+#if defined(__AVX512F__) && (LS_WK_BITS == 32 || LS_WK_BITS == 64)
+    int r = 0;
+    for (int p = 0; p < R / LS_RL; p++) r += ls_rank_cmp(L[p], ka);
+#else
+    const int r = ls_rank(l, ka, R);
+#endif
     k[r] = ka; v[r] = w->v[ka];
     w->bits[ka >> 6] = 0; w->sum[ka >> 12] = 0;
   }
+}
+/* whether the row's n entries touch at least 5n/8 bitmap words (a summary bit each; a row over
+   8 or more summary words is taken as thin without counting) */
+static inline int ls_ws_thin(const ls_ws *w, int64_t n) {
+  const int64_t s0 = w->lo >> 6, s1 = w->hi >> 6;
+  if (s1 - s0 >= 8) return 1;
+  int64_t t = 0;
+  for (int64_t s = s0; s <= s1; s++) t += __builtin_popcountll(w->sum[s]);
+  return 8 * t >= 5 * n;
 }
 static int64_t ls_ws_drain(ls_ws *w, LS_WK *k, LS_WT *v, LS_WK *tk, LS_WT *tv) {
   const int64_t n = w->n;
   (void)tv;
   if (n == 0) return 0;
-  if (n <= LS_RANK && (w->hi >> 6) - (w->lo >> 6) >= 1) {
+  if (n <= 32 && (w->hi >> 6) - (w->lo >> 6) >= 1) {
     /* a short row spread over more than one summary word: the walk below would mispredict
        once a summary word (A + B + C on vt2010: 4.15 against 3.0 ms a call) */
-    ls_rank_drain(w, k, v, n);
+    ls_rank_drain(w, k, v, n, 32);
+  } else if (n <= 64 && ls_ws_thin(w, n)) {
+    /* a row of 33-64 entries, most alone in their bitmap word: the walk would mispredict
+       about once an entry */
+    ls_rank_drain(w, k, v, n, 64);
   } else if ((w->hi >> 6) - (w->lo >> 6) < 4 * n + 8) {
     int64_t o = 0;
     for (int64_t s = w->lo >> 6; s <= w->hi >> 6; s++) {
