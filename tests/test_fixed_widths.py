@@ -95,6 +95,8 @@ def test_dense_products_run_tiles_of_rows(threads, dtype, rows, width):
     tiled = {w for w in (*Lowerer.ROW_WIDTHS, 128)
              if (w * isz) % 64 == 0 and 2 * w * isz <= Lowerer.TILE_BYTES}  # vector rows only
     assert ("lrb" in runner.source) == bool(tiled)
+    # a tile's products are fused multiply-adds (the target's, under the tile's own #if)
+    assert ("= LS_VFMA_" in runner.source) == bool(tiled)
     for w in tiled:
         h = min(Lowerer.ROW_TILE, Lowerer.TILE_BYTES // (w * isz))
         assert f"rv{w}_{h - 1}[" in runner.source and f"rv{w}_{h}[" not in runner.source

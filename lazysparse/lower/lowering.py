@@ -793,6 +793,16 @@ class Lowerer:
 #endif
 typedef double ls_vd __attribute__((vector_size(LS_VB), aligned(8), may_alias));
 typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
+/* c + a * b in one rounding (the kernels build without contraction); only tiles of rows use it,
+   and they are built for AVX-512 only (emit_row_tiles) */
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#define LS_VFMA_ls_vd(a, b, c) ((ls_vd)_mm512_fmadd_pd((__m512d)(a), (__m512d)(b), (__m512d)(c)))
+#define LS_VFMA_ls_vf(a, b, c) ((ls_vf)_mm512_fmadd_ps((__m512)(a), (__m512)(b), (__m512)(c)))
+#else
+#define LS_VFMA_ls_vd(a, b, c) ((c) + (a) * (b))
+#define LS_VFMA_ls_vf(a, b, c) ((c) + (a) * (b))
+#endif
 """
     VEC_TYPES = {"float64": ("ls_vd", 8), "float32": ("ls_vf", 4)}
     VEC_OPS = {"add": "+", "subtract": "-", "multiply": "*"}
@@ -864,8 +874,19 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
             args = [vec(arg, it) for arg in e.args]
             return f"(-{args[0]})" if e.op == "negative" else f"({args[0]} {self.VEC_OPS[e.op]} {args[1]})"
         lane = Block()
+        e = self.stmt.expr
+        # a tile's products are bound by the vector units' throughput, which fused multiply-adds
+        # double (X @ W, 6440x128 @ 128x16: two operations a term held it at half the peak);
+        # elsewhere the one-rounding sum is not worth its longer latency (compiler.py)
+        fma = self.row_tile is not None and isinstance(e, Call) and e.op == "multiply" and len(e.args) == 2
         for q, name in self._tile_rows(w):
-            lane.add(f"{name}[lvb] += {vec(self.stmt.expr, iter(self.acc_by_q))};")
+            if fma:
+                it = iter(self.acc_by_q)
+                # x - 0 is x (also -0) and makes a scalar factor a vector (the intrinsics want one)
+                a, b = (f"({vec(x, it)} - ({vt}){{0}})" for x in e.args)
+                lane.add(f"{name}[lvb] = LS_VFMA_{vt}({a}, {b}, {name}[lvb]);")
+            else:
+                lane.add(f"{name}[lvb] += {vec(e, iter(self.acc_by_q))};")
         self.vname[tail] = x
         blk.add(For("lvb", "0", nv, lane))
 
