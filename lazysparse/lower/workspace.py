@@ -194,7 +194,8 @@ static void ls_ism_free(ls_ism *s) {
 # entries plus a word per 4096 points of its span (sorting the list instead cost ~20 ns an
 # entry on cs4 and vt2010, half of the product: branchy insertion sorts of short rows). A row
 # spread much wider than its length is sorted instead. A short row (at most 32 entries)
-# spread over more than one summary word (4096 points) is drained by rank instead: the walk's
+# over more than one bitmap word (spread over several summary words, 4096 points each, at first;
+# since session 17 also within one) is drained by rank instead: the walk's
 # loops mispredicted about once a summary word, while a rank is one vector compare, branch-free
 # (kernel alone, interleaved: A + B + C vt2010 4.27 -> 3.21 ms, cs4 2.36 -> 1.74, pubmed
 # 2.19 -> 1.72, email-Enron 7.64 -> 6.64; A @ A cs4 3.47 -> 2.88; no input slower). So is a
@@ -261,9 +262,11 @@ static int64_t ls_ws_drain(ls_ws *w, LS_WK *k, LS_WT *v, LS_WK *tk, LS_WT *tv) {
   const int64_t n = w->n;
   (void)tv;
   if (n == 0) return 0;
-  if (n <= 32 && (w->hi >> 6) - (w->lo >> 6) >= 1) {
-    /* a short row spread over more than one summary word: the walk below would mispredict
-       once a summary word (A + B + C on vt2010: 4.15 against 3.0 ms a call) */
+  if (n <= 32 && w->hi > w->lo) {
+    /* a short row over more than one bitmap word: the walk below would mispredict once a
+       summary word (A + B + C on vt2010: 4.15 against 3.0 ms a call) and once a touched word
+       (rows within one summary word, since the rank keeps the row in registers: A + B + C on
+       cora 0.71 -> 0.57 of scipy, citeseer 0.63-0.71 -> 0.58; the padded rank was slower there) */
     ls_rank_drain(w, k, v, n, 32);
   } else if (n <= 64 && ls_ws_thin(w, n)) {
     /* a row of 33-64 entries, most alone in their bitmap word: the walk would mispredict
