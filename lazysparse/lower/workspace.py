@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 
 from ..backends import ctypes_ as C
-from .loopir import Block, Decl, For, If
+from .loopir import Block, Decl, For, If, Line
 
 # Support for every policy (before it): the stable pair sort. The template's all array and its
 # merge (after it): double buffered, the merge writes into the spare pair and swaps.
@@ -203,11 +203,13 @@ static void ls_ism_free(ls_ism *s) {
 # about once an entry (NSR8K A @ A 1.06-1.13 -> 0.95-1.05 of scipy; cage10's rows, two entries
 # a word, keep the walk: by rank they were 0.75 -> 0.85).
 DENSE = r"""
-typedef struct { LS_WT *v; uint64_t *bits, *sum; LS_WK *list; int64_t n, E, lo, hi; } ls_ws;
+typedef struct { LS_WT *v; uint64_t *bits, *sum; LS_WK *list; int64_t n, E; int z; } ls_ws;
+/* whether the last drain gave a zero value (the flush then needs no scan for one) */
+#define LS_WS_ZERO(w) ((w)->z)
 static int ls_ws_init(ls_ws *w, int64_t E, int64_t cap) {
   (void)cap;
   const size_t n = (size_t)(E > 0 ? E : 1), words = (n + 63) / 64;
-  w->E = E; w->n = 0; w->lo = INT64_MAX; w->hi = -1;
+  w->E = E; w->n = 0; w->z = 0;
   w->v = (LS_WT *)ls_malloc(n * sizeof(LS_WT));
   w->bits = (uint64_t *)ls_calloc(words, sizeof(uint64_t));
   w->sum = (uint64_t *)ls_calloc((words + 63) / 64, sizeof(uint64_t));
@@ -220,17 +222,14 @@ static inline int ls_ws_insert(ls_ws *w, int64_t key, LS_WT val) {
   if (w->bits[q] & b) { LS_WCOMB(w->v[key], val); return 0; }
   w->bits[q] |= b; w->sum[q >> 6] |= (uint64_t)1 << (q & 63);
   w->v[key] = val; w->list[w->n++] = (LS_WK)key;
-  /* selects, not branches: as branches they mispredicted where the terms of a sum alternate
-     (A + B + C on cage10: 3.13 against 2.45 ms a call) */
-  w->lo = q < w->lo ? q : w->lo;
-  w->hi = q > w->hi ? q : w->hi;
   return 0;
 }
 static inline int64_t ls_ws_size(const ls_ws *w) { return w->n; }
 /* Drain of a short row (n <= R keys, R = 32 or 64) by rank: a key's place in the sorted row
    is the number of keys below it, found with R comparisons and no branch. */
-static inline __attribute__((always_inline)) void ls_rank_drain(ls_ws *w, LS_WK *restrict k, LS_WT *restrict v, int64_t n, const int R) {
+static inline __attribute__((always_inline)) int ls_rank_drain(ls_ws *w, LS_WK *restrict k, LS_WT *restrict v, int64_t n, const int R) {
   LS_WK *restrict l = w->list;
+  int zf = 0;
 #if defined(__AVX512F__) && (LS_WK_BITS == 32 || LS_WK_BITS == 64)
   __m512i L[LS_RANK_MAX / LS_RL];
   for (int p = 0; p < R / LS_RL; p++) L[p] = ls_rank_part(l + p * LS_RL, n - p * LS_RL, (LS_WK)w->E);
@@ -245,14 +244,37 @@ static inline __attribute__((always_inline)) void ls_rank_drain(ls_ws *w, LS_WK 
 #else
     const int r = ls_rank(l, ka, R);
 #endif
-    k[r] = ka; v[r] = w->v[ka];
+    const LS_WT x = w->v[ka];
+    k[r] = ka; v[r] = x; zf |= x == 0;
     w->bits[ka >> 6] = 0; w->sum[ka >> 12] = 0;
   }
+  return zf;
+}
+/* The lowest and highest bitmap word the row touches, from its list at the drain (n >= 1):
+   kept by every insert instead, they cost two selects a new point in the insert loop, the
+   kernel's hottest. Up to 64 32-bit keys: masked loads (lanes past n read the first key) and one
+   reduction each, no branch. */
+static inline __attribute__((always_inline)) void ls_ws_span(const ls_ws *w, int64_t n, int64_t *lo, int64_t *hi) {
+  const LS_WK *l = w->list;
+#if defined(__AVX512F__) && LS_WK_BITS == 32
+  if (n <= 64) {
+    __m512i mn = ls_rank_part(l, n, l[0]), mx = mn;
+    for (int p = 1; p < 4; p++) {
+      const __m512i x = ls_rank_part(l + 16 * p, n - 16 * p, l[0]);
+      mn = _mm512_min_epi32(mn, x); mx = _mm512_max_epi32(mx, x);
+    }
+    *lo = (int64_t)_mm512_reduce_min_epi32(mn) >> 6; *hi = (int64_t)_mm512_reduce_max_epi32(mx) >> 6;
+    return;
+  }
+#endif
+  LS_WK a = l[0], b = l[0];
+  for (int64_t t = 1; t < n; t++) { a = l[t] < a ? l[t] : a; b = l[t] > b ? l[t] : b; }
+  *lo = (int64_t)a >> 6; *hi = (int64_t)b >> 6;
 }
 /* whether the row's n entries touch at least 5n/8 bitmap words (a summary bit each; a row over
    8 or more summary words is taken as thin without counting) */
-static inline int ls_ws_thin(const ls_ws *w, int64_t n) {
-  const int64_t s0 = w->lo >> 6, s1 = w->hi >> 6;
+static inline int ls_ws_thin(const ls_ws *w, int64_t n, int64_t lo, int64_t hi) {
+  const int64_t s0 = lo >> 6, s1 = hi >> 6;
   if (s1 - s0 >= 8) return 1;
   int64_t t = 0;
   for (int64_t s = s0; s <= s1; s++) t += __builtin_popcountll(w->sum[s]);
@@ -261,20 +283,24 @@ static inline int ls_ws_thin(const ls_ws *w, int64_t n) {
 static int64_t ls_ws_drain(ls_ws *w, LS_WK *k, LS_WT *v, LS_WK *tk, LS_WT *tv) {
   const int64_t n = w->n;
   (void)tv;
+  w->z = 0;
   if (n == 0) return 0;
-  if (n <= 32 && w->hi > w->lo) {
+  int zf = 0;
+  int64_t lo, hi;
+  ls_ws_span(w, n, &lo, &hi);
+  if (n <= 32 && hi > lo) {
     /* a short row over more than one bitmap word: the walk below would mispredict once a
        summary word (A + B + C on vt2010: 4.15 against 3.0 ms a call) and once a touched word
        (rows within one summary word, since the rank keeps the row in registers: A + B + C on
        cora 0.71 -> 0.57 of scipy, citeseer 0.63-0.71 -> 0.58; the padded rank was slower there) */
-    ls_rank_drain(w, k, v, n, 32);
-  } else if (n <= 64 && ls_ws_thin(w, n)) {
+    zf = ls_rank_drain(w, k, v, n, 32);
+  } else if (n <= 64 && ls_ws_thin(w, n, lo, hi)) {
     /* a row of 33-64 entries, most alone in their bitmap word: the walk would mispredict
        about once an entry */
-    ls_rank_drain(w, k, v, n, 64);
-  } else if ((w->hi >> 6) - (w->lo >> 6) < 4 * n + 8) {
+    zf = ls_rank_drain(w, k, v, n, 64);
+  } else if ((hi >> 6) - (lo >> 6) < 4 * n + 8) {
     int64_t o = 0;
-    for (int64_t s = w->lo >> 6; s <= w->hi >> 6; s++) {
+    for (int64_t s = lo >> 6; s <= hi >> 6; s++) {
       uint64_t y = w->sum[s];
       w->sum[s] = 0;
       while (y) {
@@ -282,15 +308,22 @@ static int64_t ls_ws_drain(ls_ws *w, LS_WK *k, LS_WT *v, LS_WK *tk, LS_WT *tv) {
         y &= y - 1;
         uint64_t x = w->bits[q];
         w->bits[q] = 0;
-        while (x) { const int64_t key = (q << 6) + __builtin_ctzll(x); x &= x - 1; k[o] = (LS_WK)key; v[o++] = w->v[key]; }
+        while (x) {
+          const int64_t key = (q << 6) + __builtin_ctzll(x);
+          const LS_WT y = w->v[key];
+          x &= x - 1; k[o] = (LS_WK)key; v[o++] = y; zf |= y == 0;
+        }
       }
     }
   } else {
     memcpy(k, w->list, (size_t)n * sizeof(LS_WK));
     ls_ksort(k, tk, n);
-    for (int64_t t = 0; t < n; t++) { v[t] = w->v[k[t]]; w->bits[k[t] >> 6] = 0; w->sum[k[t] >> 12] = 0; }
+    for (int64_t t = 0; t < n; t++) {
+      const LS_WT y = w->v[k[t]];
+      v[t] = y; zf |= y == 0; w->bits[k[t] >> 6] = 0; w->sum[k[t] >> 12] = 0;
+    }
   }
-  w->n = 0; w->lo = INT64_MAX; w->hi = -1;
+  w->n = 0; w->z = zf;
   return n;
 }
 static void ls_ws_free(ls_ws *w) { free(w->v); free(w->bits); free(w->sum); free(w->list); }
@@ -509,6 +542,7 @@ def _flush_one_level(lw, b, L, dpos0):
     b.add(Decl(f"{it} *restrict", "fk", f"oc{L} + on{L}"), Decl(f"{lw.oct} *restrict", "fv", f"ov + on{L}"))
     direct = Block().add("if (ls_ism_reserve(&ism, fn)) goto ls_fail;",
                          "fn = ls_ws_drain(&ws, fk, fv, ism.tk, ism.tv);")
+    b.add(Decl("int", "zd_", "0"), Decl("int", "zk_", "0"))  # zk_: the drain said zd_, a zero or not
     merged = Block().add(fails("ls_ism_spill(&ws, &ism)"),
                          "fn = ism.an; ism.an = 0;",
                          f"memcpy(fk, ism.ak, (size_t)fn * sizeof({it}));",
@@ -522,9 +556,13 @@ def _flush_one_level(lw, b, L, dpos0):
     # A long row is scanned by the vector loop: its first values were stored long before, and
     # the scalar scan made long rows slower (adder_dcop_05 A @ A, rows of ~1000: 0.93 -> 1.18 of
     # scipy; R-MAT A + B + C 0.88 -> 1.07-1.29)
+    # A policy that defines LS_WS_ZERO (the dense one) says whether its drain gave a zero: its
+    # drain sees every value once anyway (the scan was 8% of cryg2500's A @ A kernel).
     b.add(Decl("int64_t", "o", "fn"), Decl("int", "z_", "0"))
     scan = If("fn < 64", Block().add(For("t", "0", "fn", Block().add("if (fv[t] == 0) { z_ = 1; break; }"))),
               Block().add(For("t", "0", "fn", Block().add("z_ |= fv[t] == 0;"))))
+    direct.add(Line("#ifdef LS_WS_ZERO"), "zd_ = LS_WS_ZERO(&ws) ? 1 : 0; zk_ = 1;", Line("#endif"))
+    scan = If("!zk_", Block().add(scan), Block().add("z_ = zd_;"))
     maybe = getattr(lw, "row_maybe_zero", None)  # a union fission's rows know (Lowerer.terms_maybe_zero)
     b.add(If(maybe, Block().add(scan)) if maybe else scan)
     squeeze = Block().add("o = 0;")
