@@ -49,7 +49,14 @@ SORT = r"""
 #if defined(__AVX512F__) && (LS_WK_BITS == 32 || LS_WK_BITS == 64)
 #define LS_RL (512 / LS_WK_BITS)
 static inline __attribute__((always_inline)) __m512i ls_rank_part(const LS_WK *l, int64_t m, LS_WK pad) {
-  const uint64_t k = m >= LS_RL ? (((uint64_t)1 << LS_RL) - 1) : m <= 0 ? 0 : (((uint64_t)1 << m) - 1);
+  /* the mask of the first m lanes (m clamped to 0..LS_RL) without a branch: as branches, the
+     choice mispredicted with the row length (cryg2500's drain) */
+  const int64_t c0 = m < 0 ? 0 : m, c = c0 > LS_RL ? LS_RL : c0;
+#if defined(__BMI2__)
+  const uint64_t k = _bzhi_u64(~(uint64_t)0, (unsigned)c);
+#else
+  const uint64_t k = ((uint64_t)1 << c) - 1;  /* c <= LS_RL <= 16 */
+#endif
 #if LS_WK_BITS == 32
   return _mm512_mask_loadu_epi32(_mm512_set1_epi32(pad), (__mmask16)k, (const void *)l);
 #else
