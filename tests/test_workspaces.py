@@ -245,6 +245,32 @@ def test_computed_zeros_are_not_stored():
     assert out.storage.nnz == 1 and out.todense().tolist() == [[0.0, 2.0]]
 
 
+@pytest.mark.parametrize("cols", [
+    [3, 9, 40],                                  # one bitmap word and the next: the walk or rank
+    [5, 700, 3000, 9000, 15000],                 # several summary words: rank of 32
+    list(range(11, 64 * 45, 64)),                # 45 entries alone in their words: rank of 64
+    list(range(0, 120)),                         # 120 packed entries: the walk
+    list(range(7, 200000, 2000)),                # 100 entries over 49 summary words: the walk
+    list(range(7, 1400000, 20000)),              # 70 entries over 342 summary words: the sort
+], ids=["word", "summary", "thin", "packed", "walk", "sort"])
+def test_computed_zeros_are_not_stored_whichever_drain_runs(cols):
+    # row 0 of the product is B[0] + B[1]: its first column cancels, the others are 3; row 1 is
+    # B[1] alone (nothing cancels), so the drain's "a value is zero" must be per row
+    n = 1400001
+    cols = np.array(cols)
+    b0 = sp.csr_matrix((np.full(len(cols), 2.0), (np.zeros(len(cols), int), cols)), shape=(1, n))
+    b1 = sp.csr_matrix((np.r_[-2.0, np.ones(len(cols) - 1)], (np.zeros(len(cols), int), cols)), shape=(1, n))
+    a = sp.csr_matrix(np.array([[1.0, 1.0], [0.0, 1.0]]))
+    b = sp.vstack([b0, b1]).tocsr()
+    want = (a @ b).toarray()
+    dense = ls.Schedule().workspace("dense")  # (the cost model picks buckets for 2 rows this wide)
+    out, modes = _modes(lambda: (ls.asarray(a) @ ls.asarray(b)).materialize(format="csr", schedule=dense))
+    assert modes == ["ws-dense"]
+    np.testing.assert_array_equal(out.todense(), want)
+    assert out.storage.nnz == np.count_nonzero(want) and np.all(out.storage.vals != 0)
+    _check_canonical(out.storage, want.shape)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.int32, np.int64, np.complex128])
 def test_dtypes(dtype):
     S, T = _mat(25, 20, 0.2, 8), _mat(20, 30, 0.2, 9)

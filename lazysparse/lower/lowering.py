@@ -225,6 +225,7 @@ class Lowerer:
         self.row_width = 0   # the width of the version being emitted (0: the general loops)
         self.row_vec = None  # (width, vector type, lanes, vectors): the row as vector variables
         self.row_tile = None  # (rows, first row's C expression): rows sharing a vector row's loops
+        self._untiled = False  # emitting emit_row_tiles' untiled fallback (#else of the target check)
         # dense-inter: the loops being emitted sum into a register row started at zero
         # (emit_row, fresh); a sum outside such a row needs a zero-filled result buffer
         self.in_slab, self.unzeroed = False, False
@@ -919,7 +920,7 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
         is indexed by that index: the loops below the rows do not depend on which row runs, so
         ``ROW_TILE`` rows run them together and each value the rows share (GEMM's ``W[k, :]``)
         is loaded once for all of them."""
-        if (len(self.outs) != 2 or self.order[0] != self.outs[0] or getattr(self, "_untiled", False)
+        if (len(self.outs) != 2 or self.order[0] != self.outs[0] or self._untiled
                 or not self._vector_row(self.row_width) or self._tile_height() < 2):
             return False
         v = self.order[0]

@@ -317,8 +317,8 @@ static int64_t ls_ws_drain(ls_ws *w, LS_WK *k, LS_WT *v, LS_WK *tk, LS_WT *tv) {
         w->bits[q] = 0;
         while (x) {
           const int64_t key = (q << 6) + __builtin_ctzll(x);
-          const LS_WT y = w->v[key];
-          x &= x - 1; k[o] = (LS_WK)key; v[o++] = y; zf |= y == 0;
+          const LS_WT val = w->v[key];
+          x &= x - 1; k[o] = (LS_WK)key; v[o++] = val; zf |= val == 0;
         }
       }
     }
@@ -326,8 +326,8 @@ static int64_t ls_ws_drain(ls_ws *w, LS_WK *k, LS_WT *v, LS_WK *tk, LS_WT *tv) {
     memcpy(k, w->list, (size_t)n * sizeof(LS_WK));
     ls_ksort(k, tk, n);
     for (int64_t t = 0; t < n; t++) {
-      const LS_WT y = w->v[k[t]];
-      v[t] = y; zf |= y == 0; w->bits[k[t] >> 6] = 0; w->sum[k[t] >> 12] = 0;
+      const LS_WT val = w->v[k[t]];
+      v[t] = val; zf |= val == 0; w->bits[k[t] >> 6] = 0; w->sum[k[t] >> 12] = 0;
     }
   }
   w->n = 0; w->z = zf;
