@@ -1138,6 +1138,7 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
     # as fast or faster on the six matrices tried)
     SEG_AHEAD = 16
     SEG_SHORT = 10  # mean entries a row, at most, of the rows prefetched
+    SEG_CACHED = 256 << 10  # bytes of entries (coordinates and values) that an L2 holds anywhere
 
     def prefetch_segments(self, v, drv, j, body):
         """Prefetch, a few entries of the driver ahead, the segments that the coordinate it
@@ -1170,11 +1171,14 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
             at = (lambda t: t) if a.pos == "0" else (lambda t, b=a.pos, n=f"n{a.slot}_{l}": f"({b}) * {n} + {t}")
             # only where the rows are short: on longer ones the row's own loop hides the
             # latency and the prefetches cost more than they save (cage10, 13 a row: 8% slower)
+            # and only where its entries outgrow a cache (cryg2500's A @ A, 150 KB: 3% slower)
             rows = level_count(fmt, a.slot, l)
             flag = f"pf{a.slot}_{l + 1}"
             if flag not in self.pf_flags:
                 self.pf_flags.add(flag)
-                self.sched.add(Decl("const int", flag, f"(int64_t){pos}[{rows}] <= {self.SEG_SHORT} * ({rows})"))
+                nnz = f"(int64_t){pos}[{rows}]"
+                size = f"{nnz} * (int64_t)(sizeof(c{a.slot}_{l + 1}[0]) + sizeof(v{a.slot}[0]))"
+                self.sched.add(Decl("const int", flag, f"{nnz} <= {self.SEG_SHORT} * ({rows}) && {size} > {self.SEG_CACHED}"))
             body.add(f"if ({flag} && {j} + {far} < {end}) __builtin_prefetch(&{pos}[{at(f'{lv_crd}[{j} + {far}]')}]);")
             body.add(f"if ({flag} && {j} + {near} < {end}) {{ const int64_t h_ = (int64_t){pos}[{at(f'{lv_crd}[{j} + {near}]')}]; "
                      f"__builtin_prefetch(&c{a.slot}_{l + 1}[h_]); __builtin_prefetch(&v{a.slot}[h_]); }}")

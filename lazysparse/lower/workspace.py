@@ -63,6 +63,20 @@ static inline __attribute__((always_inline)) __m512i ls_rank_part(const LS_WK *l
   return _mm512_mask_loadu_epi64(_mm512_set1_epi64(pad), (__mmask8)k, (const void *)l);
 #endif
 }
+/* whether the keys held in L[0..P) (pad lanes excepted) lie in more than one bitmap word */
+static inline __attribute__((always_inline)) int ls_rank_multi(const __m512i *L, int P, LS_WK k0, LS_WK pad) {
+  unsigned m = 0;
+#if LS_WK_BITS == 32
+  const __m512i q0 = _mm512_set1_epi32(k0 >> 6), pv = _mm512_set1_epi32(pad);
+  for (int p = 0; p < P; p++)
+    m |= _mm512_mask_cmpneq_epi32_mask(_mm512_cmpneq_epi32_mask(L[p], pv), _mm512_srli_epi32(L[p], 6), q0);
+#else
+  const __m512i q0 = _mm512_set1_epi64(k0 >> 6), pv = _mm512_set1_epi64(pad);
+  for (int p = 0; p < P; p++)
+    m |= _mm512_mask_cmpneq_epi64_mask(_mm512_cmpneq_epi64_mask(L[p], pv), _mm512_srli_epi64(L[p], 6), q0);
+#endif
+  return m != 0;
+}
 static inline __attribute__((always_inline)) int ls_rank_cmp(__m512i L, LS_WK ka) {
 #if LS_WK_BITS == 32
   return __builtin_popcount(_mm512_cmplt_epi32_mask(L, _mm512_set1_epi32(ka)));
@@ -234,12 +248,17 @@ static inline int ls_ws_insert(ls_ws *w, int64_t key, LS_WT val) {
 static inline int64_t ls_ws_size(const ls_ws *w) { return w->n; }
 /* Drain of a short row (n <= R keys, R = 32 or 64) by rank: a key's place in the sorted row
    is the number of keys below it, found with R comparisons and no branch. */
+#if defined(__AVX512F__) && (LS_WK_BITS == 32 || LS_WK_BITS == 64)
+/* the row's keys in registers, R / LS_RL of them (lanes past n hold the pad key E) */
+#define LS_RANK_LOAD(L, w, n, R) \
+  for (int p_ = 0; p_ < (R) / LS_RL; p_++) (L)[p_] = ls_rank_part((w)->list + p_ * LS_RL, (n) - p_ * LS_RL, (LS_WK)(w)->E)
+static inline __attribute__((always_inline)) int ls_rank_drain(ls_ws *w, LS_WK *restrict k, LS_WT *restrict v, int64_t n, const int R, const __m512i *L) {
+#else
 static inline __attribute__((always_inline)) int ls_rank_drain(ls_ws *w, LS_WK *restrict k, LS_WT *restrict v, int64_t n, const int R) {
+#endif
   LS_WK *restrict l = w->list;
   int zf = 0;
 #if defined(__AVX512F__) && (LS_WK_BITS == 32 || LS_WK_BITS == 64)
-  __m512i L[LS_RANK_MAX / LS_RL];
-  for (int p = 0; p < R / LS_RL; p++) L[p] = ls_rank_part(l + p * LS_RL, n - p * LS_RL, (LS_WK)w->E);
 #else
   for (int b = 0; b < R; b++) l[n + b] = (LS_WK)w->E;
 #endif
@@ -294,17 +313,44 @@ static int64_t ls_ws_drain(ls_ws *w, LS_WK *k, LS_WT *v, LS_WK *tk, LS_WT *tv) {
   if (n == 0) return 0;
   int zf = 0;
   int64_t lo, hi;
+#if defined(__AVX512F__) && (LS_WK_BITS == 32 || LS_WK_BITS == 64)
+  if (n <= 32) {
+    /* a short row: its keys go to registers once, for the rank and for the test of whether
+       they share one bitmap word (a compare a register, where the span's two reductions cost
+       cryg2500's A @ A, 13 entries a row, about 4% of its time) */
+    __m512i L[32 / LS_RL];
+    LS_RANK_LOAD(L, w, n, 32);
+    if (ls_rank_multi(L, 32 / LS_RL, w->list[0], (LS_WK)w->E)) {
+      zf = ls_rank_drain(w, k, v, n, 32, L);
+      goto done;
+    }
+    lo = hi = (int64_t)w->list[0] >> 6;
+  } else {
+    ls_ws_span(w, n, &lo, &hi);
+  }
+#else
   ls_ws_span(w, n, &lo, &hi);
+#endif
   if (n <= 32 && hi > lo) {
     /* a short row over more than one bitmap word: the walk below would mispredict once a
        summary word (A + B + C on vt2010: 4.15 against 3.0 ms a call) and once a touched word
        (rows within one summary word, since the rank keeps the row in registers: A + B + C on
        cora 0.71 -> 0.57 of scipy, citeseer 0.63-0.71 -> 0.58; the padded rank was slower there) */
+#if defined(__AVX512F__) && (LS_WK_BITS == 32 || LS_WK_BITS == 64)
+    __builtin_unreachable();  /* told above */
+#else
     zf = ls_rank_drain(w, k, v, n, 32);
+#endif
   } else if (n <= 64 && ls_ws_thin(w, n, lo, hi)) {
     /* a row of 33-64 entries, most alone in their bitmap word: the walk would mispredict
        about once an entry */
+#if defined(__AVX512F__) && (LS_WK_BITS == 32 || LS_WK_BITS == 64)
+    __m512i L[64 / LS_RL];
+    LS_RANK_LOAD(L, w, n, 64);
+    zf = ls_rank_drain(w, k, v, n, 64, L);
+#else
     zf = ls_rank_drain(w, k, v, n, 64);
+#endif
   } else if ((hi >> 6) - (lo >> 6) < 4 * n + 8) {
     int64_t o = 0;
     for (int64_t s = lo >> 6; s <= hi >> 6; s++) {
@@ -330,6 +376,9 @@ static int64_t ls_ws_drain(ls_ws *w, LS_WK *k, LS_WT *v, LS_WK *tk, LS_WT *tv) {
       v[t] = val; zf |= val == 0; w->bits[k[t] >> 6] = 0; w->sum[k[t] >> 12] = 0;
     }
   }
+#if defined(__AVX512F__) && (LS_WK_BITS == 32 || LS_WK_BITS == 64)
+done:
+#endif
   w->n = 0; w->z = zf;
   return n;
 }
