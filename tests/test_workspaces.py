@@ -562,6 +562,37 @@ def test_wide_keys_of_an_outer_product_drain_in_order():
         _check_canonical(out.storage, (40, 20000))
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.complex128])
+def test_both_inserts_of_the_dense_policy_give_the_same_result(dtype):
+    # The kernel has a loop nest for each insert (with a branch, and branch-free), and the first
+    # calls on new operands alternate them (runtime/tuning.py Flags): every call is checked, so
+    # both run, through every drain (rank of 32 and 64, walk, one word), cancelling sums and all.
+    from lazysparse.runtime import tuning
+    S = _wide(64, 40, [(r % 4) for r in range(64)], 5)
+    for Ms in _rank_cases():
+        Ms = [M.astype(dtype) for M in Ms]
+        a, b, c = (ls.asarray(M) for M in Ms)
+        s, t = ls.asarray(S.astype(dtype)), ls.asarray(Ms[0][:40])
+        want_sum = Ms[0].toarray() + Ms[1].toarray() - Ms[2].toarray()
+        want_prod = S.astype(dtype).toarray() @ Ms[0][:40].toarray()
+        n0 = tuning.CHOICES_MADE[0]
+        for _ in range(2 * tuning.SAMPLES + 1):
+            for fn, want in ((lambda: (a + b - c).materialize(), want_sum),
+                             (lambda: (s @ t).materialize(format="csr"), want_prod)):
+                out, modes = _modes(fn)
+                assert modes == ["ws-dense"]
+                np.testing.assert_array_equal(out.todense(), want)
+                _check_canonical(out.storage, want.shape)
+                assert np.all(out.storage.vals != 0)
+        if tuning.ENABLED:  # both kernels measured both inserts, and chose
+            assert tuning.CHOICES_MADE[0] == n0 + 2
+
+
+def test_a_kernel_of_the_dense_policy_has_both_inserts():
+    src = ls.explain(ls.asarray(_mat(20, 20, 0.2, 1)) @ ls.asarray(_mat(20, 20, 0.2, 2)))
+    assert "ls_ws_insert_b(&ws, " in src and "ls_ws_insert(&ws, " in src and "ls_ws_use(&ws, wsb" in src
+
+
 @pytest.mark.parametrize("flags", [["-mavx2", "-mpopcnt"], []], ids=["avx2", "portable"])
 def test_rank_drain_without_avx512(tmp_path, flags):
     # the rank has a vector path per x86 target and a portable loop; the suite's own builds take

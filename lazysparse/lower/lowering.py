@@ -272,6 +272,13 @@ class Lowerer:
             self.ext[v] = str(value)
         self.sched = Block()  # run-time schedule flags, declared as the loops ask for them
         self.sched_flags = {}
+        # which of its inserts the workspace uses, when its policy has two: measured per call
+        # on the first sparse operand (runtime/tuning.py Flags), the branch until then
+        self.ws_flag = None
+        if self.ws and self.ws_h >= 1 and not self.count and workspace.has_insert_b(self.spec.mode[3:]):
+            key = next((a for a in self.accs if not a.spec.dense), None)
+            if key is not None:
+                self.ws_flag = self.sched_flag(("wsb", key.slot, 0))
         self.pf_flags = set()  # prefetch gates declared (prefetch_segments)
         at = len(top.body)
         self.counting_inserts = False
@@ -423,6 +430,8 @@ class Lowerer:
         if self.ws:
             top.add(workspace.fails(f"ls_ws_init(&ws, {workspace.extent_expr(nd, self.ws_h)}, "
                                     f"{self.abi.int(('wscap',))})"))
+            if self.ws_flag:
+                top.add(f"ls_ws_use(&ws, {self.ws_flag});")
         if mode == "sort":
             top.add(Decl("int64_t", "tn", "0"), Decl("int64_t", "tcap", "ocap"))
             for l in range(nd):
@@ -1636,7 +1645,15 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
         inner.add(If(f"on{l + 1} > st{l}", close))
 
     def _recurse(self, depth, inner):
-        self.emit(depth + 1, inner)
+        if self.ws and depth == self.ws_h - 1 and not self.counting_inserts and self.ws_flag:
+            # the policy's two inserts, a loop nest each, picked per call as measured
+            # (runtime/tuning.py; a choice per row inside the insert, a flag read per product,
+            # was slower everywhere, and one per block of rows timed in the kernel chose badly)
+            nest = Block()
+            self.emit(depth + 1, nest)
+            inner.add(If(self.ws_flag, workspace.with_insert_b(nest), nest))
+        else:
+            self.emit(depth + 1, inner)
         if self.ws and depth == self.ws_h - 1 and not self.counting_inserts:
             # the last hoisted loop's iteration is done: its entries go out in order
             dense = all(lv.kind == "dense" for lv in self.olv[:self.ws_h])

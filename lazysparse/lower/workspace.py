@@ -22,6 +22,12 @@ append mode does for a concordant loop order.
             // k/v (tk/tv: scratch of the same size), empties itself, returns how many
     void    ls_ws_free(ls_ws *w);                                  // also after a failed init
 
+A policy may also have a second insert, ``ls_ws_insert_b`` (same contract), with
+``ls_ws_use(w, b)`` telling it which of the two the kernel calls, and ``#define LS_WS_INSERT_B``:
+the kernel then has a loop nest for each, chosen per call by a flag that runtime/tuning.py
+measures (the dense policy's branch-free insert; docs/design.md, "Two inserts"). The
+reduction's identity is ``LS_WIDENT``.
+
 ``LS_WT`` is the value type, ``LS_WK`` the key type of drained entries (the result's index type
 for a one-level workspace, whose keys are its coordinates and drain straight into the result's
 arrays; else int64), and ``LS_WCOMB(dst, src)`` folds ``src`` into ``dst`` (the statement's
@@ -34,7 +40,8 @@ from __future__ import annotations
 import re
 
 from ..backends import ctypes_ as C
-from .loopir import Block, Decl, For, If, Line
+from ..ir import ops
+from .loopir import Block, Decl, For, If, Line, While
 
 # Support for every policy (before it): the stable pair sort. The template's all array and its
 # merge (after it): double buffered, the merge writes into the spare pair and swaps.
@@ -224,27 +231,53 @@ static void ls_ism_free(ls_ism *s) {
 # about once an entry (NSR8K A @ A 1.06-1.13 -> 0.95-1.05 of scipy; cage10's rows, two entries
 # a word, keep the walk: by rank they were 0.75 -> 0.85).
 DENSE = r"""
-typedef struct { LS_WT *v; uint64_t *bits, *sum; LS_WK *list; int64_t n, E; int z; } ls_ws;
+/* the bitmap's words are `unsigned long long`, not `uint64_t` (`unsigned long`): stores through
+   them cannot alias `n`, an `int64_t` (`long`), which then stays in a register in the loops */
+typedef unsigned long long ls_wbits;
+typedef struct {
+  LS_WT *v; ls_wbits *bits, *sum; LS_WK *list; int64_t n, E;
+  int z;  /* whether the last drain gave a zero value */
+  int u;  /* whether the inserts are the branch-free ones (ls_ws_use) */
+} ls_ws;
 /* whether the last drain gave a zero value (the flush then needs no scan for one) */
 #define LS_WS_ZERO(w) ((w)->z)
 static int ls_ws_init(ls_ws *w, int64_t E, int64_t cap) {
   (void)cap;
   const size_t n = (size_t)(E > 0 ? E : 1), words = (n + 63) / 64;
-  w->E = E; w->n = 0; w->z = 0;
-  w->v = (LS_WT *)ls_malloc(n * sizeof(LS_WT));
-  w->bits = (uint64_t *)ls_calloc(words, sizeof(uint64_t));
-  w->sum = (uint64_t *)ls_calloc((words + 63) / 64, sizeof(uint64_t));
+  w->E = E; w->n = 0; w->z = 0; w->u = 0;
+  w->v = (LS_WT *)ls_calloc(n, sizeof(LS_WT));
+  if (w->v && LS_WIDENT != 0) for (size_t t = 0; t < n; t++) w->v[t] = LS_WIDENT;
+  w->bits = (ls_wbits *)ls_calloc(words, sizeof(ls_wbits));
+  w->sum = (ls_wbits *)ls_calloc((words + 63) / 64, sizeof(ls_wbits));
   w->list = (LS_WK *)ls_malloc((n + LS_RANK_MAX) * sizeof(LS_WK));
   return !w->v || !w->bits || !w->sum || !w->list;
 }
 static inline int ls_ws_insert(ls_ws *w, int64_t key, LS_WT val) {
   const int64_t q = key >> 6;
-  const uint64_t b = (uint64_t)1 << (key & 63);
+  const ls_wbits b = (ls_wbits)1 << (key & 63);
   if (w->bits[q] & b) { LS_WCOMB(w->v[key], val); return 0; }
-  w->bits[q] |= b; w->sum[q >> 6] |= (uint64_t)1 << (q & 63);
+  w->bits[q] |= b; w->sum[q >> 6] |= (ls_wbits)1 << (q & 63);
   w->v[key] = val; w->list[w->n++] = (LS_WK)key;
   return 0;
 }
+/* The same without a branch, for kernels whose points meet earlier ones at random (the branch
+   above then mispredicts about once a product): the value folded into the point, which holds
+   the reduction's identity until then (the drain puts it back; a select of the value became a
+   branch again), the key listed either way and counted only when new (the list has room past
+   the extent). The summary words are left to the drain: kept here, they made a chain through
+   memory. Neither insert wins everywhere (the branch where points never meet, or meet in a
+   pattern the predictor learns: sums of patterns, meshes), so the kernel has a loop nest for
+   each and runtime/tuning.py measures which to run (`LS_WS_INSERT_B`); ls_ws_use says which. */
+#define LS_WS_INSERT_B 1
+static inline int ls_ws_insert_b(ls_ws *w, int64_t key, LS_WT val) {
+  const int64_t q = key >> 6;
+  const ls_wbits b = (ls_wbits)1 << (key & 63), x = w->bits[q];
+  LS_WCOMB(w->v[key], val);
+  w->bits[q] = x | b;
+  w->list[w->n] = (LS_WK)key; w->n += (x & b) == 0;
+  return 0;
+}
+static inline void ls_ws_use(ls_ws *w, int b) { w->u = b; }
 static inline int64_t ls_ws_size(const ls_ws *w) { return w->n; }
 /* Drain of a short row (n <= R keys, R = 32 or 64) by rank: a key's place in the sorted row
    is the number of keys below it, found with R comparisons and no branch. */
@@ -306,6 +339,13 @@ static inline int ls_ws_thin(const ls_ws *w, int64_t n, int64_t lo, int64_t hi) 
   for (int64_t s = s0; s <= s1; s++) t += __builtin_popcountll(w->sum[s]);
   return 8 * t >= 5 * n;
 }
+/* the summary words of the listed keys (the branch-free insert leaves them to the drain) */
+static inline void ls_ws_sum(ls_ws *w, int64_t n) {
+  for (int64_t t = 0; t < n; t++) {
+    const int64_t q = (int64_t)w->list[t] >> 6;
+    w->sum[q >> 6] |= (ls_wbits)1 << (q & 63);
+  }
+}
 static int64_t ls_ws_drain(ls_ws *w, LS_WK *k, LS_WT *v, LS_WK *tk, LS_WT *tv) {
   const int64_t n = w->n;
   (void)tv;
@@ -331,6 +371,7 @@ static int64_t ls_ws_drain(ls_ws *w, LS_WK *k, LS_WT *v, LS_WK *tk, LS_WT *tv) {
 #else
   ls_ws_span(w, n, &lo, &hi);
 #endif
+  if (w->u && !(n <= 32 && hi > lo)) ls_ws_sum(w, n);  /* the walk and the thin test read them */
   if (n <= 32 && hi > lo) {
     /* a short row over more than one bitmap word: the walk below would mispredict once a
        summary word (A + B + C on vt2010: 4.15 against 3.0 ms a call) and once a touched word
@@ -354,12 +395,12 @@ static int64_t ls_ws_drain(ls_ws *w, LS_WK *k, LS_WT *v, LS_WK *tk, LS_WT *tv) {
   } else if ((hi >> 6) - (lo >> 6) < 4 * n + 8) {
     int64_t o = 0;
     for (int64_t s = lo >> 6; s <= hi >> 6; s++) {
-      uint64_t y = w->sum[s];
+      ls_wbits y = w->sum[s];
       w->sum[s] = 0;
       while (y) {
         const int64_t q = (s << 6) + __builtin_ctzll(y);
         y &= y - 1;
-        uint64_t x = w->bits[q];
+        ls_wbits x = w->bits[q];
         w->bits[q] = 0;
         while (x) {
           const int64_t key = (q << 6) + __builtin_ctzll(x);
@@ -379,6 +420,9 @@ static int64_t ls_ws_drain(ls_ws *w, LS_WK *k, LS_WT *v, LS_WK *tk, LS_WT *tv) {
 #if defined(__AVX512F__) && (LS_WK_BITS == 32 || LS_WK_BITS == 64)
 done:
 #endif
+  /* the branch-free insert's points back to the identity, in a loop of their own: a test an
+     entry in the loops above cost the insert with a branch (NSR8K's A @ A 0.92 -> 1.07 of scipy) */
+  if (w->u) for (int64_t t = 0; t < n; t++) w->v[w->list[t]] = LS_WIDENT;
   w->n = 0; w->z = zf;
   return n;
 }
@@ -518,7 +562,30 @@ def prelude(policy: str, ctype: str, ktype: str, reduce: str, dtype, comb_count=
     return "\n".join([f"#define LS_WT {ctype}", f"#define LS_WK {ktype}", f"#define LS_WK_BITS {bits}",
                       "#if defined(__AVX2__) || defined(__AVX512F__)\n#include <immintrin.h>\n#endif",
                       f"#define LS_WCOMB(d_, s_) do {{ {comb};{tally} }} while (0)",
+                      f"#define LS_WIDENT (({ctype}){C.literal(ops.reduce_identity(reduce, dtype), dtype)})",
                       SORT, POLICIES[policy], ISM])
+
+
+def has_insert_b(policy: str) -> bool:
+    """Whether the policy has a second insert, ``ls_ws_insert_b``, and ``ls_ws_use(w, b)``,
+    which tells it which of the two the kernel calls (``LS_WS_INSERT_B`` defined)."""
+    return "#define LS_WS_INSERT_B" in POLICIES[policy]
+
+
+def with_insert_b(node):
+    """A copy of loop IR ``node`` whose inserts call ``ls_ws_insert_b``."""
+    if isinstance(node, Line):
+        return Line(node.text.replace("ls_ws_insert(&ws, ", "ls_ws_insert_b(&ws, "))
+    if isinstance(node, Block):
+        return Block([with_insert_b(b) for b in node.body])
+    if isinstance(node, For):
+        return For(node.var, node.lo, node.hi, with_insert_b(node.body), node.step)
+    if isinstance(node, While):
+        return While(node.cond, with_insert_b(node.body))
+    if isinstance(node, If):
+        return If(node.cond, with_insert_b(node.then),
+                  None if node.orelse is None else with_insert_b(node.orelse))
+    return node  # Decl, Comment: no insert
 
 
 def key_expr(lw, h):

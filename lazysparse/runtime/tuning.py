@@ -230,19 +230,23 @@ class _State:
 class Flags:
     """Run-time choices of one kernel that are on/off flags with no static model, measured the
     same way (``macc``: a masked product's rows summed densely rather than probing the mask,
-    lower/lowering.py ``emit_row_acc``). Both settings alternate over the first calls on a new
-    driving operand, ``SAMPLES`` each, single runs; the faster is kept on the operand. Until
-    then, and with ``LAZYSPARSE_TUNE=0``, the flags stay 0 (the probe)."""
+    lower/lowering.py ``emit_row_acc``; ``wsb``: a workspace's branch-free insert,
+    lower/workspace.py). A kernel's flags are set together. Both settings alternate over the
+    first calls on a new driving operand, ``SAMPLES`` each, single runs; the faster is kept on
+    the operand. Until then, and with ``LAZYSPARSE_TUNE=0``, the flags stay 0 (the probe, the
+    insert with a branch)."""
+
+    KINDS = ("macc", "wsb")
 
     def __init__(self, abi_d, kernel_key):
-        self.slots = [k for k, desc in enumerate(abi_d) if desc[0] == "macc"]
+        self.slots = [k for k, desc in enumerate(abi_d) if desc[0] in self.KINDS]
         self.sites = [(abi_d[self.slots[0]][1],)]  # the driving operand's slot (the glue reads it)
         self.key_slot = self.sites[0][0]
         self.tag = ("flags", kernel_key)
 
     @classmethod
     def of(cls, abi_d, kernel_key):
-        return cls(abi_d, kernel_key) if any(desc[0] == "macc" for desc in abi_d) else None
+        return cls(abi_d, kernel_key) if any(desc[0] in cls.KINDS for desc in abi_d) else None
 
     def apply(self, value, d):
         for k in self.slots:
