@@ -366,3 +366,29 @@ def test_workspace_plans_are_bound_and_choose_their_policy_each_call(monkeypatch
         r = (s @ s).materialize()
         np.testing.assert_allclose(r.todense(), small.toarray() @ small.toarray())
         assert len(planned) == n  # warm and unchanged: the bound plan, no planning
+
+
+@pytest.mark.parametrize("ratio, want", [(0.9, 0), (0.85, 0), (0.75, 1), (0.5, 1)])
+def test_a_measured_flag_is_switched_on_only_for_a_clear_lead(monkeypatch, ratio, want):
+    # runtime/tuning.py Flags: flag 1 (a masked product's dense rows, a workspace's branch-free
+    # insert) replaces the default only when its best call takes at most FLAG_LEAD of flag 0's
+    from lazysparse.runtime import tuning
+    if not tuning.ENABLED:
+        pytest.skip("LAZYSPARSE_TUNE=0")
+    now = [0.0]
+    monkeypatch.setattr(tuning, "clock", lambda: now[0])
+
+    class St:  # an operand's storage: the stats dict the choice is kept in
+        stats = None
+
+    st, d = St(), [0, 0]
+    flags = tuning.Flags([("wsb", 0, 0), ("ext", 0)], ("test", ratio))
+    state = flags.start([st], d)
+
+    def kernel(p, d):
+        now[0] += 1.0 if d[0] == 0 else ratio
+        return 0
+    for _ in range(2 * tuning.SAMPLES):
+        assert state.run(kernel, None, d) == 0
+    assert state.chosen == want and d[0] == want and st.stats[flags.tag] == want
+    assert flags.start([st], d) is None and d[0] == want  # kept on the operand
