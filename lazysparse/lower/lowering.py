@@ -431,7 +431,7 @@ class Lowerer:
             top.add(workspace.fails(f"ls_ws_init(&ws, {workspace.extent_expr(nd, self.ws_h)}, "
                                     f"{self.abi.int(('wscap',))})"))
             if self.ws_flag:
-                top.add(f"ls_ws_use(&ws, {self.ws_flag});")
+                top.add(workspace.fails(f"ls_ws_use(&ws, {self.ws_flag})"))
         if mode == "sort":
             top.add(Decl("int64_t", "tn", "0"), Decl("int64_t", "tcap", "ocap"))
             for l in range(nd):
@@ -1588,7 +1588,7 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
             pos = self.acc_by_q[self.mask_q].at[len(self.outs) - 1]
             blk.add(C.reduce_step("sum", f"ov[({pos}) - mb0]", val, self.odt))
         elif self.ws:  # Insert; a full accumulation array is sorted and merged (ISM)
-            blk.add(f"if (ls_ws_insert(&ws, {workspace.key_expr(self, self.ws_h)}, {val})) "
+            blk.add(f"if ({workspace.INSERT}{workspace.key_expr(self, self.ws_h)}, {val})) "
                     + workspace.fails("ls_ism_spill(&ws, &ism)"))
 
     def emit_accumulate(self, depth, blk):

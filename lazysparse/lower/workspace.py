@@ -245,8 +245,7 @@ static int ls_ws_init(ls_ws *w, int64_t E, int64_t cap) {
   (void)cap;
   const size_t n = (size_t)(E > 0 ? E : 1), words = (n + 63) / 64;
   w->E = E; w->n = 0; w->z = 0; w->u = 0;
-  w->v = (LS_WT *)ls_calloc(n, sizeof(LS_WT));
-  if (w->v && LS_WIDENT != 0) for (size_t t = 0; t < n; t++) w->v[t] = LS_WIDENT;
+  w->v = (LS_WT *)ls_malloc(n * sizeof(LS_WT));  /* set point by point; ls_ws_use(w, 1) fills it */
   w->bits = (ls_wbits *)ls_calloc(words, sizeof(ls_wbits));
   w->sum = (ls_wbits *)ls_calloc((words + 63) / 64, sizeof(ls_wbits));
   w->list = (LS_WK *)ls_malloc((n + LS_RANK_MAX) * sizeof(LS_WK));
@@ -277,7 +276,18 @@ static inline int ls_ws_insert_b(ls_ws *w, int64_t key, LS_WT val) {
   w->list[w->n] = (LS_WK)key; w->n += (x & b) == 0;
   return 0;
 }
-static inline void ls_ws_use(ls_ws *w, int b) { w->u = b; }
+/* nonzero: out of memory. The branch-free insert needs every value at the identity; a fresh
+   zeroed array costs nothing until touched where calloc maps it, so the branch insert's calls
+   (malloc'ed values, set as points arrive) never pay for it */
+static int ls_ws_use(ls_ws *w, int b) {
+  w->u = b;
+  if (!b) return 0;
+  const size_t n = (size_t)(w->E > 0 ? w->E : 1);
+  free(w->v);
+  w->v = (LS_WT *)ls_calloc(n, sizeof(LS_WT));
+  if (w->v && LS_WIDENT != 0) for (size_t t = 0; t < n; t++) w->v[t] = LS_WIDENT;
+  return !w->v;
+}
 static inline int64_t ls_ws_size(const ls_ws *w) { return w->n; }
 /* Drain of a short row (n <= R keys, R = 32 or 64) by rank: a key's place in the sorted row
    is the number of keys below it, found with R comparisons and no branch. */
@@ -572,10 +582,13 @@ def has_insert_b(policy: str) -> bool:
     return "#define LS_WS_INSERT_B" in POLICIES[policy]
 
 
+INSERT = "ls_ws_insert(&ws, "  # how lowering calls the insert (lowering.py emit_leaf)
+
+
 def with_insert_b(node):
     """A copy of loop IR ``node`` whose inserts call ``ls_ws_insert_b``."""
     if isinstance(node, Line):
-        return Line(node.text.replace("ls_ws_insert(&ws, ", "ls_ws_insert_b(&ws, "))
+        return Line(node.text.replace(INSERT, "ls_ws_insert_b(&ws, "))
     if isinstance(node, Block):
         return Block([with_insert_b(b) for b in node.body])
     if isinstance(node, For):
