@@ -251,11 +251,15 @@ static int ls_ws_init(ls_ws *w, int64_t E, int64_t cap) {
   w->list = (LS_WK *)ls_malloc((n + LS_RANK_MAX) * sizeof(LS_WK));
   return !w->v || !w->bits || !w->sum || !w->list;
 }
+/* Both inserts leave the summary words to the drain (ls_ws_sum, for the rows whose drain reads
+   them: a short row drained by rank does not): kept here, they made a chain through memory and
+   cost a new point three instructions (A @ A cryg2500 0.89, fe_4elt2 0.90, cs4 0.94 of the
+   kernel's time before; measured in-process, the two builds interleaved on the same operands) */
 static inline int ls_ws_insert(ls_ws *w, int64_t key, LS_WT val) {
   const int64_t q = key >> 6;
   const ls_wbits b = (ls_wbits)1 << (key & 63);
   if (w->bits[q] & b) { LS_WCOMB(w->v[key], val); return 0; }
-  w->bits[q] |= b; w->sum[q >> 6] |= (ls_wbits)1 << (q & 63);
+  w->bits[q] |= b;
   w->v[key] = val; w->list[w->n++] = (LS_WK)key;
   return 0;
 }
@@ -263,8 +267,7 @@ static inline int ls_ws_insert(ls_ws *w, int64_t key, LS_WT val) {
    above then mispredicts about once a product): the value folded into the point, which holds
    the reduction's identity until then (the drain puts it back; a select of the value became a
    branch again), the key listed either way and counted only when new (the list has room past
-   the extent). The summary words are left to the drain: kept here, they made a chain through
-   memory. Neither insert wins everywhere (the branch where points never meet, or meet in a
+   the extent). Neither insert wins everywhere (the branch where points never meet, or meet in a
    pattern the predictor learns: sums of patterns, meshes), so the kernel has a loop nest for
    each and runtime/tuning.py measures which to run (`LS_WS_INSERT_B`); ls_ws_use says which. */
 #define LS_WS_INSERT_B 1
@@ -290,14 +293,15 @@ static int ls_ws_use(ls_ws *w, int b) {
 }
 static inline int64_t ls_ws_size(const ls_ws *w) { return w->n; }
 /* Drain of a short row (n <= R keys, R = 32 or 64) by rank: a key's place in the sorted row
-   is the number of keys below it, found with R comparisons and no branch. */
+   is the number of keys below it, found with R comparisons and no branch. S: the row's summary
+   words were built (ls_ws_sum), and are cleared with its bitmap words. */
 #if defined(__AVX512F__) && (LS_WK_BITS == 32 || LS_WK_BITS == 64)
 /* the row's keys in registers, R / LS_RL of them (lanes past n hold the pad key E) */
 #define LS_RANK_LOAD(L, w, n, R) \
   for (int p_ = 0; p_ < (R) / LS_RL; p_++) (L)[p_] = ls_rank_part((w)->list + p_ * LS_RL, (n) - p_ * LS_RL, (LS_WK)(w)->E)
-static inline __attribute__((always_inline)) int ls_rank_drain(ls_ws *w, LS_WK *restrict k, LS_WT *restrict v, int64_t n, const int R, const __m512i *L) {
+static inline __attribute__((always_inline)) int ls_rank_drain(ls_ws *w, LS_WK *restrict k, LS_WT *restrict v, int64_t n, const int R, const int S, const __m512i *L) {
 #else
-static inline __attribute__((always_inline)) int ls_rank_drain(ls_ws *w, LS_WK *restrict k, LS_WT *restrict v, int64_t n, const int R) {
+static inline __attribute__((always_inline)) int ls_rank_drain(ls_ws *w, LS_WK *restrict k, LS_WT *restrict v, int64_t n, const int R, const int S) {
 #endif
   LS_WK *restrict l = w->list;
   int zf = 0;
@@ -315,7 +319,8 @@ static inline __attribute__((always_inline)) int ls_rank_drain(ls_ws *w, LS_WK *
 #endif
     const LS_WT x = w->v[ka];
     k[r] = ka; v[r] = x; zf |= x == 0;
-    w->bits[ka >> 6] = 0; w->sum[ka >> 12] = 0;
+    w->bits[ka >> 6] = 0;
+    if (S) w->sum[ka >> 12] = 0;
   }
   return zf;
 }
@@ -349,8 +354,15 @@ static inline int ls_ws_thin(const ls_ws *w, int64_t n, int64_t lo, int64_t hi) 
   for (int64_t s = s0; s <= s1; s++) t += __builtin_popcountll(w->sum[s]);
   return 8 * t >= 5 * n;
 }
-/* the summary words of the listed keys (the branch-free insert leaves them to the drain) */
-static inline void ls_ws_sum(ls_ws *w, int64_t n) {
+/* the summary words of the listed keys (the inserts leave them to the drain); a row within one
+   summary word ORs its bits in a register (through memory, each OR waits on the last's store) */
+static inline void ls_ws_sum(ls_ws *w, int64_t n, int64_t lo, int64_t hi) {
+  if (lo >> 6 == hi >> 6) {
+    ls_wbits a = 0;
+    for (int64_t t = 0; t < n; t++) a |= (ls_wbits)1 << (((int64_t)w->list[t] >> 6) & 63);
+    w->sum[lo >> 6] |= a;
+    return;
+  }
   for (int64_t t = 0; t < n; t++) {
     const int64_t q = (int64_t)w->list[t] >> 6;
     w->sum[q >> 6] |= (ls_wbits)1 << (q & 63);
@@ -371,7 +383,7 @@ static int64_t ls_ws_drain(ls_ws *w, LS_WK *k, LS_WT *v, LS_WK *tk, LS_WT *tv) {
     __m512i L[32 / LS_RL];
     LS_RANK_LOAD(L, w, n, 32);
     if (ls_rank_multi(L, 32 / LS_RL, w->list[0], (LS_WK)w->E)) {
-      zf = ls_rank_drain(w, k, v, n, 32, L);
+      zf = ls_rank_drain(w, k, v, n, 32, 0, L);
       goto done;
     }
     lo = hi = (int64_t)w->list[0] >> 6;
@@ -381,7 +393,7 @@ static int64_t ls_ws_drain(ls_ws *w, LS_WK *k, LS_WT *v, LS_WK *tk, LS_WT *tv) {
 #else
   ls_ws_span(w, n, &lo, &hi);
 #endif
-  if (w->u && !(n <= 32 && hi > lo)) ls_ws_sum(w, n);  /* the walk and the thin test read them */
+  if (!(n <= 32 && hi > lo)) ls_ws_sum(w, n, lo, hi);  /* the walk and the thin test read them */
   if (n <= 32 && hi > lo) {
     /* a short row over more than one bitmap word: the walk below would mispredict once a
        summary word (A + B + C on vt2010: 4.15 against 3.0 ms a call) and once a touched word
@@ -390,7 +402,7 @@ static int64_t ls_ws_drain(ls_ws *w, LS_WK *k, LS_WT *v, LS_WK *tk, LS_WT *tv) {
 #if defined(__AVX512F__) && (LS_WK_BITS == 32 || LS_WK_BITS == 64)
     __builtin_unreachable();  /* told above */
 #else
-    zf = ls_rank_drain(w, k, v, n, 32);
+    zf = ls_rank_drain(w, k, v, n, 32, 0);
 #endif
   } else if (n <= 64 && ls_ws_thin(w, n, lo, hi)) {
     /* a row of 33-64 entries, most alone in their bitmap word: the walk would mispredict
@@ -398,9 +410,9 @@ static int64_t ls_ws_drain(ls_ws *w, LS_WK *k, LS_WT *v, LS_WK *tk, LS_WT *tv) {
 #if defined(__AVX512F__) && (LS_WK_BITS == 32 || LS_WK_BITS == 64)
     __m512i L[64 / LS_RL];
     LS_RANK_LOAD(L, w, n, 64);
-    zf = ls_rank_drain(w, k, v, n, 64, L);
+    zf = ls_rank_drain(w, k, v, n, 64, 1, L);
 #else
-    zf = ls_rank_drain(w, k, v, n, 64);
+    zf = ls_rank_drain(w, k, v, n, 64, 1);
 #endif
   } else if ((hi >> 6) - (lo >> 6) < 4 * n + 8) {
     int64_t o = 0;
