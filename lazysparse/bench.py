@@ -426,13 +426,15 @@ def run_case(ls_fn, peer_fns: dict, repeat: int, budget_s: float):
     return rec
 
 
-def measure_interleaved(fns: dict, repeat: int, budget_s: float) -> dict:
+def measure_interleaved(fns: dict, repeat: int, budget_s: float, back_to_back: bool = False) -> dict:
     """Median times of several libraries on one input, measured in interleaved rounds: every
     round calls each library once, in a shuffled order (seeded), so drift on a shared machine
     hits all of them alike and each follows each other equally often (what ran just before a
     call decides how much of its working set is still in cache). Each library first gets one untimed warm-up call; one whose warm-up took long
-    is timed in fewer rounds (``budget_s`` per library). Returns {name: {median_ms, first_ms}}
-    or {name: {error}}."""
+    is timed in fewer rounds (``budget_s`` per library). ``back_to_back``: each round calls
+    each library twice in a row and times the second call, which then follows one of its own
+    kind, as in a loop. Returns {name: {median_ms, first_ms}} or {name: {error}}."""
+    calls = 2 if back_to_back else 1
     out, live, rounds, times = {}, [], {}, {}
     for name, fn in fns.items():
         try:
@@ -443,7 +445,8 @@ def measure_interleaved(fns: dict, repeat: int, budget_s: float) -> dict:
             out[name] = {"error": f"{type(e).__name__}: {e}"[:300]}
             continue
         live.append(name)
-        rounds[name] = repeat if first_s * repeat <= budget_s else max(1, int(budget_s / max(first_s, 1e-9)))
+        each = calls * first_s
+        rounds[name] = repeat if each * repeat <= budget_s else max(1, int(budget_s / max(each, 1e-9)))
         times[name] = []
         out[name] = {"first_ms": first_s * 1e3}
     import random
@@ -454,6 +457,8 @@ def measure_interleaved(fns: dict, repeat: int, budget_s: float) -> dict:
         for name in order:
             if len(times[name]) >= rounds[name]:
                 continue
+            if back_to_back:
+                fns[name]()
             t0 = time.perf_counter()
             fns[name]()
             times[name].append(time.perf_counter() - t0)

@@ -92,7 +92,6 @@ import pickle
 import platform
 import select
 import signal
-import statistics
 import struct
 import sys
 import time
@@ -844,37 +843,10 @@ def _geomean(xs):
 
 
 def measure_back_to_back(fns: dict, repeat: int, budget_s: float) -> dict:
-    """Median times in ``repeat`` rounds, each calling every function (shuffled, seeded) twice in
-    a row and timing the second call: the time of a call that follows one of its own kind, as in
-    a loop (for two threads: the team's second thread is still awake). A function whose first
-    call took long gets fewer rounds (``budget_s`` each). Returns {name: {median_ms}} or
-    {name: {error}}."""
-    import random
-    out, times, rounds = {}, {}, {}
-    for name, fn in fns.items():
-        try:
-            t0 = time.perf_counter()
-            fn()
-            s = time.perf_counter() - t0
-        except Exception as e:
-            out[name] = {"error": f"{type(e).__name__}: {e}"[:300]}
-            continue
-        times[name] = []
-        rounds[name] = repeat if 2 * s * repeat <= budget_s else max(1, int(budget_s / max(2 * s, 1e-9)))
-    rng = random.Random(1)
-    for _ in range(repeat):
-        order = list(times)
-        rng.shuffle(order)
-        for name in order:
-            if len(times[name]) >= rounds[name]:
-                continue
-            fns[name]()
-            t0 = time.perf_counter()
-            fns[name]()
-            times[name].append(time.perf_counter() - t0)
-    for name, ts in times.items():
-        out[name] = {"median_ms": statistics.median(ts) * 1e3}
-    return out
+    """``measure_interleaved`` with each round calling every function twice in a row and timing
+    the second call: the time of a call that follows one of its own kind, as in a loop (for two
+    threads: the team's second thread is still awake)."""
+    return measure_interleaved(fns, repeat, budget_s, back_to_back=True)
 
 
 def machine_scaling(repeat, budget):
