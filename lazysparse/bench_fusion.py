@@ -66,7 +66,7 @@ any library loads, by re-executing the interpreter; ``torch.set_num_threads``, G
 ``nthreads``, ``ls.set_num_threads``).  With one thread, SDDMM and GNN-1 on inputs with at least
 ``--scaling-nnz`` (500,000) entries also get a column ``auto@2``: the same ``fusion="auto"`` call
 under ``ls.set_num_threads(2)``, timed in the same rounds.  The two-thread scaling criterion is
-read from a second measurement of the same two calls, *back to back*: after the interleaved
+read from a second measurement of the same two calls, *back to back*: before the interleaved
 rounds, ``--repeat`` rounds in which ``auto`` and ``auto@2`` (shuffled) each run once untimed and
 then once timed (``measure_back_to_back``), as a loop that calls the kernel again and again runs.
 Interleaved with the peers, a two-thread call finds the second vCPU of the development VM halted
@@ -812,7 +812,7 @@ def print_table(kernel, rows, variants, peers, out=sys.stdout):
     print("-" * len(head), file=out)
     notes = []
     for r in rows:
-        cells = [f"{r['input']:<22.22}", f"{','.join(str(v) for v in r['param'].values()):<9}",
+        cells = [f"{r['input']:<22.22}", f"{_param_text(r['param']):<9}",
                  f"{r['nnz']:>10,}"]
         cells += [f"{_cell(r, n):>9}" for n in names]
         cells += [f"{_ratio(r['max_over_auto']):>8}", f"{_ratio(r['best_peer_over_auto']):>9}",
@@ -947,7 +947,8 @@ def print_summary(summary, out=sys.stdout):
 
 
 def _param_text(param):
-    return ",".join(str(v) for v in param.values()) if isinstance(param, dict) else str(param)
+    """A case's parameters as the tables print them: ``128,16``."""
+    return ",".join(str(v) for v in param.values())
 
 
 # ---------------------------------------------------------------------------------------------

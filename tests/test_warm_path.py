@@ -371,7 +371,7 @@ def test_workspace_plans_are_bound_and_choose_their_policy_each_call(monkeypatch
 @pytest.mark.parametrize("ratio, want", [(0.9, 0), (0.85, 0), (0.75, 1), (0.5, 1)])
 def test_a_measured_flag_is_switched_on_only_for_a_clear_lead(monkeypatch, ratio, want):
     # runtime/tuning.py Flags: flag 1 (a masked product's dense rows, a workspace's branch-free
-    # insert) replaces the default only when its best call takes at most FLAG_LEAD of flag 0's
+    # insert) replaces the default only when its best call takes under FLAG_LEAD of flag 0's
     from lazysparse.runtime import tuning
     if not tuning.ENABLED:
         pytest.skip("LAZYSPARSE_TUNE=0")

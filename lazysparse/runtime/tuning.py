@@ -35,7 +35,7 @@ import time
 import weakref
 
 SAMPLES = 3        # single runs: timed calls per variant; its best counts (robust to one noisy call)
-FLAG_LEAD = 0.8    # Flags: flag 1 is kept when its best call is this fraction of flag 0's or less
+FLAG_LEAD = 0.8    # Flags: flag 1 is kept when its best call is under this fraction of flag 0's
 HOT_CALLS = 2      # hot runs: measuring calls after the first, each running A, B, A, B, A and
 HOT_RUNS = 5       # timing all but the first: 4 samples per variant in all
 HOT_MAX_S = 0.001  # hot runs for kernels whose first run took less: a measuring call then costs
