@@ -4,6 +4,8 @@ Operators only build nodes (see ``build.py``); ``materialize``/``compute`` run t
 """
 from __future__ import annotations
 
+import math
+
 import os
 
 import numpy as np
@@ -66,7 +68,7 @@ class Array:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)  # (exact; np.prod cost microseconds a call: A.mean())
 
     @property
     def is_lazy(self) -> bool:

@@ -49,6 +49,25 @@ def as_operand(x, opname):
 
 
 def _scalar_array(value, dtype, opname="operation"):
+    # A Python scalar in a loop (2 * A, A / n) is the same 0-d array each time: arrays are
+    # immutable, and a kernel's call marshals an operand again only when it changes. Zeros and
+    # NaN are not kept: -0.0 == 0.0 (their results differ: 1 / -0.0) and NaN equals nothing.
+    key = (dtype, type(value), value)
+    hit = _SCALARS.get(key) if value == value and value != 0 else None
+    if hit is not None:
+        return hit
+    out = _new_scalar_array(value, dtype, opname)
+    if value == value and value != 0:
+        if len(_SCALARS) >= 256:
+            _SCALARS.clear()
+        _SCALARS[key] = out
+    return out
+
+
+_SCALARS = {}
+
+
+def _new_scalar_array(value, dtype, opname):
     from .creation import asarray
     try:
         v = np.asarray(value, dtype=np.dtype(dtype))
@@ -206,7 +225,30 @@ def reduction(x, axis, op, keepdims=False, dtype=None, opname=None):
                 raise ValueError(f"{opname}: zero-size array to reduction operation {op} which has no identity")
         if np.dtype(x.dtype).kind == "c":
             raise TypeError(f"{opname}: complex values have no ordering")
-    src = str(x.dtype)
+    try:
+        key = (nd, axes, op, x.dtype, dtype)
+        hit = _REDUCTIONS.get(key)
+    except TypeError:  # (an unhashable dtype argument: NumPy reports it below)
+        key = hit = None
+    if hit is None:  # (A.sum() in a loop builds its statement once)
+        hit = _reduction_stmt(nd, axes, op, str(x.dtype), dtype)
+        if key is not None:
+            if len(_REDUCTIONS) >= _CACHE_MAX:
+                _REDUCTIONS.clear()
+            _REDUCTIONS[key] = hit
+    stmt, res = hit
+    shape = tuple([x.shape[k] for k in range(nd) if k not in axes])
+    out = _node_array(stmt, (x,), shape, res)
+    if keepdims:
+        from .frontend import reshape_keepdims
+        out = reshape_keepdims(out, x.shape, axes)
+    return out
+
+
+_REDUCTIONS = {}  # (ndim, axes, op, dtype, dtype argument) -> (statement, result dtype)
+
+
+def _reduction_stmt(nd, axes, op, src, dtype):
     if op in ("sum", "prod"):
         # NumPy: bool/small ints accumulate in the default int; floats keep their type
         res = np.dtype(dtype) if dtype is not None else np.add.reduce(np.zeros(1, src)).dtype
@@ -218,12 +260,7 @@ def reduction(x, axis, op, keepdims=False, dtype=None, opname=None):
     acc = Access(0, idx)
     expr = acc if str(res) == src else Call("cast", (acc,), (src,), str(res))
     out_idx = tuple(idx[k] for k in range(nd) if k not in axes)
-    shape = tuple(x.shape[k] for k in range(nd) if k not in axes)
-    out = _node_array(Statement(out_idx, expr, op, str(res)), (x,), shape, res)
-    if keepdims:
-        from .frontend import reshape_keepdims
-        out = reshape_keepdims(out, x.shape, axes)
-    return out
+    return intern(Statement(out_idx, expr, op, str(res))), res
 
 
 def identity_statement(ndim, dtype) -> Statement:

@@ -392,3 +392,94 @@ def test_a_measured_flag_is_switched_on_only_for_a_clear_lead(monkeypatch, ratio
         assert state.run(kernel, None, d) == 0
     assert state.chosen == want and d[0] == want and st.stats[flags.tag] == want
     assert flags.start([st], d) is None and d[0] == want  # kept on the operand
+
+
+# -- 0-d operands: plans keyed by what their values decide ------------------------------------------
+_SCALARS = [2.0, 3.0, 0.0, -0.0, 1.0, np.nan, np.inf, -2.5, 0.0, 2.0]
+_SCALAR_OPS = {
+    # (lazy, dense oracle): a nonzero scalar keeps A's pattern for these; zero, NaN or inf change
+    # what the result stores (A + 0 is A's pattern, A + 1 is full; 0 / A is NaN at A's zeros)
+    "add": (lambda L, s: L + s, lambda D, s: D + s),
+    "subtract": (lambda L, s: s - L, lambda D, s: s - D),
+    "rdivide": (lambda L, s: s / L, lambda D, s: s / D),
+    "maximum": (lambda L, s: ls.maximum(L, s), lambda D, s: np.maximum(D, s)),
+    "power": (lambda L, s: L ** s, lambda D, s: D ** s),
+    "greater": (lambda L, s: L > s, lambda D, s: D > s),
+}
+
+
+@pytest.mark.parametrize("op", sorted(_SCALAR_OPS))
+def test_scalar_operands_switch_plans_between_warm_calls(op):
+    """One expression, its scalar changed between calls (zero, -0.0, NaN, inf among them): the
+    bound plan made for one value must decline the values whose pattern differs."""
+    A = _csr(9, 7, [3, 0, 7, 1, 2, 0, 5, 4, 1], 3)
+    D = A.toarray()
+    lA = ls.asarray(A)
+    lazy, dense = _SCALAR_OPS[op]
+    for s in _SCALARS + _SCALARS[::-1]:
+        with np.errstate(all="ignore"):
+            got = lazy(lA, s).todense()
+            want = dense(D, s)
+        np.testing.assert_array_equal(got, want, err_msg=f"{op} with {s!r}")
+
+
+def test_scalar_multiply_keeps_the_stored_pattern_with_any_value():
+    """A * s is an intersection (scipy's rule: implicit zeros stay zero, also for NaN and inf),
+    whatever value the bound plan was made for; A * 0 stores nothing (as pydata/sparse)."""
+    A = _csr(6, 5, [2, 0, 5, 1, 3, 0], 4)
+    lA = ls.asarray(A)
+    for s in [2.0, np.nan, 0.0, np.inf, -0.0, 3.0]:
+        with np.errstate(all="ignore"):
+            got = (lA * s).materialize()
+            want = A.multiply(s) if np.isfinite(s) else sp.csr_matrix((A.data * s, A.indices, A.indptr), A.shape)
+        np.testing.assert_array_equal(got.todense(), want.toarray())
+        assert got.nnz == (0 if s == 0 else A.nnz), s
+
+
+def test_scalar_plans_are_bound_and_reused():
+    """A * 2, then A * 3: the second and later calls take the bound plan (a plan hit, no
+    analysis), and A * 0 does not reuse it."""
+    from lazysparse.runtime import execute as ex
+    A = _csr(8, 8, [2, 3, 0, 1, 4, 2, 2, 1], 5)
+    lA = ls.asarray(A)
+    (lA + 2.0).materialize()
+    hits = ex.STATS["plan_hits"]
+    for s in (3.0, 4.0, 5.0):
+        np.testing.assert_array_equal((lA + s).todense(), A.toarray() + s)
+    assert ex.STATS["plan_hits"] >= hits + 3
+    np.testing.assert_array_equal((lA + 0.0).todense(), A.toarray())
+    assert (lA + 0.0).materialize().nnz == A.nnz  # A's pattern, not a full result
+
+
+def test_scalar_arrays_are_shared_but_not_for_signed_zeros_or_nan():
+    x = ls.asarray(np.array([1.0, -2.0, 0.0]))
+    with np.errstate(all="ignore"):
+        for s in (0.0, -0.0, 0.0, np.nan, 2.0, 2, True, -0.0):
+            np.testing.assert_array_equal((x / s).todense(), np.array([1.0, -2.0, 0.0]) / s)
+    i = ls.asarray(np.array([1, 2, 3], dtype=np.int64))
+    for _ in range(2):  # (one shared 2, one shared 2.0: each keeps its own dtype)
+        assert (i * 2).dtype == np.int64 and (i * 2.0).dtype == np.float64
+        np.testing.assert_array_equal((i * 2).todense(), np.array([2, 4, 6]))
+        np.testing.assert_array_equal((i * 2.5).todense(), np.array([2.5, 5.0, 7.5]))
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int32, np.int64, np.float32, np.complex128])
+def test_reduction_statements_follow_dtype_axis_and_op(dtype):
+    """The reduction builder's statement cache keys on the operand dtype, axes, op and dtype
+    argument: the same shape with another dtype gets NumPy's result dtype each time."""
+    D = (np.arange(12).reshape(3, 4) % 3).astype(dtype)
+    L = ls.asarray(sp.csr_matrix(D))
+    for _ in range(2):
+        for axis in (None, 0, 1, (0, 1)):
+            for red in ("sum", "prod", "max", "min"):
+                if red in ("max", "min") and np.dtype(dtype).kind == "c":
+                    continue
+                got = getattr(L, red)(axis=axis).todense()
+                want = getattr(D, red)(axis=axis)
+                assert got.dtype == want.dtype, (red, axis)
+                np.testing.assert_allclose(got, want)
+            acc = np.complex128 if np.dtype(dtype).kind == "c" else np.float64
+            got = L.sum(axis=axis, dtype=acc).todense()
+            assert got.dtype == acc
+            np.testing.assert_allclose(got, D.sum(axis=axis, dtype=acc))
+        np.testing.assert_allclose(L.mean(axis=1).todense(), D.mean(axis=1))

@@ -94,6 +94,30 @@ def expr_pattern(expr, access_key, scalar_value, replay=None):
     return p, tuple(decisions)
 
 
+def scalar_calls(expr):
+    """The calls of ``expr`` whose ``expr_pattern`` decision reads a 0-d operand's value, as
+    ``(decision index, call, operand of each argument or None)``, in the walk's order. Every
+    other decision is fixed by the statement, so these alone tell whether a plan made for one
+    set of scalar values holds for another (``A * 2`` and ``A * 3`` share one, ``A * 0`` not)."""
+    out, n = [], [0]
+
+    def walk(e):
+        if isinstance(e, Access):
+            return
+        for a in e.args:
+            walk(a)
+        kind = ops.OPS[e.op][2]
+        scalar = [isinstance(a, Access) and not a.indices for a in e.args]
+        if kind == "intersect" or (kind == "divide" and not scalar[1]) or kind == "where":
+            return  # (no decision: as in expr_pattern)
+        if any(scalar):
+            out.append((n[0], e, tuple(a.operand if s else None for a, s in zip(e.args, scalar))))
+        n[0] += 1
+
+    walk(expr)
+    return tuple(out)
+
+
 def estimate_density(p, density_of):
     """Density estimate of a pattern assuming independent operands."""
     if p == TRUE:

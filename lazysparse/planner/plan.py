@@ -13,6 +13,7 @@ import numpy as np
 
 from ..formats import Format, Storage, resolve_format
 from ..formats.levels import COMPRESSED, DENSE
+from ..ir import ops
 from ..ir.nodes import Access, Call, Index, Statement, _Hashed, accesses_of, intern
 from . import fission
 from . import patterns as P
@@ -169,6 +170,36 @@ def global_pattern(stmt: Statement, storages, decisions=None):
         return None if storages[acc.operand].format.is_dense else q
 
     return P.expr_pattern(stmt.expr, key, lambda a: _scalar_value(storages[a.operand]), decisions)
+
+
+_SCALAR_CALLS = {}   # statement -> P.scalar_calls of its expression
+_SCALAR_ZERO = {}    # (call, scalar values) -> whether the call is zero where its tensors are
+_MEMO_MAX = 4096
+
+
+def scalar_decisions(stmt: Statement, storages) -> tuple:
+    """The pattern decisions of ``stmt`` that depend on its 0-d operands' values, for these
+    storages (``P.scalar_calls``): with the statement and operand specs they fix the plan, so a
+    plan made for ``A * 2`` is reused for ``A * 3`` without walking the pattern again."""
+    calls = _SCALAR_CALLS.get(stmt)
+    if calls is None:
+        calls = _SCALAR_CALLS[stmt] = P.scalar_calls(stmt.expr)
+    out = []
+    for _, call, slots in calls:
+        vals = [None if k is None else _scalar_value(storages[k]) for k in slots]
+        # keyed by the values' bytes: -0.0 and 0.0 differ for some calls (arctan2), and NaN,
+        # which equals nothing, still finds its entry
+        try:
+            key = (call, tuple([None if v is None else (v.dtype.char, v.tobytes()) for v in vals]))
+        except AttributeError:  # (not a NumPy scalar: computed each time)
+            key = None
+        zero = _SCALAR_ZERO.get(key)
+        if zero is None:
+            zero = ops.is_zero(ops.value_at_zero(call.op, call.in_dtypes, call.dtype, vals))
+            if key is not None and len(_SCALAR_ZERO) < _MEMO_MAX:
+                _SCALAR_ZERO[key] = zero
+        out.append(zero)
+    return tuple(out)
 
 
 def _scalar_value(st: Storage):

@@ -204,9 +204,11 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=Non
     specs = specs0 + tuple(specs0[k] for k in extra)
     nd = len(out_shape)
     ext = PL.extents(stmt, storages, out_shape)
-    has_scalars = any(st.ndim == 0 for st in storages)
-    akey = (stmt, specs, req_format)
-    an = _ANALYSIS.get(akey) if not has_scalars else None
+    # 0-d operands' values decide parts of the pattern (A * 0 is empty, A + 1 full): those
+    # decisions key the plan, which A * 2 and A * 3 share (planner/plan.py, scalar_decisions)
+    sdec = PL.scalar_decisions(stmt, storages) if any(st.ndim == 0 for st in storages) else ()
+    akey = (stmt, specs, req_format, sdec)
+    an = _ANALYSIS.get(akey)
     if an is None:
         pat, decisions = PL.global_pattern(stmt, storages)
         fixed = None
@@ -216,16 +218,13 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=Non
             # without reductions the inferred format does not depend on densities
             fixed = PL.infer_format(stmt, specs, [0.0] * len(specs), ext, nd, decisions) or False
         an = (pat, decisions, fixed)
-        if not has_scalars:
-            _ANALYSIS[akey] = an
+        _ANALYSIS[akey] = an
     pat, decisions, fixed = an
     sched = LOOPS_FORCED.schedule  # an ls.Schedule's loops being applied (planner/loops.py)
     if fixed is None:
-        rule = _RULES.get(akey) if not has_scalars else None
+        rule = _RULES.get(akey)
         if rule is None:
-            rule = PL.density_rule(pat, stmt, nd)
-            if not has_scalars:
-                _RULES[akey] = rule
+            rule = _RULES[akey] = PL.density_rule(pat, stmt, nd)
         # a schedule that runs threads or tiles of nonzeros writes a dense result, whatever
         # the densities (ask for a format to get another, and an error if it cannot)
         out_fmt = (resolve_format("dense", nd) if sched is not None and LOOPS.dense_only(sched)
@@ -233,7 +232,7 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=Non
     else:
         out_fmt = fixed or None
     bkey = None
-    if not has_scalars and intern(stmt0) is stmt0:
+    if intern(stmt0) is stmt0:
         bkey = (id(stmt0), *[id(s) for s in specs0], req_format) + ((_PLANNED,) if planned else ())
     # a relabelling whose result format mirrors the operand is a view: no kernel
     if _is_relabel(stmt) and out_fmt is not None:
@@ -332,11 +331,11 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=Non
         # differ, used in turn, switch between bound plans without compiling glue each time.
         # A workspace's policy and capacity depend on sizes: its bound plan chooses them again
         # (``_workspace``'s rule) and declines when the policy would change
-        bfn = _BINDS.get((bkey, runner, out_fmt))
+        bfn = _BINDS.get((bkey, runner, out_fmt, sdec))
         if bfn is None:
-            bfn = _BINDS[(bkey, runner, out_fmt)] = _bind(
+            bfn = _BINDS[(bkey, runner, out_fmt, sdec)] = _bind(
                 stmt0, extra, runner, out_fmt, None if fixed is not None else rule, fmt.is_sparse,
-                wsplan)
+                wsplan, sdec)
         _BOUND[bkey] = bfn
     if _COUNTING[0]:
         t = counting.tally()
@@ -427,7 +426,7 @@ LIMIT_LINE = ("    lc = LIM[0]; lim = lc[1] if RAW_GET(RAW_KEY) is lc[0] else li
               if memory.RAW_GET is not None else "    lim = limit()")
 
 
-def _bind(stmt0, extra, runner, out_fmt, density_rule, sparse_out, ws=None):
+def _bind(stmt0, extra, runner, out_fmt, density_rule, sparse_out, ws=None, sdec=()):
     """The warm path of one plan: a function ``(sts, shape, name)`` returning the result, or
     None when the plan does not apply. Its checks are generated into the runner's glue
     (``Runner.bind``), so that a warm call is one frame from here to the wrapped result.
@@ -443,6 +442,9 @@ def _bind(stmt0, extra, runner, out_fmt, density_rule, sparse_out, ws=None):
     L = []
     if extra:  # operands used in several places of the statement, split into slots
         L.append("sts = [*sts, " + "".join(f"sts[{int(k)}], " for k in extra) + "]")
+    if sdec:  # the plan holds for these decisions on 0-d operands' values only
+        env.update(SDEC=PL.scalar_decisions, DEC=sdec)
+        L += ["if SDEC(STMT, sts) != DEC:", "    return None"]
     if density_rule is not None:
         # the verdict of the density rule, remembered for the storage it reads when it reads
         # one (A @ x, A.sum(axis)): storages are immutable, so the same storage gives the same
