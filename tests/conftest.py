@@ -4,6 +4,7 @@
   set at import time of this conftest, i.e. before any test module imports lazysparse. A cache dir
   given explicitly in the environment is respected (useful to keep compiled kernels between runs).
 * ``LAZYSPARSE_POISON=1``: dense results that a kernel is trusted to overwrite start as garbage.
+* ``LAZYSPARSE_PAR_MIN_WORK=0``: parallel loops of small inputs run on threads too.
 * A hypothesis profile ``lazysparse`` (the default): no deadline (the first example of a new kernel
   compiles C), ``too_slow`` health check suppressed. Tests set their own ``max_examples``;
   ``LAZYSPARSE_HYPOTHESIS_SCALE=4`` multiplies them (see test_ops_oracle.py).
@@ -22,6 +23,10 @@ if not os.environ.get("LAZYSPARSE_CACHE_DIR"):
 
 # results a kernel claims to overwrite entirely start as garbage, not zeros (runtime/runner.py)
 os.environ.setdefault("LAZYSPARSE_POISON", "1")
+# every parallel loop runs on the threads asked for, however small its work: the suite's inputs
+# are small, and the autoscheduler would put them on one thread (runtime/threads.py; the
+# threshold's own tests set it back)
+os.environ.setdefault("LAZYSPARSE_PAR_MIN_WORK", "0")
 
 import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402

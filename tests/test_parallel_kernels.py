@@ -58,3 +58,67 @@ def test_two_threads_give_the_serial_values(case, threads):
     np.testing.assert_allclose(two, want, rtol=1e-12)
     assert src1 == src2 and src1  # the thread count is a run-time argument, not a new kernel
     assert any(PRAGMA in s for s in src2) == parallel, name
+
+
+# -- the autoscheduler's thread decision (lower/lowering.py, team_size) ------------------------------
+def _teams(expr, fusion="auto"):
+    """The result and, per kernel the call ran, the team size it reported."""
+    with kernel_log() as log:
+        got = expr.materialize(fusion=fusion)
+    teams = []
+    for item in log:
+        if isinstance(item, tuple) and len(item) == 2:  # (spec, Runner) of one operation
+            abi, pool = item[1].abi, item[1]._pool
+        else:                                           # a fused kernel's FusedRun
+            abi, pool = item.abi, item.fixed.pool
+        k = [i for i, d in enumerate(abi.d) if d[0] == "team"]
+        teams.append(pool[-1][1][k[0]] if k else None)
+    return got.todense(), teams
+
+
+@pytest.fixture
+def work_threshold():
+    from lazysparse.runtime import threads as th
+    saved = th.PAR_MIN_WORK[0]
+    th.PAR_MIN_WORK[0] = 1 << 14  # the default (the suite runs with 0)
+    yield th.PAR_MIN_WORK
+    th.PAR_MIN_WORK[0] = saved
+    ls.set_num_threads(1)
+
+
+@pytest.mark.parametrize("n, density, team", [(60, 0.1, 1), (2000, 0.01, 2)])
+def test_loops_with_little_work_run_on_one_thread(n, density, team, work_threshold):
+    """SpMV of 360 entries, SpMM and SDDMM over them (work under 16384 innermost iterations) run
+    on one thread when two are asked for; with 40k entries on two. Values as NumPy's."""
+    rng = np.random.default_rng(3)
+    As = sp.random(n, n, density=density, format="csr", random_state=4)
+    A, Ad = ls.asarray(As), As.toarray()
+    x, X, U = rng.random(n), rng.random((n, 4)), rng.random((n, 8))
+    ls.set_num_threads(2)
+    cases = [("spmv", A @ ls.asarray(x), Ad @ x),
+             ("spmm", A @ ls.asarray(X), Ad @ X),
+             ("sddmm", A * (ls.asarray(U) @ ls.asarray(U).T), Ad * (U @ U.T)),
+             ("row sums", A.sum(axis=1), Ad.sum(axis=1))]
+    for name, expr, want in cases:
+        got, teams = _teams(expr)
+        np.testing.assert_allclose(got, want, rtol=1e-12, err_msg=name)
+        assert teams == [team], (name, teams)
+
+
+def test_work_counts_dense_extents_and_the_threshold_is_read_per_call(work_threshold):
+    """A dense product's work is I * K * J: 40 * 40 * 40 runs on two threads, 10 * 10 * 10 on
+    one; a threshold of 0 puts the small one on two threads with the same kernel."""
+    rng = np.random.default_rng(5)
+    ls.set_num_threads(2)
+    for n, team in ((40, 2), (10, 1)):
+        X, W = rng.random((n, n)), rng.random((n, n))
+        got, teams = _teams(ls.asarray(X) @ ls.asarray(W))
+        np.testing.assert_allclose(got, X @ W, rtol=1e-12)
+        assert teams == [team], (n, teams)
+    work_threshold[0] = 0
+    X, W = rng.random((10, 10)), rng.random((10, 10))
+    got, teams = _teams(ls.asarray(X) @ ls.asarray(W))
+    np.testing.assert_allclose(got, X @ W, rtol=1e-12)
+    assert teams == [2]
+    ls.set_num_threads(1)
+    assert _teams(ls.asarray(X) @ ls.asarray(W))[1] == [1]

@@ -120,6 +120,41 @@ class FusedLowerer:
                 return None
         return lp
 
+    def work(self):
+        """The loop tree's work estimate (as ``lowering.work_estimate`` for one operation):
+        per computed statement, the product of its enclosing loops' average trip counts. A
+        dense loop runs its extent; a loop over stored entries runs, per iterator driving it,
+        that level's entries over its parent level's (SDDMM's j under i: nnz / rows), summed
+        over the iterators (a union's bound)."""
+        terms = []
+
+        def walk(nodes, trips):
+            for n in nodes:
+                if isinstance(n, Loop):
+                    walk(n.body, trips + [self.trip(n)])
+                elif isinstance(n, Compute):
+                    terms.append(" * ".join(trips) or "1.0")
+        walk(self.plan.tree, [])
+        return " + ".join(f"({t})" for t in terms) or "0.0"
+
+    def trip(self, lp):
+        ext = f"(double)({self.ext[lp.var]})"
+        if lp.space == P.TRUE:
+            return ext
+        parts = []
+        for key in sorted({k for term in lp.space for k in term}, key=repr):
+            vid, path = key
+            sp = self.specs[vid] if self.prog.values[vid].kind == INPUT else None
+            l = len(path) - 1
+            n = n0 = None
+            if sp is not None and not sp.dense:
+                n, n0 = lowering.level_count(sp.format, vid, l), lowering.level_count(sp.format, vid, l - 1)
+            if n is None or n0 is None:
+                parts.append(ext)  # (a temporary's iterator: at most the extent)
+            else:
+                parts.append(f"(double)({n}) / (double)(({n0}) > 0 ? ({n0}) : 1)")
+        return "(" + " + ".join(parts) + ")"
+
     # elements per block of the result's preparation: memset/memcpy calls long enough to stream
     PREP_BLOCK = 1 << 16
 
@@ -537,7 +572,7 @@ class FusedLowerer:
             return top
         # OpenMP on the outermost loop, thread-private temporaries; one thread unless the
         # caller asks for more (d[]: ls.set_num_threads), and no runtime at all without OpenMP
-        nt = self.abi.int(("threads",))
+        nt = lowering.team_size(body, self.abi, self.work())
         top.body.insert(top.body.index(body), Decl("int32_t", "ls_bad", "0"))
         if par.space == P.TRUE:
             count = self.ext[par.var]

@@ -149,6 +149,54 @@ def omp_chunk(nt, count):
     return f"({nt} > 1 ? ({per} > 16 ? {per} : 16) : (({count}) > 0 ? ({count}) : 1))"
 
 
+# The autoscheduler's thread decision (issue 6): a parallel loop runs on the threads asked for
+# only when its work estimate (``work_estimate``: innermost iterations) reaches
+# runtime/threads.py's PAR_MIN_WORK (16384, read at each call); below it the region's fork and
+# join cost more than the second thread saves. Measured on the two-core development VM, SpMV
+# called back to back, one thread / two threads with every loop parallel (us): cryg2500 (12k
+# entries) 14-20 / 22-24, cora (11k) 16-22 / 24, citeseer (9k) 19-25 / 25-26, tomography (29k)
+# 17-20 / 15-17; with the threshold the first three run on one thread at both counts (17-25 us
+# each). Iterations of a row that runs as vectors count each lane (a 16-column SpMM of 12k
+# entries is 200k, and its two threads are even there).
+
+
+def work_estimate(stmts, ext, abi):
+    """C expression (a double) of the innermost iterations of a loop nest computing ``stmts``:
+    ``(statement, spec_of)`` pairs, ``spec_of(access)`` giving ``(slot, spec)`` of a sparse
+    input read there or None (dense operands, temporaries). Per statement: the stored entries of
+    its sparse inputs, summed, times the extents (``ext``: index -> C expression) of the indices
+    none of them holds; summed over the statements. SpMV: nnz; SpMM: nnz * columns; SDDMM: nnz *
+    K; a dense product: I * K * J. Sums over several operands (A + B) count each one's entries,
+    as their merged loop visits them; a product of two sparse operands counts the entries, not
+    the products (its sparse result keeps it serial anyway)."""
+    total = []
+    for stmt, spec_of in stmts:
+        held, entries = set(), []
+        for a in accesses_of(stmt.expr):
+            got = spec_of(a)
+            if got is None:
+                continue
+            slot, sp = got
+            held.update(ix for ix in a.indices if isinstance(ix, Index))
+            leaf = level_count(sp.format, slot, len(sp.format.levels) - 1)
+            entries.append(f"(double)({leaf if leaf is not None else abi.int(('nnz', slot))})")
+        factors = (["(" + " + ".join(entries) + ")"] if entries else []) + \
+            [f"(double)({ext[v]})" for v in tuple(stmt.out_indices) + tuple(stmt.reduce_indices)
+             if v not in held]
+        total.append(" * ".join(factors) or "1.0")
+    return " + ".join(f"({t})" for t in total) or "0.0"
+
+
+def team_size(blk, abi, work):
+    """Declare in ``blk`` the thread count a parallel loop runs with, ``ls_nt``: the caller's
+    ``ls.set_num_threads`` when the work estimate reaches the threshold the call passes
+    (``("parmin",)``), else one; the kernel reports it in ``("team",)`` (tests read it)."""
+    nt = abi.int(("threads",))
+    blk.add(Decl("const int64_t", "ls_nt", f"({nt} > 1 && ({work}) >= (double){abi.int(('parmin',))}) ? {nt} : 1"))
+    blk.add(Line(f"{abi.int(('team',))} = ls_nt;"))
+    return "ls_nt"
+
+
 # Per-thread copies of the dense operands every thread of a parallel loop reads whole (SpMM's
 # and SDDMM's gathered rows, a GEMM's right factor): read-shared lines proved slow to share on
 # the two-core machine we measure on (an SpMM with 16 columns on MIT8, its 824 KB factor
@@ -693,6 +741,8 @@ class Lowerer:
                            or self.spec.mode not in ("dense", "dense-inter", "dense-acc")):
             return blk
         nt = self.abi.int(("threads",))
+        if not forced:  # (a schedule's parallel loop runs on the threads asked for)
+            nt = team_size(blk, self.abi, self.work())
         blk.add(Decl("const int64_t", "ls_chunk", chunk or omp_chunk(nt, count)))
         shared = {a.slot: a.spec for a in self.accs if a.spec.dense and a.spec.ndim}
         for a in self.accs:
@@ -707,6 +757,15 @@ class Lowerer:
         blk.add(Line(f"#pragma omp parallel num_threads((int){nt}) if({nt} > 1)"), region)
         region.add(Line("#pragma omp for schedule(dynamic, ls_chunk)"))
         return region
+
+    def work(self):
+        """This kernel's work estimate (``work_estimate``)."""
+        inputs = self.spec.inputs
+
+        def spec_of(a):
+            sp = inputs[a.operand]
+            return None if sp.dense or not sp.ndim else (a.operand, sp)
+        return work_estimate([(self.stmt, spec_of)], self.ext, self.abi)
 
     # -- fixed-width result rows ----------------------------------------------------------------
     ROW_WIDTHS = (8, 16, 32, 64)  # the common SpMM / dense-product widths, in registers

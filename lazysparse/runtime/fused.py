@@ -31,7 +31,7 @@ from ..planner.inline import elementwise, inline, tiny
 from ..planner.plan import _scalar_value, operand_spec
 from . import counting, memory
 from .runner import POISON, _poisoned
-from .threads import get_num_threads, replica_scratch
+from .threads import PAR_MIN_WORK, get_num_threads, replica_scratch
 
 _PLANS = {}  # (program, input specs, 0-d values) -> (plan, kernel, abi, (like, _Fixed)), or
 #   (None, program, None, scratch pool): run the program one kernel per operation (_run_ops)
@@ -45,6 +45,7 @@ class FusedRun(NamedTuple):
     kernel: object
     like: object  # the input whose structure the result takes, or None
     abi: object   # the kernel's p[]/d[] slots
+    fixed: object = None  # its _Fixed (the call's argument arrays: ``fixed.pool``)
 
 
 def _shares_loops(tree) -> bool:
@@ -484,6 +485,10 @@ def glue_source(abi, fx, like) -> str:
             continue  # fixed by the plan: written once into each new set (new_bufs)
         if tag == "threads":
             always.append(f"d[{k}] = nt")
+        elif tag == "parmin":  # the autoscheduler's thread threshold (runtime/threads.py)
+            always.append(f"d[{k}] = PARMIN[0]")
+        elif tag == "team":
+            continue  # the kernel writes it
         elif tag == "stride":
             per[desc[1]].append(f"d[{k}] = s{desc[1]}.vals.strides[{int(desc[2])}] // "
                                 f"{np.dtype(fx.specs[desc[1]].dtype).itemsize}")
@@ -545,11 +550,12 @@ def _compile_glue(source, abi, fx):
     env = dict(fb=_cffi_backend.from_buffer, BC=ffi.BCharA, addr=addr, NULL=ffi.NULL,
                new_bufs=new_bufs, pool=[], wref=weakref.ref, new=object.__new__, Storage=Storage,
                wrap_dense=Storage.wrap_dense, empty=_poisoned if POISON else np.empty,
-               ODT=fx.odt, OSHAPE=fx.out_shape, nthreads=get_num_threads, scratch=replica_scratch,
+               ODT=fx.odt, OSHAPE=fx.out_shape, nthreads=get_num_threads, scratch=replica_scratch, PARMIN=PAR_MIN_WORK,
                check_dense=memory.check_dense, RESULT_WHAT=lambda: f"the result of {fx.writer(None)}",
                TEMP_WHAT=[(lambda vid=vid: f"the temporary {fx.writer(vid)} of a fused kernel")
                           for vid, _, _ in fx.temps])
     exec(compile(source, "<lazysparse fused glue>", "exec"), env)
+    fx.pool = env["pool"]  # (the argument arrays a call puts back: tests read what it reported)
     return env["call"]
 
 
@@ -568,6 +574,6 @@ def _run(plan, kernel, abi, fixed, inputs, name):
     if execute._LOGGING[0]:
         log = getattr(execute._LOG, "items", None)
         if log is not None:
-            log.append(FusedRun(plan, kernel, like, abi))
+            log.append(FusedRun(plan, kernel, like, abi, fx))
     return st
 

@@ -12,7 +12,7 @@ from ..formats import Storage
 from ..ir import ops
 from ..lower.lowering import lower
 from . import tuning
-from .threads import get_num_threads, replica_scratch
+from .threads import PAR_MIN_WORK, get_num_threads, replica_scratch
 from .tuning import split_flag  # noqa: F401  (tests and callers import it from here)
 
 
@@ -209,6 +209,8 @@ def glue_source(spec, abi, sites=None, prologue=()) -> str:
             val = "hint(sts, shape)"
         elif tag == "threads":
             val = "nthreads()"
+        elif tag == "parmin":  # the autoscheduler's thread threshold (runtime/threads.py)
+            val = "PARMIN[0]"
         elif tag == "wscap":  # set by execute for this call (runtime/execute.py, _workspace)
             val = "WS_CALL.capacity"
         else:
@@ -283,7 +285,7 @@ def _compile_glue(source, runner, extra_env=None):
                wrap_sparse=runner._wrap_sparse,
                tstart=runner.sites.start if runner.sites is not None else None,
                zeros=np.zeros, empty=_poisoned if POISON else np.empty, ones=np.ones, full=np.full, ODT=runner.odtype,
-               I64=np.dtype(np.int64), IDENT=ident, nthreads=get_num_threads,
+               I64=np.dtype(np.int64), IDENT=ident, nthreads=get_num_threads, PARMIN=PAR_MIN_WORK,
                scratch=replica_scratch, WS_CALL=_ws_call())
     env.update(extra_env or {})
     exec(compile(source, "<lazysparse glue>", "exec"), env)

@@ -46,6 +46,21 @@ def _from_env() -> int:
 _num_threads = _from_env()
 
 
+def _par_min_from_env() -> int:
+    raw = os.environ.get("LAZYSPARSE_PAR_MIN_WORK", "").strip()
+    try:
+        return max(0, int(raw)) if raw else 1 << 14
+    except ValueError:
+        return 1 << 14
+
+
+# The autoscheduler's thread decision (lower/lowering.py, ``team_size``): a parallel loop whose
+# work estimate is under this many innermost iterations runs on one thread. Kernels read it at
+# each call (a d[] slot), so it is not compiled in: the test suite sets
+# LAZYSPARSE_PAR_MIN_WORK=0, which puts every parallel loop of its small inputs on threads.
+PAR_MIN_WORK = [_par_min_from_env()]
+
+
 def set_num_threads(n: int) -> None:
     """Set the number of threads compiled kernels may use (a positive int), process-wide."""
     global _num_threads
@@ -68,17 +83,23 @@ def replica_scratch(nt: int, operands: int):
     NULL on one thread. One buffer per calling thread, grown and kept: a kernel that allocated
     its copies on each call paid fresh pages and TLB shootdowns every time (586 page faults a
     call on MIT8, as slow as no copies)."""
+    held = getattr(_SCRATCH, "held", None)
+    if held is not None and nt > 1 and held[0] >= nt * operands * _MODS[0].REPLICA_MAX:
+        return held[2]  # (the warm path: no imports, which cost 3 us a call)
+    from ..lower import lowering
     from .cache import ffi
+    _MODS[0] = lowering
     if nt <= 1:  # (callers pass NULL themselves on one thread, without this call)
         return ffi.NULL
-    from ..lower.lowering import REPLICA_MAX
-    n = nt * operands * REPLICA_MAX
-    held = getattr(_SCRATCH, "held", None)
+    n = nt * operands * lowering.REPLICA_MAX
     if held is None or held[0] < n:
         import numpy as np
         buf = np.empty(n, np.uint8)
         held = _SCRATCH.held = (n, buf, ffi.from_buffer(buf))
     return held[2]
+
+
+_MODS = [None]  # lower.lowering, once imported (REPLICA_MAX is read on each call: tests vary it)
 
 
 def _reset_for_tests() -> None:
