@@ -1277,10 +1277,13 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
     SPLIT = 4  # partial accumulators of an innermost floating-point sum
 
     def _can_split_acc(self, depth, drv, iters):
-        """An innermost floating-point sum driven by one unique sparse level: the candidates for
-        split accumulators (the reduction's association changes, as NumPy's pairwise sum does)."""
-        return (self.in_acc and depth == len(self.order) - 1 and self.stmt.reduce == "sum"
-                and C.kind(self.odt) in "fc" and len(iters) == 1
+        """An innermost floating-point sum, max or min driven by one unique sparse level: the
+        candidates for split accumulators (a sum's association changes, as NumPy's pairwise sum
+        does; a max or min is the same whatever the order, NaN included: any NaN wins) and for
+        the vector loop (lower/simd.py)."""
+        red = self.stmt.reduce
+        return (self.in_acc and depth == len(self.order) - 1 and len(iters) == 1
+                and (red == "sum" and C.kind(self.odt) in "fc" or red in ("max", "min") and C.kind(self.odt) == "f")
                 and drv.spec.format.levels[drv.lvl].unique)
 
     def emit_split_accumulators(self, depth, v, blk, drv, U, snap):
@@ -1290,8 +1293,9 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
         j, x0 = f"j{u}", self.vname[v]
         crd = f"c{drv.slot}_{drv.lvl}"
         n = self.SPLIT
+        red = self.stmt.reduce
         for k in range(1, n):
-            blk.add(Decl(self.oct, f"acc_{k}", C.literal(ops.reduce_identity("sum", self.odt), self.odt)))
+            blk.add(Decl(self.oct, f"acc_{k}", C.literal(ops.reduce_identity(red, self.odt), self.odt)))
         blk.add(Decl("int64_t", j, f"b{u}"))
         main, rest = Block(), Block()
         blk.add(While(f"{j} + {n - 1} < z{u}", main), While(f"{j} < z{u}", rest))
@@ -1314,7 +1318,11 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
             body.add(f"{j} += {len(copies)};")
         self.vname[v] = x0
         self.acc_name = "acc"
-        blk.add("acc += " + " + ".join(f"acc_{k}" for k in range(1, n)) + ";")
+        if red == "sum":
+            blk.add("acc += " + " + ".join(f"acc_{k}" for k in range(1, n)) + ";")
+        else:
+            for k in range(1, n):
+                blk.add(C.reduce_step(red, "acc", f"acc_{k}", self.odt))
         for a in self.accs:
             a.restore(snap[a.q])
 

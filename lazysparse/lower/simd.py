@@ -20,6 +20,7 @@ sum's association changes, as with split accumulators.
 """
 from __future__ import annotations
 
+from ..backends import ctypes_ as C
 from ..ir.nodes import Access, Index
 from .loopir import Block, Line
 
@@ -46,7 +47,8 @@ def segment_sum(lw, v, drv, U):
     (lowering state: ``drv`` not yet advanced, ``v`` not yet bound), or None when ``f`` does not
     qualify. Adds into ``acc`` (and ``cnt``), like the scalar loop it stands beside."""
     kind = _KINDS.get((lw.odt, lw.spec.inputs[drv.slot].index_dtype))
-    if kind is None or lw.stmt.reduce != "sum":
+    red = lw.stmt.reduce
+    if kind is None or red not in ("sum", "max", "min"):
         return None
     u = U[drv.q]
     # the driver must resolve fully here (its values are then contiguous in j), and nothing else
@@ -67,14 +69,31 @@ def segment_sum(lw, v, drv, U):
         expr = _vexpr(lw, lw.stmt.expr, v, drv, u, kind, terms, iter(lw.accs), masked)
         if expr is None:
             return None
-        if masked:
-            bodies.append([f"{kind['iv']} vi = {kind['iload']}(m, {crd} + {j});", *terms,
-                           f"vacc = _mm512_mask_add_{sfx}(vacc, m, vacc, {expr});"])
+        if red == "sum":
+            step = ([f"vacc = _mm512_mask_add_{sfx}(vacc, m, vacc, {expr});"] if masked else
+                    [f"vacc = _mm512_add_{sfx}(vacc, {expr});"])
         else:
-            bodies.append([f"{kind['iv']} vi = {kind['uiload']}((const void *)({crd} + {j}));", *terms,
-                           f"vacc = _mm512_add_{sfx}(vacc, {expr});"])
+            # max/min: the instruction returns its second operand when either is NaN, so NaNs
+            # are tracked apart (NumPy's max propagates them); masked-off lanes keep vacc
+            step = [f"const {kind['v']} ve = {expr};",
+                    (f"vnan |= _mm512_mask_cmp_{sfx}_mask(m, ve, ve, _CMP_UNORD_Q);" if masked else
+                     f"vnan |= _mm512_cmp_{sfx}_mask(ve, ve, _CMP_UNORD_Q);"),
+                    (f"vacc = _mm512_mask_{red}_{sfx}(vacc, m, vacc, ve);" if masked else
+                     f"vacc = _mm512_{red}_{sfx}(vacc, ve);")]
+        if masked:
+            bodies.append([f"{kind['iv']} vi = {kind['iload']}(m, {crd} + {j});", *terms, *step])
+        else:
+            bodies.append([f"{kind['iv']} vi = {kind['uiload']}((const void *)({crd} + {j}));", *terms, *step])
+    if red == "sum":
+        init, fold = [f"{kind['v']} vacc = _mm512_setzero_{sfx}();"], [f"acc += _mm512_reduce_add_{sfx}(vacc);"]
+    else:
+        ct = "double" if sfx == "pd" else "float"
+        init = [f"{kind['v']} vacc = _mm512_set1_{sfx}({'-' if red == 'max' else ''}INFINITY);",
+                f"{m} vnan = 0;"]
+        fold = [f"{ct} vr = vnan ? ({ct})NAN : _mm512_reduce_{red}_{sfx}(vacc);",
+                C.reduce_step(red, "acc", "vr", lw.odt)]
     lines = [
-        f"{kind['v']} vacc = _mm512_setzero_{sfx}();",
+        *init,
         f"int64_t {j} = b{u};",
         f"for (; {j} + {W} <= z{u}; {j} += {W}) {{",
         *["  " + s for s in bodies[0]],
@@ -83,7 +102,7 @@ def segment_sum(lw, v, drv, U):
         f"  const {m} m = ({m})((1u << (z{u} - {j})) - 1);",
         *["  " + s for s in bodies[1]],
         "}",
-        f"acc += _mm512_reduce_add_{sfx}(vacc);",
+        *fold,
         f"cnt += z{u} - b{u};",
     ]
     return lines
