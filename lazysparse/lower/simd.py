@@ -69,29 +69,12 @@ def segment_sum(lw, v, drv, U):
         expr = _vexpr(lw, lw.stmt.expr, v, drv, u, kind, terms, iter(lw.accs), masked)
         if expr is None:
             return None
-        if red == "sum":
-            step = ([f"vacc = _mm512_mask_add_{sfx}(vacc, m, vacc, {expr});"] if masked else
-                    [f"vacc = _mm512_add_{sfx}(vacc, {expr});"])
-        else:
-            # max/min: the instruction returns its second operand when either is NaN, so NaNs
-            # are tracked apart (NumPy's max propagates them); masked-off lanes keep vacc
-            step = [f"const {kind['v']} ve = {expr};",
-                    (f"vnan |= _mm512_mask_cmp_{sfx}_mask(m, ve, ve, _CMP_UNORD_Q);" if masked else
-                     f"vnan |= _mm512_cmp_{sfx}_mask(ve, ve, _CMP_UNORD_Q);"),
-                    (f"vacc = _mm512_mask_{red}_{sfx}(vacc, m, vacc, ve);" if masked else
-                     f"vacc = _mm512_{red}_{sfx}(vacc, ve);")]
+        step = _step(red, kind, expr, masked)
         if masked:
             bodies.append([f"{kind['iv']} vi = {kind['iload']}(m, {crd} + {j});", *terms, *step])
         else:
             bodies.append([f"{kind['iv']} vi = {kind['uiload']}((const void *)({crd} + {j}));", *terms, *step])
-    if red == "sum":
-        init, fold = [f"{kind['v']} vacc = _mm512_setzero_{sfx}();"], [f"acc += _mm512_reduce_add_{sfx}(vacc);"]
-    else:
-        ct = "double" if sfx == "pd" else "float"
-        init = [f"{kind['v']} vacc = _mm512_set1_{sfx}({'-' if red == 'max' else ''}INFINITY);",
-                f"{m} vnan = 0;"]
-        fold = [f"{ct} vr = vnan ? ({ct})NAN : _mm512_reduce_{red}_{sfx}(vacc);",
-                C.reduce_step(red, "acc", "vr", lw.odt)]
+    init, fold = _init_fold(red, kind, lw.odt)
     lines = [
         *init,
         f"int64_t {j} = b{u};",
@@ -108,16 +91,74 @@ def segment_sum(lw, v, drv, U):
     return lines
 
 
-def _vexpr(lw, e, v, drv, u, kind, terms, accs, masked):
+def _step(red, kind, expr, masked):
+    """Lines folding the vector ``expr`` into ``vacc`` (masked: lanes under ``m`` only)."""
+    sfx = kind["sfx"]
+    if red == "sum":
+        return ([f"vacc = _mm512_mask_add_{sfx}(vacc, m, vacc, {expr});"] if masked else
+                [f"vacc = _mm512_add_{sfx}(vacc, {expr});"])
+    # max/min: the instruction returns its second operand when either is NaN, so NaNs are
+    # tracked apart (NumPy's max propagates them); masked-off lanes keep vacc
+    return [f"const {kind['v']} ve = {expr};",
+            (f"vnan |= _mm512_mask_cmp_{sfx}_mask(m, ve, ve, _CMP_UNORD_Q);" if masked else
+             f"vnan |= _mm512_cmp_{sfx}_mask(ve, ve, _CMP_UNORD_Q);"),
+            (f"vacc = _mm512_mask_{red}_{sfx}(vacc, m, vacc, ve);" if masked else
+             f"vacc = _mm512_{red}_{sfx}(vacc, ve);")]
+
+
+def _init_fold(red, kind, odt):
+    """The vector accumulator's declarations, and the lines folding it into ``acc``."""
+    sfx, m = kind["sfx"], kind["mask"]
+    if red == "sum":
+        return [f"{kind['v']} vacc = _mm512_setzero_{sfx}();"], [f"acc += _mm512_reduce_add_{sfx}(vacc);"]
+    ct = "double" if sfx == "pd" else "float"
+    return ([f"{kind['v']} vacc = _mm512_set1_{sfx}({'-' if red == 'max' else ''}INFINITY);", f"{m} vnan = 0;"],
+            [f"{ct} vr = vnan ? ({ct})NAN : _mm512_reduce_{red}_{sfx}(vacc);", C.reduce_step(red, "acc", "vr", odt)])
+
+
+def dense_segment(lw, v, n):
+    """C lines of the innermost dense loop ``for v in [0, n): acc op= f(v)`` (a sum, max or min
+    into the scalar ``acc``) W lanes at a time, or None when ``f`` does not qualify: every
+    operand indexed by ``v`` must be dense with unit stride there (a contiguous load), the
+    others constant in the loop (a broadcast). Adds into ``acc`` and ``cnt`` as the scalar loop
+    does; a sum's association changes (as NumPy's pairwise sum's does)."""
+    kind = _KINDS.get((lw.odt, "int32"))
+    red = lw.stmt.reduce
+    if kind is None or red not in ("sum", "max", "min"):
+        return None
+    for a in lw.accs:
+        if not a.spec.dense and a.lvl < len(a.lvars):
+            return None  # a sparse operand still to be resolved in this loop
+    W, m, j = kind["W"], kind["mask"], f"vj{lw.vname[v]}"
+    bodies = []
+    for masked in (False, True):
+        terms = []
+        expr = _vexpr(lw, lw.stmt.expr, v, None, None, kind, terms, iter(lw.accs), masked, dense_j=j)
+        if expr is None:
+            return None
+        bodies.append([*terms, *_step(red, kind, expr, masked)])
+    init, fold = _init_fold(red, kind, lw.odt)
+    return [*init,
+            f"int64_t {j} = 0;",
+            f"for (; {j} + {W} <= ({n}); {j} += {W}) {{", *["  " + s for s in bodies[0]], "}",
+            f"if ({j} < ({n})) {{",
+            f"  const {m} m = ({m})((1u << (({n}) - {j})) - 1);", *["  " + s for s in bodies[1]], "}",
+            *fold,
+            f"cnt += ({n});"]
+
+
+def _vexpr(lw, e, v, drv, u, kind, terms, accs, masked, dense_j=None):
     """Vector expression for ``e``; accesses are consumed from ``accs`` in ``accesses_of`` order.
-    ``masked``: lanes beyond the segment are off (the tail iteration)."""
+    ``masked``: lanes beyond the segment are off (the tail iteration). ``dense_j``: the loop
+    over ``v`` is a dense range at this position (no driver): operands indexed by ``v`` with
+    unit stride are loaded contiguously instead of gathered."""
     sfx = kind["sfx"]
     if isinstance(e, Access):
         a = next(accs)
         k = a.slot
         if a.spec.dtype != lw.odt:
             return None  # a value that needs a cast (int64 entries, float result): scalar loop
-        if a is drv:
+        if drv is not None and a is drv:
             if masked:
                 return f"_mm512_maskz_loadu_{sfx}(m, v{k} + vj{u})"
             return f"_mm512_loadu_{sfx}(v{k} + vj{u})"
@@ -133,7 +174,11 @@ def _vexpr(lw, e, v, drv, u, kind, terms, accs, masked):
                     for mm, ix in enumerate(e.indices) if mm != ms[0]]
             base = f"v{k}" + (f" + {' + '.join(rest)}" if rest else "")
             name = f"vg{len(terms)}"
-            if masked:
+            if dense_j is not None:
+                load = (f"_mm512_maskz_loadu_{sfx}(m, {base} + {dense_j})" if masked else
+                        f"_mm512_loadu_{sfx}({base} + {dense_j})")
+                terms.append(f"{kind['v']} {name} = {load};")
+            elif masked:
                 terms.append(f"{kind['v']} {name} = {kind['gather']}(_mm512_setzero_{sfx}(), m, vi, {base}, {kind['isz']});")
             else:
                 terms.append(f"{kind['v']} {name} = {kind['ugather']}(vi, {base}, {kind['isz']});")
@@ -146,7 +191,7 @@ def _vexpr(lw, e, v, drv, u, kind, terms, accs, masked):
         return None
     args = []
     for arg in e.args:
-        x = _vexpr(lw, arg, v, drv, u, kind, terms, accs, masked)
+        x = _vexpr(lw, arg, v, drv, u, kind, terms, accs, masked, dense_j)
         if x is None:
             return None
         args.append(x)
@@ -173,4 +218,4 @@ def capability(slot: str) -> Block:
     return Block().add(Line(GUARD), Line(f"{slot} = 1;"), Line("#else"), Line(f"{slot} = 0;"), Line("#endif"))
 
 
-__all__ = ["segment_sum", "guarded", "capability", "GUARD"]
+__all__ = ["segment_sum", "dense_segment", "guarded", "capability", "GUARD"]
