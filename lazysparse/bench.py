@@ -13,7 +13,9 @@ A*A.T, ``mul_r`` A*B (B: uniform random with A's shape and density), ``sum0``/``
 axis 0/1, ``tocsc`` conversion, ``ttv`` einsum('ijk,k->ij') on tensors.  Only on request
 (``--kernels``): ``sddmm`` A*(U@V.T) (K=32), ``gnn`` A@(X@W) (X: n x 64, W: 64 x 16), ``spgemm``
 A@A, ``add3`` A+B+C, ``masked`` A*(A@A) (masked SpGEMM; GraphBLAS: ``mxm`` under the structural
-mask ``A.S``, which skips the final multiply by A's values: on pattern matrices the same result).
+mask ``A.S``, which skips the final multiply by A's values: on pattern matrices the same result),
+``sumall`` A.sum(), ``max1`` A.max(axis=1), ``maxall`` A.max() (NumPy's semantics: implicit zeros
+count; GraphBLAS and torch reduce stored values only, so they are not asked), ``scale`` 2.5 * A.
 
 Method: each lazysparse result is first checked against scipy (``np.allclose``; failures are marked
 and not timed).  Then every library gets one warm-up call (lazysparse compiles here; its time is
@@ -47,7 +49,7 @@ DEFAULT_KERNELS = ("spmv", "spmm", "add_t", "add_r", "mul_t", "mul_r", "sum0", "
                    "ttv")
 # Compound kernels of shared/PEERS.md, run only when asked for with --kernels (an unfused
 # implementation of sddmm forms the dense n x n product U @ V.T: tens of GB on the larger graphs).
-EXTRA_KERNELS = ("sddmm", "gnn", "spgemm", "add3", "masked")
+EXTRA_KERNELS = ("sddmm", "gnn", "spgemm", "add3", "masked", "sumall", "max1", "maxall", "scale")
 KERNELS = DEFAULT_KERNELS + EXTRA_KERNELS
 TENSOR_KERNELS = ("ttv",)
 MATRIX_KERNELS = tuple(k for k in KERNELS if k not in TENSOR_KERNELS)
@@ -217,7 +219,9 @@ def matrix_inputs(A, kernels=KERNELS, seed=0):
 def scipy_matrix_kernels(inp, square):
     A, B, x, X = inp["A"], inp["B"], inp["x"], inp["X"]
     k = dict(spmv=lambda: A @ x, spmm=lambda: A @ X, add_r=lambda: A + B, mul_r=lambda: A.multiply(B),
-             sum0=lambda: A.sum(axis=0), sum1=lambda: A.sum(axis=1), tocsc=lambda: A.tocsc())
+             sum0=lambda: A.sum(axis=0), sum1=lambda: A.sum(axis=1), tocsc=lambda: A.tocsc(),
+             sumall=lambda: A.sum(), max1=lambda: A.max(axis=1), maxall=lambda: A.max(),
+             scale=lambda: 2.5 * A)
     if square:
         k.update(add_t=lambda: A + A.T, mul_t=lambda: A.multiply(A.T), spgemm=lambda: A @ A,
                  masked=lambda: A.multiply(A @ A))
@@ -239,7 +243,9 @@ def lazysparse_matrix_kernels(inp, square):
     k = dict(spmv=lambda: (lA @ lx).materialize(), spmm=lambda: (lA @ lX).materialize(),
              add_r=lambda: (lA + lB).materialize(), mul_r=lambda: (lA * lB).materialize(),
              sum0=lambda: lA.sum(axis=0).materialize(), sum1=lambda: lA.sum(axis=1).materialize(),
-             tocsc=lambda: lA.asformat("csc").materialize())
+             tocsc=lambda: lA.asformat("csc").materialize(), sumall=lambda: lA.sum().materialize(),
+             max1=lambda: lA.max(axis=1).materialize(), maxall=lambda: lA.max().materialize(),
+             scale=lambda: (2.5 * lA).materialize())
     if square:
         k.update(add_t=lambda: (lA + lA.T).materialize(), mul_t=lambda: (lA * lA.T).materialize(),
                  spgemm=lambda: (lA @ lA).materialize(), masked=lambda: (lA * (lA @ lA)).materialize())
@@ -261,7 +267,8 @@ def pydata_matrix_kernels(inp, square):
     x, X = inp["x"], inp["X"]
     k = dict(spmv=lambda: A @ x, spmm=lambda: A @ X, add_r=lambda: A + B, mul_r=lambda: A * B,
              sum0=lambda: A.sum(axis=0), sum1=lambda: A.sum(axis=1),
-             tocsc=lambda: A.asformat("gcxs", compressed_axes=[1]))
+             tocsc=lambda: A.asformat("gcxs", compressed_axes=[1]), sumall=lambda: A.sum(),
+             max1=lambda: A.max(axis=1), maxall=lambda: A.max(), scale=lambda: 2.5 * A)
     if square:
         k.update(add_t=lambda: A + A.T, mul_t=lambda: A * A.T, spgemm=lambda: A @ A,
                  masked=lambda: A * (A @ A))
@@ -281,7 +288,8 @@ def graphblas_matrix_kernels(inp, square):
     X = gb.Matrix.from_dense(inp["X"])
     k = dict(spmv=lambda: A.mxv(x).new(), spmm=lambda: A.mxm(X).new(),
              add_r=lambda: A.ewise_add(B).new(), mul_r=lambda: A.ewise_mult(B).new(),
-             sum0=lambda: A.reduce_columnwise().new(), sum1=lambda: A.reduce_rowwise().new())
+             sum0=lambda: A.reduce_columnwise().new(), sum1=lambda: A.reduce_rowwise().new(),
+             sumall=lambda: A.reduce_scalar().new(), scale=lambda: (A * 2.5).new())
     if square:
         k.update(add_t=lambda: A.ewise_add(A.T).new(), mul_t=lambda: A.ewise_mult(A.T).new(),
                  spgemm=lambda: A.mxm(A).new(), masked=lambda: A.mxm(A).new(mask=A.S))
@@ -319,7 +327,8 @@ def torch_matrix_kernels(inp, square):
     Acoo = A.to_sparse_coo()
     k = dict(spmv=lambda: A @ x, spmm=lambda: A @ X, add_r=lambda: A + B,
              sum0=lambda: torch.sparse.sum(Acoo, dim=0), sum1=lambda: torch.sparse.sum(Acoo, dim=1),
-             tocsc=lambda: A.to_sparse_csc())
+             tocsc=lambda: A.to_sparse_csc(), sumall=lambda: torch.sparse.sum(Acoo),
+             scale=lambda: A * 2.5)
     if square:
         k.update(add_t=lambda: A + A.t().to_sparse_csr(), spgemm=lambda: A @ A)
     if "C" in inp:

@@ -697,27 +697,7 @@ class Lowerer:
                 self.follow(a, x, body)
             inner = body
         elif len(pat) == 1 and len(keys) == 1 and self._can_split_acc(depth, byq[next(iter(keys))], iters):
-            # schedules of one loop picked at run time (runtime/tuning.py measures them; the
-            # segment lengths give the first guess): split accumulators hide the add latency on
-            # long or uniform segments, the plain loop mispredicts less on short, skewed ones
-            drv = byq[next(iter(keys))]
-            flag = self.sched_flag(("split", drv.slot, drv.lvl))
-            # a vector target can run the segment W entries at a time instead (lower/simd.py),
-            # a third choice behind its own flag
-            # (an instrumented build keeps it: its flag stays 0 there, no tuner sets it)
-            vec = simd.segment_sum(self, v, drv, U)
-            split, plain = Block(), Block()
-            choice = Block().add(If(flag, split, plain))
-            if vec is not None:
-                vflag = self.sched_flag(("vec", drv.slot, drv.lvl))
-                if ("simd",) not in self.sched_flags:
-                    self.sched_flags[("simd",)] = None
-                    self.sched.add(simd.capability(self.abi.int(("simd",))))
-                blk.add(simd.guarded(vflag, vec, choice))
-            else:
-                blk.add(choice)
-            self.emit_split_accumulators(depth, v, split, drv, U, snap)
-            self.emit_single_driver(depth, v, plain, keys, byq, iters, U, snap)
+            self.emit_segment_variants(depth, v, blk, byq[next(iter(keys))], keys, byq, iters, U, snap)
             return
         elif len(pat) == 1 and len(keys) == 1:
             self.emit_single_driver(depth, v, blk, keys, byq, iters, U, snap)
@@ -1324,20 +1304,7 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
         blk.add(Decl("int64_t", f"b{u}", "0"),
                 Decl("int64_t", f"z{u}", level_count(a.spec.format, a.slot, L - 1)))
         if self._can_split_acc(depth, a, [a]):
-            flag = self.sched_flag(("split", a.slot, a.lvl))
-            vec = simd.segment_sum(self, v, a, U)
-            split, plain = Block(), Block()
-            choice = Block().add(If(flag, split, plain))
-            if vec is not None:
-                vflag = self.sched_flag(("vec", a.slot, a.lvl))
-                if ("simd",) not in self.sched_flags:
-                    self.sched_flags[("simd",)] = None
-                    self.sched.add(simd.capability(self.abi.int(("simd",))))
-                blk.add(simd.guarded(vflag, vec, choice))
-            else:
-                blk.add(choice)
-            self.emit_split_accumulators(depth, v, split, a, U, snap)
-            self.emit_single_driver(depth, v, plain, {a.q}, byq, [a], U, snap)
+            self.emit_segment_variants(depth, v, blk, a, {a.q}, byq, [a], U, snap)
         else:
             self.emit_single_driver(depth, v, blk, {a.q}, byq, [a], U, snap)
         for x in self.accs:
@@ -1365,10 +1332,34 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
         if vec is None:
             blk.add(split)
             return
+        self._report_simd()
+        blk.add(simd.guarded("1", vec, split))
+
+    def _report_simd(self):
+        """The kernel reports once whether its build has the vector code (the tuner reads it)."""
         if ("simd",) not in self.sched_flags:
             self.sched_flags[("simd",)] = None
             self.sched.add(simd.capability(self.abi.int(("simd",))))
-        blk.add(simd.guarded("1", vec, split))
+
+    def emit_segment_variants(self, depth, v, blk, drv, keys, byq, iters, U, snap):
+        """The innermost segment reduction driven by ``drv`` as schedules of one loop picked at
+        run time (runtime/tuning.py measures them; the segment lengths give the first guess):
+        split accumulators hide the add latency on long or uniform segments, the plain loop
+        mispredicts less on short, skewed ones, and a vector target can run the segment W
+        entries at a time instead (lower/simd.py), a third choice behind its own flag (an
+        instrumented build keeps the flags at 0: no tuner sets them)."""
+        flag = self.sched_flag(("split", drv.slot, drv.lvl))
+        vec = simd.segment_sum(self, v, drv, U)
+        split, plain = Block(), Block()
+        choice = Block().add(If(flag, split, plain))
+        if vec is not None:
+            vflag = self.sched_flag(("vec", drv.slot, drv.lvl))
+            self._report_simd()
+            blk.add(simd.guarded(vflag, vec, choice))
+        else:
+            blk.add(choice)
+        self.emit_split_accumulators(depth, v, split, drv, U, snap)
+        self.emit_single_driver(depth, v, plain, keys, byq, iters, U, snap)
 
     def _can_split_acc(self, depth, drv, iters):
         """An innermost floating-point sum, max or min driven by one unique sparse level: the

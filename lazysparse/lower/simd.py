@@ -60,7 +60,7 @@ def segment_sum(lw, v, drv, U):
             continue
         if a.lvl < len(a.lvars):
             return None  # a sparse operand still to be resolved: per-entry searches
-    W, sfx, m = kind["W"], kind["sfx"], kind["mask"]
+    W, m = kind["W"], kind["mask"]
     j = f"vj{u}"
     crd = f"c{drv.slot}_{drv.lvl}"
     bodies = []
