@@ -137,7 +137,20 @@ class Array:
             ex = _EXEC[0] if _EXEC else _execute()
             ch = node.children
             a, b = (ch[0]._storage, ch[1]._storage) if len(ch) == 2 else (None, None)
-            if a is not None and b is not None and schedule is None:
+            if len(ch) == 1 and schedule is None and ch[0]._storage is not None:
+                # one operation on one concrete operand (A.sum(), A.max(axis=1), abs(A)): the
+                # same inline lookup as below, keyed as execute keys one storage
+                a = ch[0]._storage
+                st = None
+                if a.spec is not None:
+                    bound = ex._BOUND.get((id(node.stmt), id(a.spec), node.format))
+                    if bound is not None:
+                        st = bound([a], node.shape, "materialize")
+                if st is None:
+                    ex.compute_nodes([node], fusion=fusion)
+                    st = node.result
+                node.result = st
+            elif a is not None and b is not None and schedule is None:
                 # one binary operation on concrete operands (A @ x in a loop): straight to its
                 # bound plan (execute's lookup, inline), else to execute. Every Python frame
                 # counts here: after a kernel that swept the cache, each one costs microseconds
