@@ -514,3 +514,50 @@ def test_max_and_min_right_in_every_loop_variant(dtype, red):
             got = getattr(fresh, red)(axis=axis).todense()
         want = getattr(D, red)(axis=axis)
         np.testing.assert_array_equal(got, want, err_msg=f"{variant} axis={axis}")
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("index", [np.int32, np.int64])
+def test_appended_results_drop_computed_zeros_in_the_vector_loop(dtype, index):
+    """Elementwise results in an input's pattern (scale, abs, negation, a dense row's product)
+    are appended a vector at a time (lower/simd.py, ``append_segment``): entries the operation
+    makes zero are dropped (0, underflow), NaN and -0.0 inputs behave as in the scalar loop, rows
+    of 0..33 entries cross full vectors and masked tails, both index widths."""
+    lengths = [0, 1, 7, 8, 9, 16, 17, 33, 3]
+    A = _csr(len(lengths), 40, lengths, 21, dtype)
+    A.data[A.indptr[3]] = 0.0                 # an explicit zero
+    A.data[A.indptr[4] + 2] = np.nan
+    A.data[A.indptr[6] + 10] = -0.0
+    A.data[A.indptr[7] + 31] = 1e-30          # underflows when squared in float32, scaled below
+    A.indices, A.indptr = A.indices.astype(index), A.indptr.astype(index)
+    D = A.toarray()
+    x = np.random.default_rng(22).standard_normal(40).astype(dtype)
+    lA = ls.asarray(A)
+    cases = [("scale", lambda: lA * 2.5, D * dtype(2.5)), ("tiny", lambda: lA * 1e-300, D * dtype(1e-300)),
+             ("abs", lambda: abs(lA), np.abs(D)), ("negative", lambda: -lA, -D),
+             ("square", lambda: lA * lA, D * D), ("row product", lambda: lA * ls.asarray(x), D * x)]
+    for name, f, want in cases:
+        with np.errstate(all="ignore"):
+            got = f().materialize()
+        np.testing.assert_array_equal(got.todense(), want, err_msg=name)
+        assert got.nnz == np.count_nonzero(want), name  # computed zeros are not stored
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_vector_loops_apply_abs_sqrt_divide_negative_exactly(dtype):
+    """The vector loops' elementwise operations round as the scalar C does: values, row sums and
+    maxima of ``abs``, ``sqrt``, division and negation match NumPy, NaN and -0.0 inputs too."""
+    A = _csr(9, 50, [0, 1, 7, 8, 9, 16, 17, 33, 40], 23, dtype)
+    A.data[A.indptr[2]] = -0.0
+    A.data[A.indptr[5] + 3] = np.nan
+    D = A.toarray()
+    lA = ls.asarray(A)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    with np.errstate(all="ignore"):
+        for _ in range(2 * tuning.SAMPLES + 3):  # every run-time variant while the tuner measures
+            np.testing.assert_array_equal(np.sqrt(abs(lA)).todense(), np.sqrt(np.abs(D)))
+            np.testing.assert_array_equal((lA / 3.0).todense(), D / dtype(3.0))
+            np.testing.assert_array_equal((-lA).todense(), -D + 0.0)
+            np.testing.assert_allclose(abs(lA).sum(axis=1).todense(), np.abs(D).sum(axis=1), rtol=tol)
+            np.testing.assert_array_equal((-lA).max(axis=1).todense(), (-D).max(axis=1))
+            np.testing.assert_allclose((lA / 3.0).sum().todense(), (D / dtype(3.0)).sum(), rtol=tol)

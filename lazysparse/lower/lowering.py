@@ -700,6 +700,12 @@ class Lowerer:
             self.emit_segment_variants(depth, v, blk, byq[next(iter(keys))], keys, byq, iters, U, snap)
             return
         elif len(pat) == 1 and len(keys) == 1:
+            vec = self._vector_append(depth, v, byq[next(iter(keys))], iters, U)
+            if vec is not None:  # (the vector loop where the target has it: no branch per entry)
+                self._report_simd()
+                plain = Block()
+                blk.add(simd.guarded("1", vec, plain))
+                blk = plain
             self.emit_single_driver(depth, v, blk, keys, byq, iters, U, snap)
             return
         else:
@@ -1311,6 +1317,19 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
             x.restore(orig[x.q])
         for w in self.order[:-1]:
             self.bound.discard(w)
+
+    def _vector_append(self, depth, v, drv, iters, U):
+        """The vector lines of an innermost loop that appends to a sparse result's last level
+        at the coordinates of the one level driving it (``2.5 * A``, ``abs(A)``, ``A * x`` with
+        ``x`` a dense row), or None (lower/simd.py, ``append_segment``)."""
+        if (self.spec.mode != "append" or self.count or self.spec.loops is not None or self.ocoo
+                or depth != len(self.order) - 1 or len(iters) != 1 or not self.ovars
+                or self.ovars[-1] != v or len(self.outs) != len(self.order)):
+            return None
+        lv = drv.spec.format.levels[drv.lvl]
+        if lv.kind != "compressed" or not lv.unique:
+            return None
+        return simd.append_segment(self, v, drv, U, len(self.outs) - 1)
 
     def _dense_acc_loop(self, depth, v, iters):
         """The innermost loop of a float sum, max or min into the scalar ``acc`` runs over a
