@@ -64,14 +64,22 @@ def segment_sum(lw, v, drv, U):
     crd = f"c{drv.slot}_{drv.lvl}"
 
     def body(pos, masked, acc, nan):
-        terms = []
-        expr = _vexpr(lw, lw.stmt.expr, v, drv, u, kind, terms, iter(lw.accs), masked, pos)
-        if expr is None:
-            return None
-        vi = (f"{kind['iv']} vi = {kind['iload']}(m, {crd} + {pos});" if masked else
-              f"{kind['iv']} vi = {kind['uiload']}((const void *)({crd} + {pos}));")
-        return [vi, *terms, *_step(red, kind, expr, masked, acc, nan)]
+        got = _driven(lw, v, drv, u, kind, crd, pos, masked)
+        return None if got is None else [*got[0], *_step(red, kind, got[1], masked, acc, nan)]
     return _loop(lw, kind, red, f"vj{u}", f"b{u}", f"z{u}", body)
+
+
+def _driven(lw, v, drv, u, kind, crd, pos, masked):
+    """(lines, vector expression) of ``f`` at the driver's positions ``pos``: the coordinates
+    loaded into ``vi`` (gathers index by them), then the gathers; None when ``f`` does not
+    qualify."""
+    terms = []
+    expr = _vexpr(lw, lw.stmt.expr, v, drv, u, kind, terms, iter(lw.accs), masked, pos)
+    if expr is None:
+        return None
+    vi = (f"{kind['iv']} vi = {kind['iload']}(m, {crd} + {pos});" if masked else
+          f"{kind['iv']} vi = {kind['uiload']}((const void *)({crd} + {pos}));")
+    return [vi, *terms], expr
 
 
 def dense_segment(lw, v, n):
@@ -122,15 +130,13 @@ def append_segment(lw, v, drv, U, L):
     j, lo, hi = f"vj{u}", f"b{u}", f"z{u}"
 
     def body(masked):
-        terms = []
-        expr = _vexpr(lw, lw.stmt.expr, v, drv, u, kind, terms, iter(lw.accs), masked, j)
-        if expr is None:
+        got = _driven(lw, v, drv, u, kind, crd, j, masked)
+        if got is None:
             return None
-        vi = (f"{kind['iv']} vi = {kind['iload']}(m, {crd} + {j});" if masked else
-              f"{kind['iv']} vi = {kind['uiload']}((const void *)({crd} + {j}));")
+        lines, expr = got
         keep = (f"_mm512_mask_cmp_{sfx}_mask(m, vw, _mm512_setzero_{sfx}(), _CMP_NEQ_UQ)" if masked else
                 f"_mm512_cmp_{sfx}_mask(vw, _mm512_setzero_{sfx}(), _CMP_NEQ_UQ)")
-        return [vi, *terms, f"const {kind['v']} vw = {expr};", f"const {m} vk = {keep};",
+        return [*lines, f"const {kind['v']} vw = {expr};", f"const {m} vk = {keep};",
                 f"{cstore}(oc{L} + on{L}, vk, {coords});",
                 f"_mm512_mask_compressstoreu_{sfx}(ov + on{L}, vk, vw);",
                 f"on{L} += __builtin_popcount((unsigned)vk);"]
