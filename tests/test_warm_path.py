@@ -561,3 +561,27 @@ def test_vector_loops_apply_abs_sqrt_divide_negative_exactly(dtype):
             np.testing.assert_allclose(abs(lA).sum(axis=1).todense(), np.abs(D).sum(axis=1), rtol=tol)
             np.testing.assert_array_equal((-lA).max(axis=1).todense(), (-D).max(axis=1))
             np.testing.assert_allclose((lA / 3.0).sum().todense(), (D / dtype(3.0)).sum(), rtol=tol)
+
+
+def test_scalar_decisions_are_the_pattern_walks_value_dependent_ones():
+    """``plan.scalar_decisions`` (what a bound plan with 0-d operands rechecks) equals the
+    decisions of the full pattern walk (``global_pattern``) at the calls ``scalar_calls``
+    lists, for every value; the walk's other decisions do not change with the values."""
+    from lazysparse.planner import patterns as P
+    from lazysparse.planner import plan as PL
+    lA = ls.asarray(_csr(5, 4, [1, 0, 3, 2, 4], 24))
+    mask = (lA > 0).materialize()
+    builders = [lambda s: lA + s, lambda s: s - lA, lambda s: s / lA, lambda s: lA / s,
+                lambda s: ls.maximum(lA, s), lambda s: lA ** s, lambda s: lA > s, lambda s: lA * s,
+                lambda s: ls.where(mask, lA, s)]
+    for build in builders:
+        fixed = None
+        for s in (2.0, 0.0, -0.0, np.nan, np.inf, -1.5):
+            node = build(s)._node
+            sts = [c._storage for c in node.children]
+            _, dec = PL.global_pattern(node.stmt, sts)
+            at = [i for i, _, _ in P.scalar_calls(node.stmt.expr)]
+            assert PL.scalar_decisions(node.stmt, sts) == tuple(dec[i] for i in at)
+            rest = tuple(d for i, d in enumerate(dec) if i not in at)
+            assert fixed is None or rest == fixed
+            fixed = rest

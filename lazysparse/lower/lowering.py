@@ -1334,9 +1334,15 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
     def _dense_acc_loop(self, depth, v, iters):
         """The innermost loop of a float sum, max or min into the scalar ``acc`` runs over a
         dense range with no sparse operand walking it (``x.sum()``, a dense row's max)."""
-        red = self.stmt.reduce
         return (self.in_acc and depth == len(self.order) - 1 and not iters and self.spec.loops is None
-                and (red == "sum" and C.kind(self.odt) in "fc" or red in ("max", "min") and C.kind(self.odt) == "f"))
+                and self._reorderable())
+
+    def _reorderable(self):
+        """A float sum (its association may change, as NumPy's pairwise sum's does) or a float
+        max or min (the same in any order, NaN included: any NaN wins): the reductions whose
+        innermost loop may run split accumulators or vectors."""
+        red, k = self.stmt.reduce, C.kind(self.odt)
+        return red == "sum" and k in "fc" or red in ("max", "min") and k == "f"
 
     def emit_dense_reduction(self, depth, v, blk, snap):
         """``for v in [0, N): acc op= f(v)`` over a dense range: SPLIT accumulators (the C
@@ -1385,10 +1391,8 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
         candidates for split accumulators (a sum's association changes, as NumPy's pairwise sum
         does; a max or min is the same whatever the order, NaN included: any NaN wins) and for
         the vector loop (lower/simd.py)."""
-        red = self.stmt.reduce
         return (self.in_acc and depth == len(self.order) - 1 and len(iters) == 1
-                and (red == "sum" and C.kind(self.odt) in "fc" or red in ("max", "min") and C.kind(self.odt) == "f")
-                and drv.spec.format.levels[drv.lvl].unique)
+                and self._reorderable() and drv.spec.format.levels[drv.lvl].unique)
 
     def emit_split_accumulators(self, depth, v, blk, drv, U, snap):
         """``for j: acc += f(j)`` as SPLIT interleaved partial sums, then the remainder: the

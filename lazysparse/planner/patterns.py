@@ -54,6 +54,18 @@ def evaluate(p, present: set) -> bool:
     return any(t <= present for t in p)
 
 
+def _scalars(call):
+    """Which arguments of ``call`` are 0-d operands."""
+    return [isinstance(a, Access) and not a.indices for a in call.args]
+
+
+def _decides(kind, scalar) -> bool:
+    """Whether a call of this kind makes a decision (f at zero: union or everywhere) in
+    ``expr_pattern``'s walk: not an intersection, a division by a tensor or a ``where``, whose
+    patterns follow from their arguments' (``scalar_calls`` walks the same way)."""
+    return not (kind == "intersect" or (kind == "divide" and not scalar[1]) or kind == "where")
+
+
 def expr_pattern(expr, access_key, scalar_value, replay=None):
     """Pattern of ``expr``.
 
@@ -72,13 +84,13 @@ def expr_pattern(expr, access_key, scalar_value, replay=None):
             return TRUE if k is None else var(k)
         kind = ops.OPS[e.op][2]
         subs = [walk(a) for a in e.args]
-        if kind == "intersect":
-            return conj(*subs)
-        scalar = [isinstance(a, Access) and not a.indices for a in e.args]
-        if kind == "divide" and not scalar[1]:
-            return subs[0]  # implicit zeros of the numerator stay zero (structural convention)
-        if kind == "where":
-            return disj(conj(subs[0], subs[1]), subs[2])
+        scalar = _scalars(e)
+        if not _decides(kind, scalar):
+            if kind == "intersect":
+                return conj(*subs)
+            if kind == "divide":
+                return subs[0]  # implicit zeros of the numerator stay zero (structural convention)
+            return disj(conj(subs[0], subs[1]), subs[2])  # where
         # "eval": f at zero decides between union and everywhere
         if replay is not None:
             zero = replay[len(decisions)]
@@ -106,10 +118,9 @@ def scalar_calls(expr):
             return
         for a in e.args:
             walk(a)
-        kind = ops.OPS[e.op][2]
-        scalar = [isinstance(a, Access) and not a.indices for a in e.args]
-        if kind == "intersect" or (kind == "divide" and not scalar[1]) or kind == "where":
-            return  # (no decision: as in expr_pattern)
+        scalar = _scalars(e)
+        if not _decides(ops.OPS[e.op][2], scalar):
+            return
         if any(scalar):
             out.append((n[0], e, tuple(a.operand if s else None for a, s in zip(e.args, scalar))))
         n[0] += 1
