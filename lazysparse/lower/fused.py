@@ -201,18 +201,6 @@ class FusedLowerer:
             blk.add(For("ls_b", "0", nblocks, loop))
         return emit
 
-    def shared_operands(self, var):
-        """``(value id, spec)`` of the dense inputs that no operation reads at ``var`` (the
-        parallel loop's): every thread reads them whole (lowering.replicate)."""
-        out = {}
-        for op in self.prog.ops:
-            for a in op.stmt.accesses:
-                vid = op.args[a.operand]
-                sp = self.specs.get(vid)
-                if sp is not None and sp.dense and sp.ndim:
-                    out[vid] = out.get(vid, True) and var not in a.indices
-        return [(vid, self.specs[vid]) for vid in sorted(out) if out[vid]]
-
     # -- positions ----------------------------------------------------------------------------
     def level_of(self, vid, idx, var):
         fmt = self.specs[vid].format
@@ -593,7 +581,6 @@ class FusedLowerer:
         # for them (nowait) and the late thread's compute chunks go to whoever is there.
         fills = self.out_like is None
         prep(region, "#pragma omp for schedule(dynamic, 1)" + ("" if fills else " nowait"))
-        lowering.replicate(self.abi, body, region, nt, self.shared_operands(par.var))
         body.add(Line(f"#pragma omp parallel num_threads((int){nt}) if({nt} > 1)"), region)
         self.emit_loop(par, region, "#pragma omp for schedule(dynamic, ls_chunk)", "if (!ls_ok) continue;")
         if self.free_temps():

@@ -197,47 +197,6 @@ def team_size(blk, abi, work):
     return "ls_nt"
 
 
-# Per-thread copies of the dense operands every thread of a parallel loop reads whole (SpMM's
-# and SDDMM's gathered rows, a GEMM's right factor): read-shared lines proved slow to share on
-# the two-core machine we measure on (an SpMM with 16 columns on MIT8, its 824 KB factor
-# gathered 500k times: two threads 1.34x one with the shared factor, 2.09x with a copy each;
-# docs/design.md, "Replicated operands"). Between these sizes only: a smaller one costs nothing
-# to share, a larger one does not stay in a core's cache anyway. Since rows run as vectors with
-# their gathers prefetched (session 16) the copy no longer paid above a few hundred KB: 128
-# columns, two threads, with / without copies: adder_dcop_05 (1.86 MB) 0.44-0.68 / 0.25-0.29 ms,
-# bcsstk13 (2 MB) 0.92-1.63 / 0.67-0.70; 16 columns: cage10 (1.46 MB) 0.41-0.48 / 0.27-0.34,
-# MIT8 (824 KB) even; SDDMM K=32 on MIT8, bcsstk13, wiki-Vote even.
-REPLICA_MIN, REPLICA_MAX = 32 << 10, 256 << 10
-
-
-def replicate(abi, outer, region, nt, operands):
-    """Declare in ``region`` (the body of an ``omp parallel``) a thread's own copy of each dense
-    operand ``(k, spec)`` of ``operands`` under its usual name ``v<k>``, when the call passes a
-    scratch area (several threads: runtime/threads.py, ``replica_scratch``, REPLICA_MAX bytes
-    per thread and operand, kept by the calling thread so that no call maps new pages) and the
-    operand spans REPLICA_MIN..REPLICA_MAX bytes with non-negative strides. Otherwise ``v<k>``
-    is the shared operand, saved in ``outer`` as ``ls_sh<k>``."""
-    if not operands:
-        return
-    outer.add(Decl("char *", "ls_scr", f"(char *){abi.ptr(('scratch', len(operands)))}"))
-    outer.add(Decl("int64_t", "ls_slot", "0"))
-    # a slot per thread of the team, without omp.h (kernels also build without OpenMP)
-    region.add(Decl("const int64_t", "ls_me", "__atomic_fetch_add(&ls_slot, 1, __ATOMIC_RELAXED)"))
-    for j, (k, sp) in enumerate(operands):
-        t = C.ctype(sp.dtype)
-        dims = [(abi.int(("size", k, l)), f"s{k}_{m}") for l, m in enumerate(sp.format.order)]
-        outer.add(Decl(f"const {t} *", f"ls_sh{k}", f"v{k}"))
-        ok = " && ".join(f"{e} > 0 && {st} >= 0" for e, st in dims)
-        span = " + ".join(f"({e} - 1) * {st}" for e, st in dims) + " + 1"
-        region.add(Decl("const int64_t", f"ls_n{k}", f"({ok}) ? ({span}) : 0"))
-        size = f"ls_n{k} * (int64_t)sizeof({t})"
-        at = f"ls_scr + (ls_me * {len(operands)} + {j}) * (int64_t){REPLICA_MAX}"
-        region.add(Decl(f"{t} *", f"ls_r{k}", f"(ls_scr && {nt} > 1 && {size} >= {REPLICA_MIN} && "
-                                              f"{size} <= {REPLICA_MAX}) ? ({t} *)({at}) : NULL"))
-        region.add(Line(f"if (ls_r{k}) memcpy(ls_r{k}, ls_sh{k}, (size_t){size});"))
-        region.add(Decl(f"const {t} *restrict", f"v{k}", f"ls_r{k} ? (const {t} *)ls_r{k} : ls_sh{k}"))
-
-
 class Lowerer:
     def __init__(self, spec: KernelSpec, count=False):
         self.spec = spec
@@ -725,8 +684,7 @@ class Lowerer:
         range or walks a unique level, and no iterator follows it (a follower's position
         carries from one iteration to the next). Dynamic chunks (``omp_chunk``: rows of skewed
         graphs differ by orders of magnitude); the thread count comes from
-        ``ls.set_num_threads`` at each call. ``count``: the loop's trip count. Dense operands
-        read whole by every iteration are copied per thread (``replicate``). Returns the block
+        ``ls.set_num_threads`` at each call. ``count``: the loop's trip count. Returns the block
         the loop goes in. ``forced``: a schedule's parallel loop (checked in planner/loops.py),
         in chunks of ``chunk`` iterations; under a schedule no other loop is parallel."""
         if self.spec.loops is not None and not forced:
@@ -738,19 +696,9 @@ class Lowerer:
         if not forced:  # (a schedule's parallel loop runs on the threads asked for)
             nt = team_size(blk, self.abi, self.work())
         blk.add(Decl("const int64_t", "ls_chunk", chunk or omp_chunk(nt, count)))
-        shared = {a.slot: a.spec for a in self.accs if a.spec.dense and a.spec.ndim}
-        for a in self.accs:
-            if v in a.acc.indices:
-                shared.pop(a.slot, None)
         self.par_open = True
-        if not shared:
-            blk.add(Line(f"#pragma omp parallel for schedule(dynamic, ls_chunk) num_threads((int){nt}) if({nt} > 1)"))
-            return blk
-        region = Block()
-        replicate(self.abi, blk, region, nt, sorted(shared.items()))
-        blk.add(Line(f"#pragma omp parallel num_threads((int){nt}) if({nt} > 1)"), region)
-        region.add(Line("#pragma omp for schedule(dynamic, ls_chunk)"))
-        return region
+        blk.add(Line(f"#pragma omp parallel for schedule(dynamic, ls_chunk) num_threads((int){nt}) if({nt} > 1)"))
+        return blk
 
     def work(self):
         """This kernel's work estimate (``work_estimate``)."""

@@ -31,7 +31,7 @@ from ..planner.inline import elementwise, inline, tiny
 from ..planner.plan import _scalar_value, operand_spec
 from . import counting, memory
 from .runner import POISON, _poisoned
-from .threads import PAR_MIN_WORK, get_num_threads, replica_scratch
+from .threads import PAR_MIN_WORK, get_num_threads
 
 _PLANS = {}  # (program, input specs, 0-d values) -> (plan, kernel, abi, (like, _Fixed)), or
 #   (None, program, None, scratch pool): run the program one kernel per operation (_run_ops)
@@ -475,8 +475,6 @@ def glue_source(abi, fx, like) -> str:
         elif desc[0] == "out":
             arr = "out" if desc[1] == "vals" else f"o{desc[1]}[{int(desc[2])}]"
             always.append(f"b{k} = fb(BC, {arr}, True); p[{k}] = b{k}")
-        elif desc[0] == "scratch":  # per-thread copies of shared operands (lower/lowering.py)
-            always.append(f"p[{k}] = NULL if nt < 2 else scratch(nt, {int(desc[1])})")
         else:  # pragma: no cover - lower_fused records only these
             raise AssertionError(desc)
     for k, desc in enumerate(abi.d):
@@ -511,7 +509,7 @@ def glue_source(abi, fx, like) -> str:
             L += [f"    m = memo[{j}]", f"    if m is None or m() is not s{v}:"]
             L += ["        " + ln for ln in per[v]]
             L.append(f"        memo[{j}] = wref(s{v})")
-    if any(desc[0] == "scratch" for desc in abi.p) or any(desc[0] == "threads" for desc in abi.d):
+    if any(desc[0] == "threads" for desc in abi.d):
         L.append("    nt = nthreads()")
     L += ["    " + ln for ln in always]
     L += ["    rc = fn(p, d)", "    pool.append(bufs)", "    if rc:",
@@ -550,7 +548,7 @@ def _compile_glue(source, abi, fx):
     env = dict(fb=_cffi_backend.from_buffer, BC=ffi.BCharA, addr=addr, NULL=ffi.NULL,
                new_bufs=new_bufs, pool=[], wref=weakref.ref, new=object.__new__, Storage=Storage,
                wrap_dense=Storage.wrap_dense, empty=_poisoned if POISON else np.empty,
-               ODT=fx.odt, OSHAPE=fx.out_shape, nthreads=get_num_threads, scratch=replica_scratch, PARMIN=PAR_MIN_WORK,
+               ODT=fx.odt, OSHAPE=fx.out_shape, nthreads=get_num_threads, PARMIN=PAR_MIN_WORK,
                check_dense=memory.check_dense, RESULT_WHAT=lambda: f"the result of {fx.writer(None)}",
                TEMP_WHAT=[(lambda vid=vid: f"the temporary {fx.writer(vid)} of a fused kernel")
                           for vid, _, _ in fx.temps])

@@ -12,7 +12,7 @@ from ..formats import Storage
 from ..ir import ops
 from ..lower.lowering import lower
 from . import tuning
-from .threads import PAR_MIN_WORK, get_num_threads, replica_scratch
+from .threads import PAR_MIN_WORK, get_num_threads
 from .tuning import split_flag  # noqa: F401  (tests and callers import it from here)
 
 
@@ -179,8 +179,6 @@ def glue_source(spec, abi, sites=None, prologue=()) -> str:
                 per_slot[slot].append(f"b{k} = fb(BC, s{slot}.vals, False); p[{k}] = b{k}")
             else:
                 per_slot[slot].append(f"b{k} = fb(BC, s{slot}.{what}[{desc[3]}], False); p[{k}] = b{k}")
-        elif desc[0] == "scratch":  # per-thread copies of shared operands (lower/lowering.py)
-            always.append(f"nt = nthreads(); p[{k}] = NULL if nt < 2 else scratch(nt, {int(desc[1])})")
         elif desc[0] == "obuf":
             always.append(f"p[{k}] = NULL")  # stale pointers from the last call belong to NumPy now
         else:
@@ -286,7 +284,7 @@ def _compile_glue(source, runner, extra_env=None):
                tstart=runner.sites.start if runner.sites is not None else None,
                zeros=np.zeros, empty=_poisoned if POISON else np.empty, ones=np.ones, full=np.full, ODT=runner.odtype,
                I64=np.dtype(np.int64), IDENT=ident, nthreads=get_num_threads, PARMIN=PAR_MIN_WORK,
-               scratch=replica_scratch, WS_CALL=_ws_call())
+               WS_CALL=_ws_call())
     env.update(extra_env or {})
     exec(compile(source, "<lazysparse glue>", "exec"), env)
     return env["call"]

@@ -13,7 +13,7 @@ import os
 import threading
 import warnings
 
-__all__ = ["set_num_threads", "get_num_threads", "replica_scratch"]
+__all__ = ["set_num_threads", "get_num_threads"]
 
 _lock = threading.Lock()
 
@@ -72,34 +72,6 @@ def set_num_threads(n: int) -> None:
 def get_num_threads() -> int:
     """The number of threads compiled kernels may use."""
     return _num_threads
-
-
-_SCRATCH = threading.local()
-
-
-def replica_scratch(nt: int, operands: int):
-    """The scratch pointer of a parallel kernel with per-thread copies of ``operands`` shared
-    operands (lower/lowering.py, ``replicate``): REPLICA_MAX bytes per thread and operand, or
-    NULL on one thread. One buffer per calling thread, grown and kept: a kernel that allocated
-    its copies on each call paid fresh pages and TLB shootdowns every time (586 page faults a
-    call on MIT8, as slow as no copies)."""
-    held = getattr(_SCRATCH, "held", None)
-    if held is not None and nt > 1 and held[0] >= nt * operands * _MODS[0].REPLICA_MAX:
-        return held[2]  # (the warm path: no imports, which cost 3 us a call)
-    from ..lower import lowering
-    from .cache import ffi
-    _MODS[0] = lowering
-    if nt <= 1:  # (callers pass NULL themselves on one thread, without this call)
-        return ffi.NULL
-    n = nt * operands * lowering.REPLICA_MAX
-    if held is None or held[0] < n:
-        import numpy as np
-        buf = np.empty(n, np.uint8)
-        held = _SCRATCH.held = (n, buf, ffi.from_buffer(buf))
-    return held[2]
-
-
-_MODS = [None]  # lower.lowering, once imported (REPLICA_MAX is read on each call: tests vary it)
 
 
 def _reset_for_tests() -> None:
