@@ -13,6 +13,7 @@ import lazysparse as ls
 from lazysparse.lower.fused import FusedLowerer
 from lazysparse.lower.lowering import Lowerer
 from lazysparse.runtime.execute import kernel_log
+from lazysparse.runtime.fused import FusedRun
 
 DTYPES = [np.float64, np.float32, np.int64, np.complex128]
 
@@ -74,6 +75,86 @@ def test_fused_sums_at_and_around_the_widths(K, dtype):
     np.testing.assert_allclose(got.todense(), Bs.toarray() * (U @ V.T), rtol=_tol(dtype), atol=_tol(dtype))
     (run,) = log
     assert (f"N_k == {K})" in run.kernel.source) == (K in FusedLowerer.WIDTHS)
+
+
+def _fused_source(expr, **kw):
+    with kernel_log() as log:
+        got = expr.materialize(**kw)
+    (run,) = log
+    if not isinstance(run, FusedRun):  # one operation's kernel (spec, runner)
+        return got, None
+    return got, run.kernel.source
+
+
+def _layouts(X):
+    return {"c": X, "f": np.asfortranarray(X), "reversed cols": X[:, ::-1], "reversed rows": X[::-1]}
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("layout", ["c", "f", "reversed cols", "reversed rows"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("K", FusedLowerer.WIDTHS)
+def test_vector_sums_in_every_layout(K, dtype, layout, threads):
+    """Innermost dense sums at the fixed widths run as vectors (``vector_sum``) where both
+    rows are contiguous, with the row that does not change across the sparse loop loaded
+    once before it (``hoist_rows``); other layouts keep the scalar loop. Both against NumPy,
+    with an empty row of B and a row of U that is all -0.0 (its sums are +0.0, as NumPy's)."""
+    ls.set_num_threads(threads)
+    try:
+        rng = np.random.default_rng(K)
+        B = sp.random(40, 30, density=0.2, format="lil", random_state=K).astype(dtype)
+        B[3, :] = 0
+        B = B.tocsr()
+        U, V = rng.standard_normal((40, K)).astype(dtype), rng.standard_normal((30, K)).astype(dtype)
+        U[[5, 34]] = -0.0  # (row 5 of every layout)
+        Uv, Vv = _layouts(U)[layout], _layouts(V)[layout]
+        got, src = _fused_source(ls.asarray(B) * (ls.asarray(Uv) @ ls.asarray(Vv).T))
+        want = B.toarray() * (Uv @ Vv.T)
+        np.testing.assert_allclose(got.todense(), want, rtol=_tol(dtype), atol=_tol(dtype))
+        assert not np.signbit(got.todense()[5][B.toarray()[5] > 0]).any()
+        unit = layout in ("c", "reversed rows")
+        if src is None:  # (another loop order for these strides: one kernel, no inner sum)
+            assert not unit
+            return
+        vt = "ls_vd" if dtype == np.float64 else "ls_vf"
+        assert ("ls_hsum" in src) == unit
+        isz = np.dtype(dtype).itemsize
+        hoisted = re.search(rf"{vt} hv\d+\[{K} / \(LS_VB / {isz}\)\]", src) is not None
+        assert hoisted == (unit and K * isz <= FusedLowerer.HOIST_BYTES)
+        # the widths are dispatched once, outside the loop nest: no width test inside a loop
+        body = src[src.index("int32_t ls_kernel"):]
+        assert body.index("N_k == 16") < body.index("for (int64_t i")
+    finally:
+        ls.set_num_threads(1)
+
+
+@pytest.mark.parametrize("K", [16, 32])
+def test_vector_sums_of_other_expressions(K):
+    """Differences, quotients, negations and a scalar factor in the summed expression (each
+    a vector operation), against NumPy; an integer operand (a cast) keeps the scalar loop."""
+    rng = np.random.default_rng(1)
+    B = sp.random(25, 20, density=0.3, format="csr", random_state=2)
+    U, V = rng.random((25, K)) + 0.5, rng.random((20, K)) + 0.5
+    lB, lU, lV = ls.asarray(B), ls.asarray(U), ls.asarray(V)
+    cases = [(ls.einsum("ij,ik,jk->ij", lB, lU - 1.5, lV), B.toarray() * ((U - 1.5) @ V.T)),
+             (ls.einsum("ij,ik,jk->ij", lB, -lU, lV / 3.0), B.toarray() * ((-U) @ (V / 3.0).T))]
+    for expr, want in cases:
+        got, src = _fused_source(expr)
+        np.testing.assert_allclose(got.todense(), want, rtol=1e-12, atol=1e-12)
+        assert "ls_hsum" in src
+    Ui = rng.integers(-3, 4, (25, K))
+    got, src = _fused_source(ls.asarray(B) * (ls.asarray(Ui) @ lV.T))
+    np.testing.assert_allclose(got.todense(), B.toarray() * (Ui @ V.T), rtol=1e-12)
+    assert src is None or "ls_hsum" not in src
+
+
+def test_counting_builds_keep_the_scalar_sums():
+    """ls.opcount counts the products of the scalar loop: the same count as before vectors."""
+    B = sp.random(30, 30, density=0.1, format="csr", random_state=3)
+    rng = np.random.default_rng(3)
+    U, V = rng.random((30, 32)), rng.random((30, 32))
+    c = ls.opcount(ls.asarray(B) * (ls.asarray(U) @ ls.asarray(V).T))
+    assert c["mul"] == B.nnz * 32 + B.nnz
 
 
 @pytest.mark.parametrize("threads", [1, 2])

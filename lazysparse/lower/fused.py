@@ -53,6 +53,8 @@ class FusedLowerer:
         self.seg = {}    # (input, path) -> (position variable, segment start) of an open loop
         self.segmax = set()
         self.sparse_temps = {}
+        self.prelude = []  # support code of the kernel (the vector sums')
+        self.hoisted = {}  # (input, indices) -> (vector array, lanes): rows held in vectors (hoist_rows)
         self.n = 0
 
     def fresh(self, stem):
@@ -248,18 +250,64 @@ class FusedLowerer:
 
     WIDTHS = (16, 32, 64, 128)  # innermost dense sums get a version of each constant length
     # Only sums (a dot product per point): versions of the row loops (``o[i, :] += u * Y[h, :]``)
-    # made GNN-2 25% faster but MTTKRP R = 16 25% slower (the dispatch sits inside the
-    # innermost sparse loop there; hoisting it out of the nest is next).
+    # made GNN-2 25% faster but MTTKRP R = 16 25% slower (the dispatch sat inside the
+    # innermost sparse loop there).
     SUMS_ONLY = True
 
+    def _dispatched(self, loop):
+        """Whether ``loop`` gets a version per constant width (``WIDTHS``)."""
+        return (loop.space == P.TRUE and self.ext[loop.var] not in {str(w) for w in self.WIDTHS}
+                and all(isinstance(n, Compute) for n in loop.body)
+                and (self.simd_sum(loop) is not None or not self.SUMS_ONLY))
+
+    MAX_VERSIONS = 25  # nests at most (two variables' widths)
+
+    def versions(self, nodes, blk, emit):
+        """``emit(block)`` once per combination of constant widths of the variables of the
+        dispatched loops in ``nodes`` (``if (N_k == 16) {nest} else if ... else {nest}``),
+        when there are at most MAX_VERSIONS combinations; else once, each loop dispatching on
+        its width where it is (``emit_loop``). Dispatching outside the nest, every loop in it
+        knows the widths: the prefetches of gathered rows unroll too (their loop over a row's
+        lines was 15% of SDDMM's time on MIT8 with the width a variable)."""
+        found = []
+
+        def walk(ns):
+            for n in ns:
+                if isinstance(n, Loop):
+                    if self._dispatched(n) and n.var not in found:
+                        found.append(n.var)
+                    walk(n.body)
+        walk(nodes)
+        if not found or (len(self.WIDTHS) + 1) ** len(found) > self.MAX_VERSIONS:
+            emit(blk)
+            return
+
+        def nest(vs, into):
+            if not vs:
+                emit(into)
+                return
+            v, n = vs[0], self.ext[vs[0]]
+            chain = Block()
+            nest(vs[1:], chain)
+            for w in reversed(self.WIDTHS):
+                version = Block()
+                self.ext[v] = str(w)
+                nest(vs[1:], version)
+                self.ext[v] = n
+                chain = Block().add(If(f"{n} == {w}", version, chain))
+            into.add(chain)
+        self.versioned = True
+        nest(found, blk)
+        self.versioned = False
+
+    versioned = False  # inside versions(): the sums' widths are dispatched outside the nest
+
     def emit_loop(self, loop, blk, pragma=None, first=None):
-        """A loop; an innermost dense sum as ``if (N == 16) {...} else if ... else {...}``: at
-        a constant trip count the C compiler unrolls it, keeps loop-invariant rows (SDDMM's
-        ``U[i, :]``) in registers and drops the remainder code (SDDMM K = 32, cage10: 3.4 ->
-        2.9 ms, github-social 27.6 -> 23.7 ms)."""
-        if (pragma is None and first is None and loop.space == P.TRUE and self.ext[loop.var] not in
-                {str(w) for w in self.WIDTHS} and all(isinstance(n, Compute) for n in loop.body)
-                and (self.simd_sum(loop) is not None or not self.SUMS_ONLY)):
+        """A loop; an innermost dense sum as ``if (N == 16) {...} else if ... else {...}``
+        where the nest has no versions (``versions``): at a constant trip count the C compiler
+        unrolls it, keeps loop-invariant rows (SDDMM's ``U[i, :]``) in registers and drops the
+        remainder code (SDDMM K = 32, cage10: 3.4 -> 2.9 ms, github-social 27.6 -> 23.7 ms)."""
+        if not self.versioned and pragma is None and first is None and self._dispatched(loop):
             n = self.ext[loop.var]
             chain = Block()
             self.emit_loop_once(loop, chain)
@@ -275,19 +323,167 @@ class FusedLowerer:
 
     def emit_loop_once(self, loop, blk, pragma=None, first=None):
         k = self.simd_sum(loop) if pragma is None else None
+        if k is not None and first is None and self.vector_sum(loop, k, blk):
+            return
         if k is not None:
             op = self.prog.ops[k]
             acc = self.acc[k] = self.fresh("acc")
             blk.add(Decl(C.ctype(self.prog.values[op.out].dtype), acc, "0"))
             pragma = f"#pragma omp simd reduction(+:{acc})"
+        hoisted = self.hoist_rows(loop, blk) if loop.space != P.TRUE else []
         body = self.open_loop(loop.var, loop.space, blk, pragma, self.gathers(loop))
         if first:
             body.body.insert(0, Line(first))
         self.emit(loop.body, body)
         self.close_loop(loop.var)
+        for key in hoisted:
+            del self.hoisted[key]
         if k is not None:
             del self.acc[k]
             blk.add(f"{self.target(op)} += {acc};")
+
+    # The sum as vectors of the target's width (lowering.Lowerer.VEC_PRELUDE's ``ls_vd``):
+    # under ``omp simd reduction`` gcc 12 summed SDDMM's K = 32 products into one vector and
+    # folded its lanes one by one (a chain of 8 scalar adds a point, 25% of the kernel's time on
+    # MIT8). Up to four vectors of partial sums, each started at its first product (adding to
+    # a zero vector costs an add and a latency each), folded as a tree.
+    VEC_OPS = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/"}
+    VEC_SUM_PRELUDE = r"""
+static inline double ls_hsum_vd(ls_vd v) {
+#if defined(__AVX512F__)
+  return _mm512_reduce_add_pd((__m512d)v);
+#else
+  double t[LS_VB / 8]; memcpy(t, &v, LS_VB);
+  for (int s = LS_VB / 16; s >= 1; s /= 2) for (int l = 0; l < s; l++) t[l] += t[l + s];
+  return t[0];
+#endif
+}
+static inline float ls_hsum_vf(ls_vf v) {
+#if defined(__AVX512F__)
+  return _mm512_reduce_add_ps((__m512)v);
+#else
+  float t[LS_VB / 4]; memcpy(t, &v, LS_VB);
+  for (int s = LS_VB / 8; s >= 1; s /= 2) for (int l = 0; l < s; l++) t[l] += t[l + s];
+  return t[0];
+#endif
+}
+"""
+
+    HOIST_BYTES = 512  # a hoisted row at most (8 AVX-512 registers)
+
+    def vector_row(self, op, e, v):
+        """Whether access ``e`` reads a dense input along ``v`` with unit stride (a vector load)."""
+        vid = op.args[e.operand]
+        sp = self.specs.get(vid)
+        ms = [m for m, ix in enumerate(e.indices) if ix == v]
+        return (self.prog.values[vid].kind == INPUT and sp.dense and len(ms) == 1
+                and sp.unit and ms[0] == sp.layout[-1])
+
+    def temp_row(self, vid, e, v):
+        """Whether access ``e`` reads a dense temporary along its last kept dimension ``v``
+        (contiguous in ``v``: ``temp_addr``)."""
+        if vid not in self.temps or vid in self.sparse_temps:
+            return False
+        kept = self.temps[vid][1]
+        op = next(o for o in self.prog.ops if o.out == vid)
+        at = dict(zip(op.stmt.out_indices, e.indices))
+        return bool(kept) and at.get(kept[-1]) == v and sum(ix == v for ix in e.indices) == 1
+
+    def vector_plan(self, loop, k):
+        """``(vector type, bytes a lane)`` when the sum ``loop`` (op ``k``) runs as vectors
+        (``vector_sum``), else None."""
+        op = self.prog.ops[k]
+        t = lowering.Lowerer.VEC_TYPES.get(np.dtype(self.prog.values[op.out].dtype).name)
+        w = self.ext[loop.var]
+        if self.count or t is None or not w.isdigit() or (int(w) * t[1]) % 64:
+            return None
+        got = self.vector_expr(op, op.stmt.expr, loop.var, t[0])
+        return t if got is not None and got[1] else None
+
+    def hoist_rows(self, loop, blk):
+        """Before the sparse ``loop``, load into vectors the rows its vector sums read that do
+        not change within it (SDDMM's ``U[i, :]`` across row i's entries): the C compiler kept
+        reloading them (C harness, SDDMM K = 32: 16-18% of the time on MIT8 and bcsstk16).
+        Returns the keys registered in ``self.hoisted`` (the caller drops them after the loop)."""
+        keys = []
+        for n in loop.body:
+            k = self.simd_sum(n) if isinstance(n, Loop) else None
+            t = self.vector_plan(n, k) if k is not None else None
+            if t is None:
+                continue
+            vt, isz = t
+            w, op = int(self.ext[n.var]), self.prog.ops[k]
+            if w * isz > self.HOIST_BYTES:
+                continue
+            for e in _accesses(op.stmt.expr):
+                key = (op.args[e.operand], tuple(e.indices))
+                if (key in self.hoisted or not self.vector_row(op, e, n.var)
+                        or not all(ix == n.var or (isinstance(ix, Index) and ix in self.bound) for ix in e.indices)):
+                    continue
+                name = self.fresh("hv")
+                ln = f"(LS_VB / {isz})"
+                blk.add(Decl(vt, f"{name}[{w} / {ln}]"))
+                blk.add(Line(f"for (int64_t {n.var.name} = 0; {n.var.name} < {w}; {n.var.name} += {ln}) "
+                             f"{name}[{n.var.name} / {ln}] = *(const {vt} *)&{self.access_value(op, e)};"))
+                self.hoisted[key] = (name, ln)
+                keys.append(key)
+        return keys
+
+    def vector_expr(self, op, e, v, vt):
+        """``(C, is a vector)`` of ``e`` with ``v`` the first lane of a vector of ``vt``, or
+        None where ``e`` is not ``+ - * / negative`` over values of the sum's type whose dense
+        inputs read ``v`` with unit stride (a vector load) or not at all (a scalar the vector
+        operation broadcasts), like sparse inputs and temporaries."""
+        dt = self.prog.values[op.out].dtype
+        if isinstance(e, Access):
+            vid = op.args[e.operand]
+            if self.prog.values[vid].dtype != dt:
+                return None
+            if v not in e.indices:
+                return self.access_value(op, e), False
+            if not (self.vector_row(op, e, v) or self.temp_row(vid, e, v)):
+                return None
+            held = self.hoisted.get((vid, tuple(e.indices)))
+            if held is not None:
+                return f"{held[0]}[{v.name} / {held[1]}]", True
+            return f"(*(const {vt} *)&{self.access_value(op, e)})", True
+        if e.dtype != dt or any(d != dt for d in e.in_dtypes):
+            return None
+        args = [self.vector_expr(op, a, v, vt) for a in e.args]
+        if any(a is None for a in args):
+            return None
+        vec = any(a[1] for a in args)
+        if e.op == "negative" and len(args) == 1:
+            return f"(-{args[0][0]})", vec
+        if e.op in self.VEC_OPS and len(args) == 2:
+            return f"({args[0][0]} {self.VEC_OPS[e.op]} {args[1][0]})", vec
+        return None
+
+    def vector_sum(self, loop, k, blk):
+        """Emit the sum ``loop`` (op ``k``, ``simd_sum``) at a constant width as vectors, and
+        return True; False where it does not qualify (an instrumented build counts in the
+        scalar loop)."""
+        t = self.vector_plan(loop, k)
+        if t is None:
+            return False
+        op, w, (vt, isz) = self.prog.ops[k], self.ext[loop.var], t
+        got = self.vector_expr(op, op.stmt.expr, loop.var, vt)
+        if lowering.Lowerer.VEC_PRELUDE not in self.prelude:
+            self.prelude += [lowering.Lowerer.VEC_PRELUDE, self.VEC_SUM_PRELUDE]
+        ln = f"(LS_VB / {isz})"
+        nb = f"({w} / {ln})"
+        na = f"({nb} < 4 ? {nb} : 4)"  # 1, 2 or 4: widths and lanes are powers of two
+        dv, b = self.fresh("dv"), self.fresh("b")
+        body = Block()
+        body.add(Decl(f"const {vt}", "x_", got[0]))
+        body.add(Decl("const int64_t", b, f"{loop.var.name} / {ln}"))
+        body.add(Line(f"if ({b} < {na}) {dv}[{b}] = x_; else {dv}[{b} % {na}] += x_;"))
+        blk.add(Decl(vt, f"{dv}[4]"))
+        blk.add(Line(f"for (int64_t {loop.var.name} = 0; {loop.var.name} < {w}; {loop.var.name} += {ln})"), body)
+        blk.add(Line(f"for (int64_t s_ = {na} / 2; s_ >= 1; s_ /= 2) for (int64_t l_ = 0; l_ < s_; l_++) "
+                     f"{dv}[l_] += {dv}[l_ + s_];"))
+        blk.add(f"{self.target(op)} += ls_hsum_{vt[3:]}({dv}[0]);")
+        return True
 
     PREFETCH_AHEAD = 8      # entries of the driving level (measured: 2 < 8 ~ 16)
     PREFETCH_BYTES = 1024   # of each gathered row, at most
@@ -312,8 +508,8 @@ class FusedLowerer:
                         sp = self.specs.get(vid)
                         if (sp is not None and sp.dense and sp.ndim == 2 and sp.unit and sp.layout[-1] == 1
                                 and a.indices[0] == loop.var and isinstance(a.indices[1], Index)
-                                and a.indices[1] != loop.var and (vid, a.indices[1]) not in out):
-                            out.append((vid, a.indices[1]))
+                                and a.indices[1] != loop.var and all(g != vid for g, _ in out)):
+                            out.append((vid, a.indices[1]))  # (a row read twice is prefetched once)
         walk(loop.body)
         return out
 
@@ -553,11 +749,11 @@ class FusedLowerer:
             bad = self.alloc_temps(body)
             if bad != "0":
                 body.add(Line(f"if ({bad}) {{ {self.free_temps()} return 1; }}"))
-            self.emit(self.plan.tree, body)
+            self.versions(self.plan.tree, body, lambda b: self.emit(self.plan.tree, b))
             if self.free_temps():
                 body.add(Line(self.free_temps()))
             top.add("return 0;")
-            return top
+            return self.with_prelude(top)
         # OpenMP on the outermost loop, thread-private temporaries; one thread unless the
         # caller asks for more (d[]: ls.set_num_threads), and no runtime at all without OpenMP
         nt = lowering.team_size(body, self.abi, self.work())
@@ -582,11 +778,24 @@ class FusedLowerer:
         fills = self.out_like is None
         prep(region, "#pragma omp for schedule(dynamic, 1)" + ("" if fills else " nowait"))
         body.add(Line(f"#pragma omp parallel num_threads((int){nt}) if({nt} > 1)"), region)
-        self.emit_loop(par, region, "#pragma omp for schedule(dynamic, ls_chunk)", "if (!ls_ok) continue;")
+        self.versions([par], region, lambda b: self.emit_loop(
+            par, b, "#pragma omp for schedule(dynamic, ls_chunk)", "if (!ls_ok) continue;"))
         if self.free_temps():
             region.add(Line(self.free_temps()))
         top.add("return ls_bad;")
+        return self.with_prelude(top)
+
+    def with_prelude(self, top):
+        if self.prelude:
+            top.prelude = list(getattr(top, "prelude", ())) + self.prelude
         return top
+
+
+def _accesses(e):
+    """The accesses of expression ``e``."""
+    if isinstance(e, Access):
+        return [e]
+    return [a for x in e.args for a in _accesses(x)]
 
 
 def result_like(plan, specs):
