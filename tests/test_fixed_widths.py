@@ -80,10 +80,9 @@ def test_fused_sums_at_and_around_the_widths(K, dtype):
 def _fused_source(expr, **kw):
     with kernel_log() as log:
         got = expr.materialize(**kw)
-    (run,) = log
-    if not isinstance(run, FusedRun):  # one operation's kernel (spec, runner)
-        return got, None
-    return got, run.kernel.source
+    fused = [run for run in log if isinstance(run, FusedRun)]  # (not one operation's kernels)
+    assert len(fused) <= 1
+    return got, (fused[0].kernel.source if fused else None)
 
 
 def _layouts(X):
@@ -146,6 +145,48 @@ def test_vector_sums_of_other_expressions(K):
     got, src = _fused_source(ls.asarray(B) * (ls.asarray(Ui) @ lV.T))
     np.testing.assert_allclose(got.todense(), B.toarray() * (Ui @ V.T), rtol=1e-12)
     assert src is None or "ls_hsum" not in src
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
+@pytest.mark.parametrize("layout", ["c", "f"])
+@pytest.mark.parametrize("R", [16, 32, 128, 24])
+def test_vector_rows_of_mttkrp(R, layout, dtype):
+    """MTTKRP's rows (``t[r] += X[i,k,l] * C[l, r]``, ``o[i, r] += B[k, r] * t[r]``) at the
+    fixed widths run as vectors (``vector_rows``) where the factors' rows are contiguous and
+    the values are floats; a width between them, column-major factors and integers keep the
+    scalar loop. Against NumPy, with an empty slice of X."""
+    import sparse as pydata
+    rng = np.random.default_rng(R)
+    X = pydata.random((12, 9, 7), density=0.15, random_state=R).astype(dtype)
+    X = pydata.COO(X.coords[:, X.coords[0] != 4], X.data[X.coords[0] != 4], shape=X.shape)
+    B, C = (_layouts(_rand(rng, s, dtype))[layout] for s in ((9, R), (7, R)))
+    got, src = _fused_source(ls.einsum("ijk,jr,kr->ir", ls.asarray(X), ls.asarray(B), ls.asarray(C)))
+    want = np.einsum("ijk,jr,kr->ir", X.todense(), B, C)
+    np.testing.assert_allclose(got.todense(), want, rtol=_tol(dtype), atol=_tol(dtype))
+    vt = {np.float64: "*(ls_vd *)&", np.float32: "*(ls_vf *)&"}.get(dtype)
+    assert src is not None or layout == "f"
+    if src is not None:
+        assert (vt is not None and vt in src) == (vt is not None and layout == "c")
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("K,J", [(32, 32), (16, 64), (32, 20), (128, 16)])
+def test_vector_rows_and_sums_of_gnn2(K, J, threads):
+    """GNN-2 ``(A * (X @ Y.T)) @ Z``: a sum over K and a row of J in one nest, each width
+    dispatched outside it (two variables: ``versions``), against NumPy."""
+    ls.set_num_threads(threads)
+    try:
+        rng = np.random.default_rng(K + J)
+        A = sp.random(50, 40, density=0.15, format="lil", random_state=K)
+        A[7, :] = 0
+        A = A.tocsr()
+        X, Y, Z = rng.random((50, K)), rng.random((40, K)), rng.random((40, J))
+        got, src = _fused_source((ls.asarray(A) * (ls.asarray(X) @ ls.asarray(Y).T)) @ ls.asarray(Z))
+        np.testing.assert_allclose(got.todense(), (A.toarray() * (X @ Y.T)) @ Z, rtol=1e-12, atol=1e-12)
+        body = src[src.index("int32_t ls_kernel"):]
+        assert "ls_hsum_vd" in body and "*(ls_vd *)&o[" in body
+    finally:
+        ls.set_num_threads(1)
 
 
 def test_counting_builds_keep_the_scalar_sums():

@@ -248,11 +248,13 @@ class FusedLowerer:
             return None
         return k if C.kind(self.prog.values[op.out].dtype) in "iuf" else None
 
-    WIDTHS = (16, 32, 64, 128)  # innermost dense sums get a version of each constant length
-    # Only sums (a dot product per point): versions of the row loops (``o[i, :] += u * Y[h, :]``)
-    # made GNN-2 25% faster but MTTKRP R = 16 25% slower (the dispatch sat inside the
-    # innermost sparse loop there).
-    SUMS_ONLY = True
+    WIDTHS = (16, 32, 64, 128)  # innermost dense loops get a version of each constant length
+    # Sums (a dot product per point) and rows (``o[i, :] += u * Y[h, :]``). Rows were left out
+    # while their dispatch sat inside the innermost sparse loop (MTTKRP R = 16 25% slower);
+    # dispatched outside the nest and run as vectors (``vector_rows``), one thread, in one
+    # process against sums only: MTTKRP R = 16 0.76-0.82 of the time, R = 32 0.85, GNN-2
+    # K = J = 32 0.77-0.85.
+    SUMS_ONLY = False
 
     def _dispatched(self, loop):
         """Whether ``loop`` gets a version per constant width (``WIDTHS``)."""
@@ -278,9 +280,8 @@ class FusedLowerer:
                         found.append(n.var)
                     walk(n.body)
         walk(nodes)
-        if not found or (len(self.WIDTHS) + 1) ** len(found) > self.MAX_VERSIONS:
-            emit(blk)
-            return
+        while found and (len(self.WIDTHS) + 1) ** len(found) > self.MAX_VERSIONS:
+            found.pop()  # (the innermost-first loops left dispatch where they are)
 
         def nest(vs, into):
             if not vs:
@@ -296,18 +297,18 @@ class FusedLowerer:
                 self.ext[v] = n
                 chain = Block().add(If(f"{n} == {w}", version, chain))
             into.add(chain)
-        self.versioned = True
+        self.versioned = set(found)
         nest(found, blk)
-        self.versioned = False
+        self.versioned = set()
 
-    versioned = False  # inside versions(): the sums' widths are dispatched outside the nest
+    versioned = frozenset()  # inside versions(): variables whose widths are dispatched outside the nest
 
     def emit_loop(self, loop, blk, pragma=None, first=None):
         """A loop; an innermost dense sum as ``if (N == 16) {...} else if ... else {...}``
         where the nest has no versions (``versions``): at a constant trip count the C compiler
         unrolls it, keeps loop-invariant rows (SDDMM's ``U[i, :]``) in registers and drops the
         remainder code (SDDMM K = 32, cage10: 3.4 -> 2.9 ms, github-social 27.6 -> 23.7 ms)."""
-        if not self.versioned and pragma is None and first is None and self._dispatched(loop):
+        if loop.var not in self.versioned and pragma is None and first is None and self._dispatched(loop):
             n = self.ext[loop.var]
             chain = Block()
             self.emit_loop_once(loop, chain)
@@ -324,6 +325,8 @@ class FusedLowerer:
     def emit_loop_once(self, loop, blk, pragma=None, first=None):
         k = self.simd_sum(loop) if pragma is None else None
         if k is not None and first is None and self.vector_sum(loop, k, blk):
+            return
+        if k is None and pragma is None and first is None and self.vector_rows(loop, blk):
             return
         if k is not None:
             op = self.prog.ops[k]
@@ -483,6 +486,50 @@ static inline float ls_hsum_vf(ls_vf v) {
         blk.add(Line(f"for (int64_t s_ = {na} / 2; s_ >= 1; s_ /= 2) for (int64_t l_ = 0; l_ < s_; l_++) "
                      f"{dv}[l_] += {dv}[l_ + s_];"))
         blk.add(f"{self.target(op)} += ls_hsum_{vt[3:]}({dv}[0]);")
+        return True
+
+    def vector_rows(self, loop, blk):
+        """Emit the dense ``loop`` at a constant width whose statements each write a row
+        contiguous in its variable (the result's last index, or a temporary's last kept
+        dimension) from vector expressions (``vector_expr``; a sum only, and only over other
+        loops: each lane sums its element in the scalar order) as one vector statement per
+        vector of the row, and return True; False where it does not qualify. MTTKRP's
+        ``t[r] += X[i,k,l] * C[l, r]``, GNN-2's ``o[i, r] += t * Y[k, r]``: gcc 12 compiled
+        the 16-wide rows worse at a constant width than at a variable one."""
+        w = self.ext[loop.var]
+        if self.count or loop.space != P.TRUE or not w.isdigit() or not loop.body:
+            return False
+        if not all(isinstance(n, Compute) for n in loop.body):
+            return False
+        lines, vt0, isz = [], None, None
+        for n in loop.body:
+            op = self.prog.ops[n.op]
+            t = lowering.Lowerer.VEC_TYPES.get(np.dtype(self.prog.values[op.out].dtype).name)
+            if t is None or (int(w) * t[1]) % 64 or (vt0 is not None and t[0] != vt0):
+                return False
+            vt0, isz = t
+            if op.stmt.reduce_indices and (op.stmt.reduce != "sum" or loop.var in op.stmt.reduce_indices):
+                return False
+            outs = op.stmt.out_indices
+            if op.out == self.out:
+                if self.out_like is not None or not outs or outs[-1] != loop.var or outs.count(loop.var) != 1:
+                    return False
+                tgt = self.out_target(op)
+            elif self.temp_row(op.out, Access(0, outs), loop.var):
+                tgt = self.target(op)
+            else:
+                return False
+            got = self.vector_expr(op, op.stmt.expr, loop.var, t[0])
+            if got is None or not got[1]:
+                return False
+            sign = "+=" if op.stmt.reduce_indices else "="
+            lines.append(f"*({t[0]} *)&{tgt} {sign} {got[0]};")
+        if lowering.Lowerer.VEC_PRELUDE not in self.prelude:
+            self.prelude += [lowering.Lowerer.VEC_PRELUDE, self.VEC_SUM_PRELUDE]
+        body = Block()
+        for x in lines:
+            body.add(Line(x))
+        blk.add(Line(f"for (int64_t {loop.var.name} = 0; {loop.var.name} < {w}; {loop.var.name} += (LS_VB / {isz}))"), body)
         return True
 
     PREFETCH_AHEAD = 8      # entries of the driving level (measured: 2 < 8 ~ 16)
