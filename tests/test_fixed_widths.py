@@ -189,6 +189,35 @@ def test_vector_rows_and_sums_of_gnn2(K, J, threads):
         ls.set_num_threads(1)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("R", [16, 32])
+def test_rows_held_across_sparse_loops(R, threads):
+    """MTTKRP on a tensor big enough to fuse: its result row and its temporary row are summed
+    in vectors across the sparse loops (``hold_rows``: loaded before, stored after), GNN-2's
+    result row likewise; both against NumPy, with empty slices and rows. Planning must not
+    give up fusion for them (a check that renders a position before its loop is open would)."""
+    import sparse as pydata
+    ls.set_num_threads(threads)
+    try:
+        rng = np.random.default_rng(R)
+        X = pydata.random((300, 40, 30), density=0.02, random_state=R)
+        keep = X.coords[0] % 7 != 3
+        X = pydata.COO(X.coords[:, keep], X.data[keep], shape=X.shape)
+        B, C = rng.random((40, R)), rng.random((30, R))
+        got, src = _fused_source(ls.einsum("ijk,jr,kr->ir", ls.asarray(X), ls.asarray(B), ls.asarray(C)))
+        np.testing.assert_allclose(got.todense(), np.einsum("ijk,jr,kr->ir", X.todense(), B, C), rtol=1e-12)
+        assert src is not None and len(re.findall(r"ls_vd rh\d+\[16 /", src)) == 2
+        A = sp.random(200, 150, density=0.05, format="lil", random_state=R)
+        A[9, :] = 0
+        A = A.tocsr()
+        U, V, Z = rng.random((200, R)), rng.random((150, R)), rng.random((150, R))
+        got, src = _fused_source((ls.asarray(A) * (ls.asarray(U) @ ls.asarray(V).T)) @ ls.asarray(Z))
+        np.testing.assert_allclose(got.todense(), (A.toarray() * (U @ V.T)) @ Z, rtol=1e-12)
+        assert src is not None and re.search(r"ls_vd rh\d+\[16 /", src)
+    finally:
+        ls.set_num_threads(1)
+
+
 def test_counting_builds_keep_the_scalar_sums():
     """ls.opcount counts the products of the scalar loop: the same count as before vectors."""
     B = sp.random(30, 30, density=0.1, format="csr", random_state=3)

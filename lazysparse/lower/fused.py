@@ -55,6 +55,7 @@ class FusedLowerer:
         self.sparse_temps = {}
         self.prelude = []  # support code of the kernel (the vector sums')
         self.hoisted = {}  # (input, indices) -> (vector array, lanes): rows held in vectors (hoist_rows)
+        self.held = {}  # op -> (vector array, lanes): the row it sums into, in vectors (hold_rows)
         self.n = 0
 
     def fresh(self, stem):
@@ -334,6 +335,7 @@ class FusedLowerer:
             blk.add(Decl(C.ctype(self.prog.values[op.out].dtype), acc, "0"))
             pragma = f"#pragma omp simd reduction(+:{acc})"
         hoisted = self.hoist_rows(loop, blk) if loop.space != P.TRUE else []
+        held = self.hold_rows(loop, blk) if loop.space != P.TRUE and self.HOLD else []
         body = self.open_loop(loop.var, loop.space, blk, pragma, self.gathers(loop))
         if first:
             body.body.insert(0, Line(first))
@@ -341,6 +343,9 @@ class FusedLowerer:
         self.close_loop(loop.var)
         for key in hoisted:
             del self.hoisted[key]
+        for q, store in held:
+            blk.add(Line(store))
+            del self.held[q]
         if k is not None:
             del self.acc[k]
             blk.add(f"{self.target(op)} += {acc};")
@@ -400,7 +405,7 @@ static inline float ls_hsum_vf(ls_vf v) {
         w = self.ext[loop.var]
         if self.count or t is None or not w.isdigit() or (int(w) * t[1]) % 64:
             return None
-        got = self.vector_expr(op, op.stmt.expr, loop.var, t[0])
+        got = self.vector_expr(op, op.stmt.expr, loop.var, t[0], render=False)
         return t if got is not None and got[1] else None
 
     def hoist_rows(self, loop, blk):
@@ -432,27 +437,101 @@ static inline float ls_hsum_vf(ls_vf v) {
                 keys.append(key)
         return keys
 
-    def vector_expr(self, op, e, v, vt):
+    def _row_target(self, op, v):
+        """The C location of ``op``'s result (at ``v``'s C name) when its row is contiguous in ``v``
+        (the result's last index, or a temporary's last kept dimension), else None."""
+        outs = op.stmt.out_indices
+        if op.out == self.out:
+            if self.out_like is not None or not outs or outs[-1] != v or outs.count(v) != 1:
+                return None
+            return self.out_target(op)
+        if self.temp_row(op.out, Access(0, outs), v):
+            return self.target(op)
+        return None
+
+    HOLD = True  # (hold_rows on: a switch for measurements)
+
+    def hold_rows(self, loop, blk):
+        """Before the sparse ``loop``, load into vectors the rows that a vector row statement
+        in its body sums into across it and that nothing else in it reads or writes (GNN-2's
+        result row ``o[i, :]`` across row i's entries, MTTKRP's ``t[:]`` across a fiber), and
+        return ``[(op, store line)]`` for the caller to store them after the loop: the
+        statement then adds in registers instead of loading and storing the row per entry.
+        Each lane still sums its element in the scalar order."""
+        out = []
+        for n in loop.body:
+            if not isinstance(n, Loop) or n.space != P.TRUE or not self.ext[n.var].isdigit():
+                continue
+            w = int(self.ext[n.var])
+            for c in n.body:
+                if not isinstance(c, Compute) or c.op in self.held:
+                    continue
+                op = self.prog.ops[c.op]
+                t = lowering.Lowerer.VEC_TYPES.get(np.dtype(self.prog.values[op.out].dtype).name)
+                if (self.count or t is None or (w * t[1]) % 64 or w * t[1] > self.HOIST_BYTES
+                        or op.stmt.reduce != "sum" or loop.var not in op.stmt.reduce_indices
+                        or n.var in op.stmt.reduce_indices):
+                    continue
+                got = self.vector_expr(op, op.stmt.expr, n.var, t[0], render=False)
+                if got is None or not got[1] or not self._alone(op.out, c.op, loop.body):
+                    continue
+                if not all(ix == n.var or ix in self.bound for ix in op.stmt.out_indices):
+                    continue  # the row moves within the loop
+                try:
+                    tgt = self._row_target(op, n.var)  # (at the row variable's C name)
+                except Unsupported:
+                    tgt = None
+                if tgt is None:
+                    continue
+                vt, isz = t
+                name, ln, x = self.fresh("rh"), f"(LS_VB / {isz})", n.var.name
+                over = f"for (int64_t {x} = 0; {x} < {w}; {x} += {ln})"
+                blk.add(Decl(vt, f"{name}[{w} / {ln}]"))
+                blk.add(Line(f"{over} {name}[{x} / {ln}] = *(const {vt} *)&{tgt};"))
+                self.held[c.op] = (name, ln)
+                out.append((c.op, f"{over} *({vt} *)&{tgt} = {name}[{x} / {ln}];"))
+        return out
+
+    def _alone(self, vid, k, nodes):
+        """Whether op ``k`` is the only statement in ``nodes`` that reads or writes ``vid``,
+        and nothing there resets it."""
+        for n in nodes:
+            if isinstance(n, Loop):
+                if not self._alone(vid, k, n.body):
+                    return False
+            elif isinstance(n, Reset):
+                if n.value == vid:
+                    return False
+            elif n.op != k:
+                o = self.prog.ops[n.op]
+                if o.out == vid or vid in o.args:
+                    return False
+        return True
+
+    def vector_expr(self, op, e, v, vt, render=True):
         """``(C, is a vector)`` of ``e`` with ``v`` the first lane of a vector of ``vt``, or
         None where ``e`` is not ``+ - * / negative`` over values of the sum's type whose dense
         inputs read ``v`` with unit stride (a vector load) or not at all (a scalar the vector
-        operation broadcasts), like sparse inputs and temporaries."""
+        operation broadcasts), like sparse inputs and temporaries. ``render=False``: only
+        whether it qualifies (the C is empty), before the loops that bind its positions."""
         dt = self.prog.values[op.out].dtype
         if isinstance(e, Access):
             vid = op.args[e.operand]
             if self.prog.values[vid].dtype != dt:
                 return None
             if v not in e.indices:
-                return self.access_value(op, e), False
+                return (self.access_value(op, e) if render else ""), False
             if not (self.vector_row(op, e, v) or self.temp_row(vid, e, v)):
                 return None
             held = self.hoisted.get((vid, tuple(e.indices)))
+            if not render:
+                return "", True
             if held is not None:
                 return f"{held[0]}[{v.name} / {held[1]}]", True
             return f"(*(const {vt} *)&{self.access_value(op, e)})", True
         if e.dtype != dt or any(d != dt for d in e.in_dtypes):
             return None
-        args = [self.vector_expr(op, a, v, vt) for a in e.args]
+        args = [self.vector_expr(op, a, v, vt, render) for a in e.args]
         if any(a is None for a in args):
             return None
         vec = any(a[1] for a in args)
@@ -510,20 +589,18 @@ static inline float ls_hsum_vf(ls_vf v) {
             vt0, isz = t
             if op.stmt.reduce_indices and (op.stmt.reduce != "sum" or loop.var in op.stmt.reduce_indices):
                 return False
-            outs = op.stmt.out_indices
-            if op.out == self.out:
-                if self.out_like is not None or not outs or outs[-1] != loop.var or outs.count(loop.var) != 1:
-                    return False
-                tgt = self.out_target(op)
-            elif self.temp_row(op.out, Access(0, outs), loop.var):
-                tgt = self.target(op)
-            else:
+            tgt = self._row_target(op, loop.var)
+            if tgt is None:
                 return False
             got = self.vector_expr(op, op.stmt.expr, loop.var, t[0])
             if got is None or not got[1]:
                 return False
             sign = "+=" if op.stmt.reduce_indices else "="
-            lines.append(f"*({t[0]} *)&{tgt} {sign} {got[0]};")
+            held = self.held.get(n.op)
+            if held is not None:  # (hold_rows: the row is in vectors across the sparse loop)
+                lines.append(f"{held[0]}[{loop.var.name} / {held[1]}] += {got[0]};")
+            else:
+                lines.append(f"*({t[0]} *)&{tgt} {sign} {got[0]};")
         if lowering.Lowerer.VEC_PRELUDE not in self.prelude:
             self.prelude += [lowering.Lowerer.VEC_PRELUDE, self.VEC_SUM_PRELUDE]
         body = Block()
