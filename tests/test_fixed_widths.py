@@ -54,6 +54,27 @@ def test_products_at_and_around_the_row_widths(width, dtype):
         assert body.index("if (N") < body.index("for (")
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_wide_rows_use_fused_multiply_adds(dtype):
+    """Vector rows of WIDE_FMA bytes and more (8 AVX-512 accumulators) sum with fused
+    multiply-adds, narrower ones with separate operations; both against NumPy, with an empty
+    row, at the widths on each side of the limit."""
+    rng = np.random.default_rng(7)
+    A = sp.random(60, 50, density=0.2, format="lil", random_state=7).astype(dtype)
+    A[4, :] = 0
+    A = A.tocsr()
+    isz = np.dtype(dtype).itemsize
+    for w in (Lowerer.WIDE_FMA // isz // 2, Lowerer.WIDE_FMA // isz):
+        X = rng.standard_normal((50, w)).astype(dtype)
+        with kernel_log() as log:
+            got = (ls.asarray(A) @ ls.asarray(X)).materialize(fusion="none").todense()
+        np.testing.assert_allclose(got, A.toarray() @ X, rtol=_tol(dtype), atol=_tol(dtype))
+        (spec, runner), = log
+        vt = "ls_vd" if dtype == np.float64 else "ls_vf"
+        lines = [ln for ln in runner.source.splitlines() if f"rv{w}[lvb] " in ln and "+=" in ln or f"LS_VFMA_{vt}" in ln and f"rv{w}" in ln]
+        assert lines and all((f"LS_VFMA_{vt}" in ln) == (w * isz >= Lowerer.WIDE_FMA) for ln in lines)
+
+
 def test_row_versions_accumulate_onto_the_result_rows():
     """A reduction that is not the whole statement's (two reductions: the row is loaded once
     and stored once around both)."""

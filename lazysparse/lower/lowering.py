@@ -793,7 +793,8 @@ class Lowerer:
     # columns, one thread: 2.1 ms, against 0.64 for MKL); as vector variables the row stays in
     # registers (C harness: 2.4x at 32 and 64 columns on AVX-512, 2.2x on AVX2, 1.7x on SSE2; a
     # vector of 64 bytes where the target has only 32 was 4x slower, hence the target's width).
-    # Each lane sums its column in the same order as the scalar loop: the same values.
+    # Each lane sums its column in the same order as the scalar loop: the same values (rows of
+    # WIDE_FMA bytes and more: one rounding less per product).
     VEC_PRELUDE = r"""
 #if defined(__AVX512F__)
 #define LS_VB 64
@@ -889,7 +890,8 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
         # a tile's products are bound by the vector units' throughput, which fused multiply-adds
         # double (X @ W, 6440x128 @ 128x16: two operations a term held it at half the peak);
         # elsewhere the one-rounding sum is not worth its longer latency (compiler.py)
-        fma = self.row_tile is not None and isinstance(e, Call) and e.op == "multiply" and len(e.args) == 2
+        fma = ((self.row_tile is not None or (self.WIDE_FMA and w * self.VEC_TYPES[self.odt][1] >= self.WIDE_FMA))
+               and isinstance(e, Call) and e.op == "multiply" and len(e.args) == 2)
         for q, name in self._tile_rows(w):
             if fma:
                 it = iter(self.acc_by_q)
@@ -916,6 +918,15 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
             yield q, f"rv{w}_{q}"
         self.vname[v] = x
 
+    # Rows of at least this many bytes (8 AVX-512 accumulators) use fused multiply-adds: with
+    # that many independent sums the vector units' throughput bounds the loop, and a
+    # multiply-add is one operation instead of two (SpMM, 128 columns, two threads, in one
+    # process against separate operations: bcsstk16 0.91 of the time, MIT8 0.93, cage10 0.95,
+    # astro-ph 0.97). Narrower rows keep separate operations: a sum chain waits on each add,
+    # and this machine's vector add has a shorter latency than its multiply-add (16 columns,
+    # bcsstk16: 1.41x slower with them). Their values differ from the scalar loop's by one
+    # rounding of each product (as BLAS's do from a naive loop's).
+    WIDE_FMA = 512
     ROW_TILE = 4  # rows at most whose vector rows share one pass of the loops below them
     TILE_BYTES = 1024  # their accumulators at most: half of AVX-512's 32 registers
 
