@@ -355,7 +355,7 @@ class FusedLowerer:
     # folded its lanes one by one (a chain of 8 scalar adds a point, 25% of the kernel's time on
     # MIT8). Up to four vectors of partial sums, each started at its first product (adding to
     # a zero vector costs an add and a latency each), folded as a tree.
-    VEC_OPS = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/"}
+    VEC_OPS = {**lowering.Lowerer.VEC_OPS, "divide": "/"}  # (IEEE division rounds lanes alike)
     VEC_SUM_PRELUDE = r"""
 static inline double ls_hsum_vd(ls_vd v) {
 #if defined(__AVX512F__)
@@ -546,6 +546,11 @@ static inline float ls_hsum_vf(ls_vf v) {
             return f"({args[0][0]} {self.VEC_OPS[e.op]} {args[1][0]})", vec
         return None
 
+    def _use_vectors(self):
+        """Add the vector types and horizontal sums to the kernel's support code, once."""
+        if lowering.Lowerer.VEC_PRELUDE not in self.prelude:
+            self.prelude += [lowering.Lowerer.VEC_PRELUDE, self.VEC_SUM_PRELUDE]
+
     def vector_sum(self, loop, k, blk):
         """Emit the sum ``loop`` (op ``k``, ``simd_sum``) at a constant width as vectors, and
         return True; False where it does not qualify (an instrumented build counts in the
@@ -555,8 +560,7 @@ static inline float ls_hsum_vf(ls_vf v) {
             return False
         op, w, (vt, isz) = self.prog.ops[k], self.ext[loop.var], t
         got = self.vector_expr(op, op.stmt.expr, loop.var, vt)
-        if lowering.Lowerer.VEC_PRELUDE not in self.prelude:
-            self.prelude += [lowering.Lowerer.VEC_PRELUDE, self.VEC_SUM_PRELUDE]
+        self._use_vectors()
         ln = f"(LS_VB / {isz})"
         nb = f"({w} / {ln})"
         na = f"({nb} < 4 ? {nb} : 4)"  # 1, 2 or 4: widths and lanes are powers of two
@@ -606,8 +610,7 @@ static inline float ls_hsum_vf(ls_vf v) {
                 lines.append(f"{held[0]}[{loop.var.name} / {held[1]}] += {got[0]};")
             else:
                 lines.append(f"*({t[0]} *)&{tgt} {sign} {got[0]};")
-        if lowering.Lowerer.VEC_PRELUDE not in self.prelude:
-            self.prelude += [lowering.Lowerer.VEC_PRELUDE, self.VEC_SUM_PRELUDE]
+        self._use_vectors()
         body = Block()
         for x in lines:
             body.add(Line(x))
