@@ -25,6 +25,7 @@ from .formats.storage import VALUE_DTYPES
 from .formats.foreign import check_gcxs, check_scipy
 from .formats.validate import order_defect, validate
 from .errors import shown
+from .runtime import aligned
 
 __all__ = ["asarray", "random", "zeros", "ones", "eye", "to_numpy", "to_scipy", "to_pydata", "convert"]
 
@@ -292,8 +293,18 @@ def _dense_storage(obj, name):
 
 def _copy_storage(st):
     cp = lambda a: None if a is None else a.copy(order="K")
-    return Storage(st.shape, st.format, [cp(a) for a in st.pos], [cp(a) for a in st.crd], cp(st.vals),
-                   st.index_dtype)
+    return Storage(st.shape, st.format, [cp(a) for a in st.pos], [cp(a) for a in st.crd],
+                   _copy_values(st.vals), st.index_dtype)
+
+
+def _copy_values(a):
+    """A copy of a values array; a C-order one on a 64-byte boundary (runtime/aligned.py: rows
+    that kernels gather then start on a cache line)."""
+    if not a.flags.c_contiguous:
+        return a.copy(order="K")
+    out = aligned.empty(a.shape, a.dtype)
+    out[...] = a
+    return out
 
 
 def _cast_storage(st, dt):

@@ -29,7 +29,7 @@ from ..planner.fusion import Loop, plan_fusion
 from ..planner.fusion import PASSES, folds_into_reader, masked_program
 from ..planner.inline import elementwise, inline, tiny
 from ..planner.plan import _scalar_value, operand_spec
-from . import counting, memory
+from . import aligned, counting, memory
 from .runner import POISON, _poisoned
 from .threads import PAR_MIN_WORK, get_num_threads
 
@@ -307,13 +307,14 @@ def _run_ops(prog, inputs, name, pool=None):
     for op in prog.ops:
         buf = scratch.pop(op.out, None)
         # the scratch dict, ``buf`` and getrefcount's argument: any other reference (a view in
-        # a result the caller still holds) means it is not ours to overwrite
-        if buf is not None and sys.getrefcount(buf) > 2:
+        # a result the caller still holds) means it is not ours to overwrite; a view of an
+        # aligned buffer refers to the raw buffer behind it instead (runtime/aligned.py)
+        if buf is not None and (sys.getrefcount(buf) > 2 or aligned.viewed(buf)):
             buf = None
         st = execute(op.stmt, [vals[v] for v in op.args], prog.values[op.out].shape, None, name, buf,
                      planned=True)
         vals[op.out] = st
-        if (op.out not in outs and st.format.is_dense and st.vals.base is None
+        if (op.out not in outs and st.format.is_dense and aligned.owns(st.vals)
                 and SCRATCH_MIN <= st.vals.nbytes <= SCRATCH_MAX):
             scratch[op.out] = st.vals
     out = [vals[o] for o in outs]
@@ -547,7 +548,7 @@ def _compile_glue(source, abi, fx):
         return ffi.cast("void *", arr.__array_interface__["data"][0])
     env = dict(fb=_cffi_backend.from_buffer, BC=ffi.BCharA, addr=addr, NULL=ffi.NULL,
                new_bufs=new_bufs, pool=[], wref=weakref.ref, new=object.__new__, Storage=Storage,
-               wrap_dense=Storage.wrap_dense, empty=_poisoned if POISON else np.empty,
+               wrap_dense=Storage.wrap_dense, empty=_poisoned if POISON else aligned.empty,
                ODT=fx.odt, OSHAPE=fx.out_shape, nthreads=get_num_threads, PARMIN=PAR_MIN_WORK,
                check_dense=memory.check_dense, RESULT_WHAT=lambda: f"the result of {fx.writer(None)}",
                TEMP_WHAT=[(lambda vid=vid: f"the temporary {fx.writer(vid)} of a fused kernel")

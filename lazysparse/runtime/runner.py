@@ -11,7 +11,7 @@ from ..backends import c as cbackend
 from ..formats import Storage
 from ..ir import ops
 from ..lower.lowering import lower
-from . import tuning
+from . import aligned, tuning
 from .threads import PAR_MIN_WORK, get_num_threads
 from .tuning import split_flag  # noqa: F401  (tests and callers import it from here)
 
@@ -282,7 +282,7 @@ def _compile_glue(source, runner, extra_env=None):
                fn=runner.kernel.fn, failed=runner._failed, hint=runner._hint,
                wrap_sparse=runner._wrap_sparse,
                tstart=runner.sites.start if runner.sites is not None else None,
-               zeros=np.zeros, empty=_poisoned if POISON else np.empty, ones=np.ones, full=np.full, ODT=runner.odtype,
+               zeros=aligned.zeros, empty=_poisoned if POISON else aligned.empty, ones=np.ones, full=np.full, ODT=runner.odtype,
                I64=np.dtype(np.int64), IDENT=ident, nthreads=get_num_threads, PARMIN=PAR_MIN_WORK,
                WS_CALL=_ws_call())
     env.update(extra_env or {})
@@ -298,7 +298,9 @@ POISON = os.environ.get("LAZYSPARSE_POISON", "") not in ("", "0")
 
 def _poisoned(shape, dtype):
     k = np.dtype(dtype).kind
-    return np.full(shape, True if k == "b" else (-7 if k in "iu" else np.nan), dtype=dtype)
+    out = aligned.empty(shape, dtype)
+    out.fill(True if k == "b" else (-7 if k in "iu" else np.nan))
+    return out
 
 
 def _own(ffi, libc, ptr, n, dtype):

@@ -1,0 +1,130 @@
+"""Results and temporaries on 64-byte boundaries (runtime/aligned.py).
+
+Kernels that gather whole rows of a dense operand read two cache lines per 64-byte vector when
+a row straddles a line (NumPy puts large arrays 16 bytes past a page). Buffers lazysparse
+allocates itself start on a line, and the buffer bookkeeping that depends on who else holds an
+array (a temporary reused by the next run of a program) sees views of them."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings, strategies as st
+
+import lazysparse as ls
+from lazysparse.runtime import aligned
+
+
+def _addr(a):
+    return np.asarray(a).__array_interface__["data"][0]
+
+
+def _csr(n, m, density, seed, dtype=np.float64):
+    A = sp.random(n, m, density=density, format="csr", random_state=seed, dtype=np.float64)
+    A = A.tolil()
+    A[3, :] = 0  # an empty row
+    return A.tocsr().astype(dtype)
+
+
+@given(shape=st.lists(st.integers(0, 70), min_size=1, max_size=3).map(tuple),
+       dtype=st.sampled_from([np.float64, np.float32, np.int32, np.int64, np.bool_, np.complex128]),
+       zeroed=st.booleans())
+@settings(max_examples=60, deadline=None)
+def test_buffers_are_placed_on_lines(shape, dtype, zeroed):
+    """Every buffer of at least MIN_BYTES starts on a 64-byte boundary, has the asked shape and
+    dtype in C order, owns its memory, and ``zeros`` is zero."""
+    saved, aligned.MIN_BYTES = aligned.MIN_BYTES, 64
+    try:
+        a = (aligned.zeros if zeroed else aligned.empty)(shape, dtype)
+    finally:
+        aligned.MIN_BYTES = saved
+    assert a.shape == shape and a.dtype == np.dtype(dtype) and a.flags.c_contiguous
+    assert a.flags.writeable and a.flags.aligned
+    if a.nbytes >= 64:
+        assert _addr(a) % 64 == 0
+    if zeroed:
+        assert not a.any()
+    assert aligned.owns(a) and not aligned.viewed(a)
+    a[...] = 1  # the whole buffer is usable
+    assert a.all()
+
+
+def test_owns_and_viewed_tell_views_apart():
+    a = aligned.empty((4096, 2), np.float64)
+    assert aligned.owns(a) and aligned.owns(a.reshape(-1))
+    assert not aligned.owns(a[1:]) and not aligned.owns(a[:, 0]) and not aligned.owns(a.T)
+    assert not aligned.viewed(a)
+    v = a.T
+    assert aligned.viewed(a)
+    del v
+    assert not aligned.viewed(a)
+    user = np.empty(10000)
+    assert aligned.owns(user) and not aligned.owns(user[2:]) and not aligned.viewed(user)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
+@pytest.mark.parametrize("nt", [1, 2])
+def test_kernel_results_start_on_a_line(dtype, nt):
+    """SpMM, a dense product, an elementwise sum and a row sum: results of at least MIN_BYTES
+    are aligned and equal NumPy's (the test suite poisons result buffers first, so a kernel
+    that skipped an element fails here)."""
+    ls.set_num_threads(nt)
+    try:
+        rng = np.random.default_rng(1)
+        A = _csr(700, 900, 0.02, 2, dtype)
+        X = (rng.random((900, 16)) * 8).astype(dtype)
+        W = (rng.random((16, 24)) * 8).astype(dtype)
+        cases = [(ls.asarray(A) @ ls.asarray(X), A @ X),
+                 (ls.asarray(X) @ ls.asarray(W), X @ W),
+                 (ls.asarray(X) + ls.asarray(X), X + X),
+                 (ls.asarray(A).sum(axis=0), np.asarray(A.sum(axis=0)).ravel())]
+        tol = 1e-5 if dtype == np.float32 else 1e-12
+        for lazy, want in cases:
+            got = np.asarray(lazy.materialize())
+            if got.nbytes >= aligned.MIN_BYTES:
+                assert _addr(got) % 64 == 0, lazy
+            np.testing.assert_allclose(got, want, rtol=tol)
+    finally:
+        ls.set_num_threads(1)
+
+
+def test_a_chain_reads_its_aligned_temporary_and_keeps_results():
+    """GNN-1, (A @ X) @ W, runs X @ W into an aligned temporary that A's rows gather; three runs
+    with other values reuse it and every earlier result keeps its values. One more run while a
+    view of a result is held leaves that view's values alone."""
+    A = _csr(800, 1200, 0.01, 4)
+    rng = np.random.default_rng(5)
+    kept = []
+    for _ in range(3):
+        X, W = rng.random((1200, 128)), rng.random((128, 16))
+        got = ((ls.asarray(A) @ ls.asarray(X)) @ ls.asarray(W)).materialize()
+        assert _addr(got) % 64 == 0
+        kept.append((np.asarray(got), A @ X @ W))
+    view = kept[-1][0].T
+    X, W = rng.random((1200, 128)), rng.random((128, 16))
+    np.testing.assert_allclose(np.asarray(((ls.asarray(A) @ ls.asarray(X)) @ ls.asarray(W)).materialize()),
+                               A @ X @ W, rtol=1e-12)
+    for got, want in kept:
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    np.testing.assert_allclose(view, kept[-1][1].T, rtol=1e-12)
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_copy_true_gives_an_aligned_private_copy(order):
+    """``ls.asarray(x, copy=True)`` of a C-order array is a copy on a line (rows a kernel
+    gathers then read whole lines); an F-order one keeps its order. Neither shares memory with
+    the caller's array, and writing the caller's array afterwards changes neither."""
+    X = np.asarray(np.random.default_rng(6).random((3000, 16)), order=order)
+    a = ls.asarray(X, copy=True)
+    v = a.storage.vals
+    assert not np.shares_memory(v, X)
+    np.testing.assert_array_equal(v, X)
+    if order == "C":
+        assert _addr(v) % 64 == 0 and v.flags.c_contiguous
+    else:
+        assert v.flags.f_contiguous
+    want = X.copy()
+    X[...] = -1.0
+    np.testing.assert_array_equal(np.asarray(a), want)
+    A = _csr(50, 3000, 0.05, 7)
+    np.testing.assert_allclose(np.asarray((ls.asarray(A) @ a).materialize()), A @ want, rtol=1e-12)
