@@ -128,3 +128,32 @@ def test_copy_true_gives_an_aligned_private_copy(order):
     np.testing.assert_array_equal(np.asarray(a), want)
     A = _csr(50, 3000, 0.05, 7)
     np.testing.assert_allclose(np.asarray((ls.asarray(A) @ a).materialize()), A @ want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_narrow_rows_are_prefetched_only_when_they_straddle_lines(dtype):
+    """SpMM's gathered rows: the versions for rows under Lowerer.PREFETCH_MIN_BYTES prefetch
+    behind a per-call test of the operand's placement (``lsx`` flag), wider ones always. The
+    values are NumPy's with the operand 16 bytes past a line (NumPy's placement), on a line
+    (``copy=True``) and with rows reversed (a negative stride)."""
+    from lazysparse.lower.lowering import Lowerer
+    A = _csr(300, 2000, 0.02, 8, dtype)
+    Y = np.random.default_rng(9).random((2000, 16)).astype(dtype)
+    src = ls.explain(ls.asarray(A) @ ls.asarray(Y))
+    lines = [ln for ln in src.splitlines() if "__builtin_prefetch" in ln]
+    size = np.dtype(dtype).itemsize
+    for width in (16, 32, 64, 128):
+        mine = [ln for ln in lines if f"lpf < {width};" in ln]
+        assert mine, width
+        gated = width * size < Lowerer.PREFETCH_MIN_BYTES
+        assert all(("lsx" in ln) == gated for ln in mine), (width, mine)
+    tol = 1e-4 if dtype == np.float32 else 1e-12
+    for nt in (1, 2):
+        ls.set_num_threads(nt)
+        try:
+            for Yv in (Y, ls.asarray(Y, copy=True), Y[::-1]):
+                want = A @ (np.asarray(Yv))
+                got = np.asarray((ls.asarray(A) @ Yv).materialize())
+                np.testing.assert_allclose(got, want, rtol=tol)
+        finally:
+            ls.set_num_threads(1)

@@ -1205,12 +1205,18 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
                      f"__builtin_prefetch(&c{a.slot}_{l + 1}[h_]); __builtin_prefetch(&v{a.slot}[h_]); }}")
 
     ROW_AHEAD = 4
+    PREFETCH_MIN_BYTES = 256  # narrower rows are prefetched only when they straddle lines
 
     def prefetch_rows(self, v, j, end, lv_crd, body):
         """In a vector row (``emit_vector_row``): prefetch, ``ROW_AHEAD`` entries of the
         driver ahead, every cache line of the dense rows its coordinate will select (SpMM's
         ``X[k, :]``), an address no hardware prefetcher predicts (C harness, 128 columns,
-        37700 x 37700 with 15 a row: 44.7 -> 40.3 ms, one thread)."""
+        37700 x 37700 with 15 a row: 44.7 -> 40.3 ms, one thread). A row of fewer than
+        ``PREFETCH_MIN_BYTES`` that starts on a cache line (runtime/aligned.py) is one or two
+        lines, as cheap to wait for as the prefetch's instructions are to run: those rows are
+        prefetched only when the operand's rows straddle lines, a test made once per call
+        (16 columns, one thread, rows on lines: 1.01-1.37x faster without; rows 16 bytes past
+        a line: 0.94-1.17x, so they keep it; docs/design.md, "Aligned results")."""
         w, tail = self.row_width, self.order[-1]
         for a in self.accs:
             if not a.spec.dense or not a.spec.ndim:
@@ -1218,14 +1224,30 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
             e = a.acc
             if sum(ix == v for ix in e.indices) != 1 or sum(ix == tail for ix in e.indices) != 1:
                 continue
+            size = np.dtype(a.spec.dtype).itemsize
+            gate = ""
+            if w * size < self.PREFETCH_MIN_BYTES:
+                gate = f"{self.straddles(a, e.indices.index(v), size)} && "
             saved = dict(self.vname)
             self.vname[v], self.vname[tail] = f"{lv_crd}[{j} + {self.ROW_AHEAD}]", "0"
             row = self.value_of_access(a, e)
             self.vname.clear()
             self.vname.update(saved)
-            step = 64 // np.dtype(a.spec.dtype).itemsize
-            body.add(f"if ({j} + {self.ROW_AHEAD} < {end}) for (int64_t lpf = 0; lpf < {w}; lpf += {step}) "
+            step = 64 // size
+            body.add(f"if ({gate}{j} + {self.ROW_AHEAD} < {end}) for (int64_t lpf = 0; lpf < {w}; lpf += {step}) "
                      f"__builtin_prefetch(&{row} + lpf);")
+
+    def straddles(self, a, m, size):
+        """The name of a flag, set once per call, that is 1 when the rows of dense operand
+        ``a`` along its axis ``m`` do not all start on a 64-byte line (its buffer is not on a
+        line, or its row stride is not a multiple of 64 bytes)."""
+        name = f"lsx{a.slot}"
+        if name not in self.sched_flags.values():
+            self.sched_flags[("straddles", a.slot)] = name
+            stride = self._stride(a.spec, a.slot, m)
+            self.sched.add(Decl("const int", name, f"((uintptr_t)v{a.slot} % 64 != 0) || "
+                                                   f"(((int64_t)({stride}) * {size}) % 64 != 0)"))
+        return name
 
     SPLIT = 4  # partial accumulators of an innermost floating-point sum
 
