@@ -298,11 +298,11 @@ def _copy_storage(st):
 
 
 def _copy_values(a):
-    """A copy of a values array; a C-order one on a 64-byte boundary (runtime/aligned.py: rows
-    that kernels gather then start on a cache line)."""
+    """A copy of a values array; a C-order array of rows on a 64-byte boundary (runtime/aligned.py:
+    rows that kernels gather then start on a cache line; the copy costs more than placing it)."""
     if not a.flags.c_contiguous:
         return a.copy(order="K")
-    out = aligned.empty(a.shape, a.dtype)
+    out = aligned.empty(a.shape, a.dtype, 4096)
     out[...] = a
     return out
 

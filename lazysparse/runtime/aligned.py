@@ -10,31 +10,34 @@ boundaries, so that a kernel reading one back (the second kernel of a chain, or 
 expression) reads whole lines. User arrays are used where they are (``ls.asarray`` is
 zero-copy); see docs/design.md, "Aligned results".
 
-Small results (under ``MIN_BYTES``) keep NumPy's own allocation: they fit in a few lines and
-the view costs more than it saves.
+Only arrays of rows are placed (two dimensions or more): a vector (SpMV's ``y``, a reduction)
+is stored and read element by element or streamed. Placing costs about 2.3 us a call against
+0.2 for ``np.empty`` (a first version at 4 us made SpMV on citeseer_features, 45 us, 15%
+slower), so a result is placed from ``MIN_BYTES`` (1 MB: a kernel that writes that much runs
+for 50 us and more) and a program's temporary from ``TEMP_MIN_BYTES`` (its buffer is made
+once and reused by every later run: runtime/fused.py, ``_run_ops``).
 """
 from __future__ import annotations
 
 import math
 import sys
-import weakref
 
+import cffi
 import numpy as np
+from _cffi_backend import from_buffer
 
 ALIGN = 64
-MIN_BYTES = 16384
-_RAW = weakref.WeakValueDictionary()  # id -> the raw buffers behind the arrays made here
+MIN_BYTES = 1 << 20        # results
+TEMP_MIN_BYTES = 64 << 10  # temporaries of a program (as fused.SCRATCH_MIN: those kept for reuse)
+# the raw buffers' dtype: one byte under a field name no caller uses, so that ``owns`` can tell
+# a buffer made here from a caller's array without a registry
+RAW = np.dtype([("lazysparse_aligned_raw", "u1")])
+_ffi = cffi.FFI()
+_BYTES = _ffi.BCharA
 
 
-def _nbytes(shape, dt):
-    count = math.prod(shape) if isinstance(shape, tuple) else int(shape)
-    return count * dt.itemsize
-
-
-def _place(raw, n, dt, shape):
-    off = -raw.__array_interface__["data"][0] % ALIGN
-    _RAW[id(raw)] = raw
-    return raw[off:off + n].view(dt).reshape(shape)
+def _addr(a) -> int:
+    return int(_ffi.cast("uintptr_t", from_buffer(_BYTES, a, False)))
 
 
 def owns(arr) -> bool:
@@ -44,28 +47,33 @@ def owns(arr) -> bool:
     b = arr.base
     if b is None:
         return True
-    if _RAW.get(id(b)) is not b or arr.nbytes + ALIGN != b.nbytes or not arr.flags.c_contiguous:
+    if not isinstance(b, np.ndarray) or b.dtype != RAW or arr.nbytes + ALIGN != b.nbytes \
+            or not arr.flags.c_contiguous:
         return False
-    start = arr.__array_interface__["data"][0] - b.__array_interface__["data"][0]
-    return 0 <= start < ALIGN
+    return 0 <= _addr(arr) - _addr(b) < ALIGN
 
 
-def empty(shape, dtype):
-    """``np.empty(shape, dtype)`` on a 64-byte boundary (C order)."""
+def _make(alloc, shape, dtype, least):
     dt = np.dtype(dtype)
-    n = _nbytes(shape, dt)
-    if n < MIN_BYTES:
-        return np.empty(shape, dt)
-    return _place(np.empty(n + ALIGN, np.uint8), n, dt, shape)
+    if type(shape) is not tuple or len(shape) < 2:
+        return alloc(shape, dt)
+    n = math.prod(shape) * dt.itemsize
+    if n < (MIN_BYTES if least is None else least):
+        return alloc(shape, dt)
+    raw = alloc(n + ALIGN, RAW)
+    off = -_addr(raw) % ALIGN
+    return raw[off:off + n].view(dt).reshape(shape)
 
 
-def zeros(shape, dtype):
-    """``np.zeros(shape, dtype)`` on a 64-byte boundary (C order; calloc'd, as NumPy's)."""
-    dt = np.dtype(dtype)
-    n = _nbytes(shape, dt)
-    if n < MIN_BYTES:
-        return np.zeros(shape, dt)
-    return _place(np.zeros(n + ALIGN, np.uint8), n, dt, shape)
+def empty(shape, dtype, least=None):
+    """``np.empty(shape, dtype)``, on a 64-byte boundary when it is an array of rows of at least
+    ``least`` bytes (default ``MIN_BYTES``; C order)."""
+    return _make(np.empty, shape, dtype, least)
+
+
+def zeros(shape, dtype, least=None):
+    """``np.zeros(shape, dtype)`` as ``empty`` places it (calloc'd, as NumPy's)."""
+    return _make(np.zeros, shape, dtype, least)
 
 
 def viewed(arr) -> bool:
@@ -77,4 +85,4 @@ def viewed(arr) -> bool:
     return b is not None and sys.getrefcount(b) > 3
 
 
-__all__ = ["ALIGN", "MIN_BYTES", "empty", "owns", "viewed", "zeros"]
+__all__ = ["ALIGN", "MIN_BYTES", "TEMP_MIN_BYTES", "empty", "owns", "viewed", "zeros"]

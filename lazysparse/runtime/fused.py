@@ -13,6 +13,7 @@ the operand specs, so a repeated expression plans once.
 """
 from __future__ import annotations
 
+import math
 import sys
 import threading
 import weakref
@@ -311,6 +312,14 @@ def _run_ops(prog, inputs, name, pool=None):
         # aligned buffer refers to the raw buffer behind it instead (runtime/aligned.py)
         if buf is not None and (sys.getrefcount(buf) > 2 or aligned.viewed(buf)):
             buf = None
+        if buf is None and op.out not in outs:
+            # the first buffer of a temporary the scratch would keep, on a cache line: kernels
+            # that read it back gather whole lines of its rows (runtime/aligned.py). Unused if
+            # the temporary is not dense; np.empty touches no page, and the memory guard still
+            # runs before the kernel does
+            v = prog.values[op.out]
+            if len(v.shape) >= 2 and SCRATCH_MIN <= math.prod(v.shape) * np.dtype(v.dtype).itemsize <= SCRATCH_MAX:
+                buf = aligned.empty(tuple(v.shape), v.dtype, aligned.TEMP_MIN_BYTES)
         st = execute(op.stmt, [vals[v] for v in op.args], prog.values[op.out].shape, None, name, buf,
                      planned=True)
         vals[op.out] = st
