@@ -108,7 +108,8 @@ def test_a_chain_reads_its_aligned_temporary_and_keeps_results():
         got = ((ls.asarray(A) @ ls.asarray(X)) @ ls.asarray(W)).materialize()
         kept.append((np.asarray(got), A @ X @ W))
     temps = [v for e in F._FAST.values() if e[0][0] is None and e[0][3]
-             for sc in e[0][3] for v in sc.values() if v.shape == (2000, 16)]
+             for sc in e[0][3] for v in sc.values()
+             if isinstance(v, np.ndarray) and v.shape == (2000, 16)]
     assert temps and all(_addr(v) % 64 == 0 and aligned.owns(v) for v in temps)
     view = kept[-1][0].T
     X, W = rng.random((2000, 128)), rng.random((128, 16))
@@ -167,3 +168,31 @@ def test_narrow_rows_are_prefetched_only_when_they_straddle_lines(dtype):
                 np.testing.assert_allclose(got, want, rtol=tol)
         finally:
             ls.set_num_threads(1)
+
+
+def test_a_sparse_temporary_is_offered_no_buffer_after_its_first_run(monkeypatch):
+    """A program whose temporary comes out sparse (A @ B with both sparse, then times a dense
+    matrix, run one kernel per operation): from the second run on, no aligned buffer is made
+    for it, and every run's values are NumPy's."""
+    from lazysparse.planner.decompose import decompose
+    from lazysparse.runtime import fused as F
+    made = []
+    real = aligned.empty
+
+    def counting(shape, dtype, least=None):
+        if tuple(np.atleast_1d(shape)) == (600, 600):  # the temporary A @ B
+            made.append(shape)
+        return real(shape, dtype, least)
+    monkeypatch.setattr(aligned, "empty", counting)
+    A, B = _csr(600, 700, 0.01, 10), _csr(700, 600, 0.01, 11)
+    X = np.random.default_rng(12).random((600, 40))
+    pool = []
+    for k in range(3):
+        prog, _, inputs = decompose([((ls.asarray(A) @ ls.asarray(B)) @ ls.asarray(X))._node])
+        got, = F._run_ops(prog, inputs, "test", pool)
+        np.testing.assert_allclose(np.asarray(got.vals), (A @ B) @ X, rtol=1e-12)
+        if k == 0:
+            assert made  # the first run offered a buffer, not knowing the format yet
+            first = len(made)
+    assert pool and any(v is F._NOT_DENSE for sc in pool for v in sc.values())
+    assert len(made) == first  # nothing offered after the first run

@@ -54,9 +54,9 @@ def owns(arr) -> bool:
 
 
 def _make(alloc, shape, dtype, least):
-    dt = np.dtype(dtype)
     if type(shape) is not tuple or len(shape) < 2:
-        return alloc(shape, dt)
+        return alloc(shape, dtype)  # (vectors: as NumPy, at NumPy's cost)
+    dt = np.dtype(dtype)
     n = math.prod(shape) * dt.itemsize
     if n < (MIN_BYTES if least is None else least):
         return alloc(shape, dt)

@@ -294,7 +294,7 @@ def _run_ops(prog, inputs, name, pool=None):
     """The program one kernel per operation; temporaries in their inferred formats.
 
     ``pool``: the program's scratch, a list of ``{value id: array}``: the dense temporaries'
-    buffers of earlier runs, reused. A new buffer of several MB is new pages each run, because
+    buffers of earlier runs, reused (``_NOT_DENSE`` for a temporary that came out sparse). A new buffer of several MB is new pages each run, because
     glibc gives the top of its heap back to the system once the temporary and the result are
     both freed; their first-touch page faults cost GNN-1 ``A @ (X @ W)`` on github-social a
     third of its time, and serialise two threads (docs/design.md, "Scratch buffers")."""
@@ -307,12 +307,13 @@ def _run_ops(prog, inputs, name, pool=None):
     vals = dict(inputs)
     for op in prog.ops:
         buf = scratch.pop(op.out, None)
+        sparse = buf is _NOT_DENSE  # (the last run's value was not dense: no buffer to offer)
         # the scratch dict, ``buf`` and getrefcount's argument: any other reference (a view in
         # a result the caller still holds) means it is not ours to overwrite; a view of an
         # aligned buffer refers to the raw buffer behind it instead (runtime/aligned.py)
-        if buf is not None and (sys.getrefcount(buf) > 2 or aligned.viewed(buf)):
+        if sparse or (buf is not None and (sys.getrefcount(buf) > 2 or aligned.viewed(buf))):
             buf = None
-        if buf is None and op.out not in outs:
+        if buf is None and not sparse and op.out not in outs:
             # the first buffer of a temporary the scratch would keep, on a cache line: kernels
             # that read it back gather whole lines of its rows (runtime/aligned.py). Unused if
             # the temporary is not dense; np.empty touches no page, and the memory guard still
@@ -323,8 +324,11 @@ def _run_ops(prog, inputs, name, pool=None):
         st = execute(op.stmt, [vals[v] for v in op.args], prog.values[op.out].shape, None, name, buf,
                      planned=True)
         vals[op.out] = st
-        if (op.out not in outs and st.format.is_dense and aligned.owns(st.vals)
-                and SCRATCH_MIN <= st.vals.nbytes <= SCRATCH_MAX):
+        if op.out in outs:
+            pass
+        elif not st.format.is_dense:
+            scratch[op.out] = _NOT_DENSE
+        elif aligned.owns(st.vals) and SCRATCH_MIN <= st.vals.nbytes <= SCRATCH_MAX:
             scratch[op.out] = st.vals
     out = [vals[o] for o in outs]
     if pool is not None and scratch:
@@ -336,6 +340,7 @@ def _run_ops(prog, inputs, name, pool=None):
 # dense temporaries kept for the next run (_run_ops): from a size where page faults show, up to
 # one that a program may hold between runs
 SCRATCH_MIN, SCRATCH_MAX = 64 << 10, 256 << 20
+_NOT_DENSE = object()  # a scratch entry: the temporary came out sparse (no aligned buffer offered)
 
 
 def _stmts(roots):
