@@ -144,7 +144,10 @@ class Array:
                 st = None
                 if a.spec is not None:
                     bound = ex._BOUND.get((id(node.stmt), id(a.spec), node.format))
-                    if bound is not None:
+                    # (on several threads, a skewed operand's rows may run in nonzero tiles
+                    # instead: planner/skew.py)
+                    nt = _THREADS._num_threads
+                    if bound is not None and (nt < 2 or _SKEW.skewed(node.stmt, (a,), nt) is None):
                         st = bound([a], node.shape, "materialize")
                 if st is None:
                     ex.compute_nodes([node], fusion=fusion)
@@ -159,7 +162,8 @@ class Array:
                 st = None
                 if a.spec is not None and b.spec is not None:
                     bound = ex._BOUND.get((id(node.stmt), id(a.spec), id(b.spec), node.format))
-                    if bound is not None:
+                    nt = _THREADS._num_threads
+                    if bound is not None and (nt < 2 or _SKEW.skewed(node.stmt, sts, nt) is None):
                         st = bound(sts, node.shape, "materialize")
                 if st is None:
                     if fusion == "auto" and ex.may_split(node.stmt):
@@ -168,7 +172,7 @@ class Array:
                         ex.compute_nodes([node], fusion=fusion)
                         st = node.result
                     else:
-                        st = ex.execute(node.stmt, sts, node.shape, node.format, "materialize")
+                        st = ex._execute_one(node.stmt, sts, node.shape, node.format, False)
                 node.result = st
             else:
                 ex.compute_nodes([node], fusion=fusion, schedule=schedule)
@@ -348,4 +352,6 @@ class Array:
 
 build.Array = Array
 from . import frontend as _frontend  # noqa: E402  (frontend builds Arrays lazily)
+from .planner import skew as _SKEW  # noqa: E402
+from .runtime import threads as _THREADS  # noqa: E402
 from .node import Node as _Node  # noqa: E402

@@ -4,7 +4,9 @@ uniform random matrix of the same shape and number of entries, on several thread
     python -m lazysparse.bench_balance [--scale 18] [--threads 2] [--repeat 15] [--clustered]
     python -m lazysparse.bench_balance --skew 1 1.0001 1.001 1.01   (digest 001 test 5's sweep)
 
-Schedules: ``default`` (the compiler's: rows in dynamic chunks), ``rows`` (a plain
+Schedules: ``default`` (the compiler's: rows in dynamic chunks, or nonzero tiles where the
+longest row is long enough, planner/skew.py), ``chunks`` (the rows in dynamic chunks alone,
+the tile choice off), ``rows`` (a plain
 row-parallel loop, ``divide(i0, threads)``: each thread a fixed block of rows), ``tiles``
 (``fuse + pos + split``: each tile the same number of stored entries, rows cut between tiles
 summed atomically). A schedule loses to skew when its R-MAT time per entry exceeds the
@@ -21,15 +23,35 @@ import scipy.sparse as sp
 
 import lazysparse as ls
 from lazysparse.datasets import rmat
+from lazysparse.planner import skew
+
+
+CHUNKS = "chunks"  # the default with planner/skew.py's tile choice off
 
 
 def schedules(threads, tile=2048):
     return {
         "default": None,
+        "chunks": CHUNKS,
         "rows": ls.Schedule().divide("i0", "r0", "r1", threads).parallelize("r0"),
         "tiles": (ls.Schedule().fuse("i0", "i1", "f").pos("f", "p", "T0")
                   .split("p", "p0", "p1", tile).parallelize("p0", races="atomics")),
     }
+
+
+def _call(lM, x, s):
+    """``lM @ x`` under schedule ``s`` (None: the default; CHUNKS: the default without tiles)."""
+    if s is None:
+        return lambda: (lM @ x).materialize()
+    if s == CHUNKS:
+        def chunks():
+            saved, skew.SKEW_TILES = skew.SKEW_TILES, float("inf")
+            try:
+                return (lM @ x).materialize()
+            finally:
+                skew.SKEW_TILES = saved
+        return chunks
+    return lambda: (lM @ x).materialize(schedule=s)
 
 
 def _median(f, repeat):
@@ -61,7 +83,7 @@ def run(scale=18, threads=2, repeat=15, tile=2048, permute=True):
         lM = ls.asarray(M)
         row = {"scipy": _median(lambda: M @ x, repeat) / M.nnz}
         for sname, s in schedules(threads, tile).items():
-            f = (lambda: (lM @ x).materialize()) if s is None else (lambda s=s: (lM @ x).materialize(schedule=s))
+            f = _call(lM, x, s)
             y = f().todense()
             np.testing.assert_allclose(y, M @ x, rtol=1e-10, atol=1e-10)
             row[sname] = _median(f, repeat) / M.nnz
@@ -94,7 +116,7 @@ def skew_sweep(cs, m=1 << 16, n=1 << 20, nnz=1 << 22, threads=2, repeat=11, tile
         lM = ls.asarray(M)
         row = {"max row": int(np.diff(M.indptr).max()), "scipy": _median(lambda: M @ x, repeat) / M.nnz}
         for sname, s in schedules(threads, tile).items():
-            f = (lambda: (lM @ x).materialize()) if s is None else (lambda s=s: (lM @ x).materialize(schedule=s))
+            f = _call(lM, x, s)
             np.testing.assert_allclose(f().todense(), M @ x, rtol=1e-10, atol=1e-10)
             row[sname] = _median(f, repeat) / M.nnz
         out.append((c, M.nnz, row))

@@ -26,6 +26,7 @@ def explain(*arrays, fusion="auto", schedule=None) -> str:
     True
     """
     from .runtime.execute import check_options, compute_nodes, kernel_log
+    from .planner import skew
     check_options("explain", fusion=fusion, schedule=schedule)
     from .array import Array
     nodes = _nodes(arrays)
@@ -62,6 +63,9 @@ def explain(*arrays, fusion="auto", schedule=None) -> str:
                      f"assembly {spec.mode}, loop order {', '.join(map(repr, spec.order))}")
         if spec.loops is not None:
             lines.append("  " + _loops_line(spec.loops))
+            if schedule is None:
+                lines.append("  (the autoscheduler's nonzero tiles: the longest row holds at least "
+                             f"{skew.SKEW_TILES:g} of a thread's share of the entries; planner/skew.py)")
         if spec.mode.startswith("ws-"):
             lines.append("  " + _workspace_line(spec, runner))
         elif spec.mode == "mask":

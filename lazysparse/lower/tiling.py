@@ -142,8 +142,9 @@ def emit_tiles(lw, blk):
     and the tile's bound ``min(lo + factor, nnz)`` is the hoisted form of the guard
     ``p >= pos[N]``. Only a tile's first and last rows can be shared with another tile: on
     threads, a reduction over ``j`` summed in ``acc`` is flushed atomically there and plainly
-    elsewhere, and without an ``acc`` (a dense inner loop, SpMM) the segment runs an atomic
-    clone for shared rows and a plain one for rows the tile owns."""
+    elsewhere, and without an ``acc`` (a dense inner loop, SpMM) the segment of a shared row
+    sums into a private row added atomically at its end (an atomic clone per product past
+    ``ROW_BUFFER_MAX`` columns), and a plain clone runs the rows the tile owns."""
     t = lw.spec.loops.tiles
     mode = lw.spec.mode
     if not (mode in ("dense", "dense-acc", "dense-inter", "sort") or (lw.ws and lw.ws_h == 0)):
@@ -207,6 +208,14 @@ def emit_tiles(lw, blk):
             else:
                 sb.add(plain)
         seg.add(segment(False, store))
+    elif par and _row_buffered(lw):
+        # a shared row's segment sums into a private row, added atomically once at its end:
+        # an atomic add per product made every tile inside a heavy row fight for the same
+        # cache line (SpMM, 16 columns, one row with a quarter of the entries: 417 ms against
+        # 5 ms on two threads); past ROW_BUFFER_MAX columns, on the stack no more
+        n = lw.ext[lw.order[-1]]
+        seg.add(If(own, segment(False), Block().add(
+            If(f"{n} <= {ROW_BUFFER_MAX}", buffered(lw, segment, n), segment(True)))))
     elif par:
         seg.add(If(own, segment(False), segment(True)))
     else:
@@ -215,3 +224,30 @@ def emit_tiles(lw, blk):
     where = lw.parallel(0, t.i, [], blk, count, forced=par, chunk="1")
     _unrolled(lw, t.outer, where)
     where.add(For("ls_to", "0", count, tile))
+
+ROW_BUFFER_MAX = 4096  # columns of a shared row buffered on the stack (32 KB of doubles)
+
+
+def _row_buffered(lw):
+    """A tile's shared rows can sum into a private row: the result has one more index after the
+    row, innermost, dense, not summed (SpMM's ``o[i, j]`` in order i, k, j), written by a plain
+    add (``dense-inter``)."""
+    outs, order = lw.outs, lw.order
+    return (lw.spec.mode == "dense-inter" and len(outs) == 2 and order[-1] == outs[1]
+            and order[-1] not in lw.red)
+
+
+def buffered(lw, segment, n):
+    """The segment of a shared row over the private row ``ls_rb[n]`` (the leaf's target, as a
+    fixed-width row is: ``Lowerer.row_acc``), then each of its elements added atomically."""
+    x = lw.vname[lw.order[-1]]
+    body = Block()
+    body.add(Decl(lw.oct, f"ls_rb[{n} > 0 ? {n} : 1]"))  # (a VLA of no elements is undefined)
+    body.add(For(x, "0", n, Block().add(f"ls_rb[{x}] = {lw.zero()};")))
+    lw.row_acc = "ls_rb"
+    sb = segment(False)
+    lw.row_acc = None
+    flush = Block().add(Line("#pragma omp atomic"), f"o[{lw.dense_addr()}] += ls_rb[{x}];")
+    sb.add(For(x, "0", n, flush))
+    body.add(sb)
+    return body

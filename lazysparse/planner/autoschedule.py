@@ -18,7 +18,8 @@ unsplit, split once or twice in either space, every order, every placement of un
 ratio is the pruning of digest test 11. ``instantiate`` turns a CPU template and sizes into an
 ``ls.Schedule`` that kernels run (planner/loops.py), which is how the tests check templates
 against the oracle. Choosing among templates by a cost model is not done yet: the compiler's
-default schedule stays the one in lower/.
+default schedule stays the one in lower/, with two decisions read off the data: the thread
+count (lower/lowering.py, ``team_size``) and row chunks or nonzero tiles (planner/skew.py).
 """
 from __future__ import annotations
 

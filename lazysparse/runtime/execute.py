@@ -18,6 +18,8 @@ from . import counting, memory
 from .fused import _PASSES
 from ..planner import plan as PL
 from ..planner import workspace as WS
+from ..planner import skew as SKEW
+from .threads import get_num_threads
 from ..planner import loops as LOOPS
 from ..planner.decompose import may_split
 
@@ -84,7 +86,7 @@ def _compute_nodes(nodes, fusion, scheduled):
         if None not in sts and not (fusion == "auto" and n.stmt.reduce_indices and n.format is None
                                     and may_split(n.stmt)):
             if n.result is None:
-                n.result = execute(n.stmt, sts, n.shape, n.format, name="materialize")
+                n.result = _execute_one(n.stmt, sts, n.shape, n.format, scheduled)
             return
     roots = [n for n in nodes if n.result is None]
     if fusion != "none" and scheduled and len(roots) == 1:
@@ -139,6 +141,26 @@ def _compute_nodes(nodes, fusion, scheduled):
                 sts = [c._storage if c._storage is not None else c._node.result for c in n.children]
                 n.result = execute(n.stmt, sts, n.shape, n.format, name="materialize")
         n.children = tuple(c if c._storage is not None else _concrete(c) for c in n.children)
+
+
+def _execute_one(stmt, sts, shape, fmt, scheduled):
+    """A single operation written by the user: the default schedule, or nonzero tiles where the
+    autoscheduler reads them off the operand's row lengths (planner/skew.py)."""
+    nt = get_num_threads()
+    if nt < 2 or scheduled or fmt is not None:
+        return execute(stmt, sts, shape, fmt, name="materialize")
+    tiles, key = SKEW.tiles_for(stmt, sts, nt)
+    if tiles is not None:
+        try:
+            with tiles.apply():
+                return execute(stmt, sts, shape, fmt, name="materialize")
+        except (ValueError, NotImplementedError):
+            # the tiles did not plan or lower here (a user's error raises again just below)
+            SKEW.refuse(stmt, sts)
+    out = execute(stmt, sts, shape, fmt, name="materialize")
+    if key is not None:
+        SKEW.learn(key, out)
+    return out
 
 
 def _concrete(arr):
