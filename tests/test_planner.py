@@ -53,3 +53,24 @@ def test_csr_times_csr_is_gustavson_without_conversion():
     stmt = matmul((i, j), (i, k), (k, j))
     order, converted = PL.choose_order(stmt, (spec(CSR), spec(CSR)), None)
     assert order == (i, k, j) and converted == ()
+
+
+def test_a_sum_of_mixed_formats_keeps_the_left_operands_format():
+    """``A + B`` with one operand CSR and the other CSC is stored like the left one (scipy's
+    rule): the union's terms are a set, and in its iteration order ``A + A.T`` came out CSC,
+    assembled by a sort. Values against dense NumPy, both orders."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    import lazysparse as ls
+    A = sp.random(40, 40, density=0.1, format="csr", random_state=3)
+    lA = ls.asarray(A)
+    for expr, want, fmt in ((lA + lA.T, A + A.T, ls.csr), (lA.T + lA, A.T + A, ls.csc),
+                            (lA - lA.T, A - A.T, ls.csr), (lA.T - lA, A.T - A, ls.csc)):
+        got = expr.materialize()
+        assert got.format == fmt
+        np.testing.assert_allclose(got.todense(), want.toarray(), rtol=1e-12)
+    add = Call("add", (Access(0, (i, j)), Access(1, (i, j))), ("float64", "float64"), "float64")
+    stmt = Statement((i, j), add, "sum", "float64")
+    for a, b in ((CSR, CSC), (CSC, CSR)):
+        assert PL.infer_format(stmt, (spec(a), spec(b)), {0: 0.1, 1: 0.1}, {i: 40, j: 40}, 2) == a

@@ -222,9 +222,11 @@ def infer_format(stmt: Statement, specs, densities, ext, out_ndim, decisions=Non
             n *= max(ext[r], 1)
         if _stored_dense(pat, lambda q: densities[accs[q].operand], n):
             return resolve_format("dense", out_ndim)
-    # mirror an operand whose pattern is the result's (keeps COO as COO, CSC as CSC, views free)
+    # mirror an operand whose pattern is the result's (keeps COO as COO, CSC as CSC, views free):
+    # the first in the expression, as scipy keeps the left operand's format (``pat`` is a set of
+    # terms: in its own order ``A + A.T`` came out CSC, assembled by a sort, 2x scipy's time)
     if not red:
-        for term in pat:
+        for term in sorted(pat, key=min):
             for q in sorted(term):
                 a = accs[q]
                 if all(isinstance(ix, Index) for ix in a.indices) and \
