@@ -349,6 +349,13 @@ class Lowerer:
         for l in range(self.kd):
             dense_count = f"({dense_count}) * osz{l}"
         self.dense_count = dense_count
+        # a transposition's sort (a dense level over a compressed one, entries emitted sorted by
+        # the inner index, nothing to combine) runs the loops twice instead: rows counted, then
+        # each entry put in place; no (coordinates, value) triples in between
+        self.direct = (mode == "sort" and nd == 2 and self.kd == 1 and not self.ocoo and not self.red
+                       and self.olv[1].kind == "compressed" and self.ovars[1] == self.order[0]
+                       and not self.count)
+        self.placing = False
         self.obufs = []
         # every buffer the kernel allocates is declared NULL up front, so that a failed
         # allocation anywhere can jump to ls_fail (end of the kernel): the output buffers go
@@ -400,6 +407,16 @@ class Lowerer:
                 bound = f"(ls_prev && ls_prev < {bound} ? ls_prev : {bound})"
             full = " * ".join(f"osz{l}" for l in range(nd)) or "1"
             top.add(f"ocap = {bound} < {full} ? {bound} : {full};", "if (ocap < 16) ocap = 16;")
+        if self.direct:
+            # the rows' entry counts, then their starts (h[r]: the next place in row r); the
+            # result arrays get exactly the entries (a transposition's pages are all written)
+            top.add("h = (int64_t *)ls_calloc((size_t)osz0 + 2, sizeof(int64_t));",
+                    "if (!h) goto ls_fail;")
+            count = Block()
+            self.emit(0, count)
+            self.placing = True
+            top.add(count, For("t", "0", "osz0", Block().add("h[t + 1] += h[t];")),
+                    "ocap = h[osz0] > 16 ? h[osz0] : 16;")
         if mode == "mask":
             a = self.acc_by_q[self.mask_q]
             pm = f"p{a.slot}_{nd - 1}"
@@ -439,7 +456,9 @@ class Lowerer:
                                     f"{self.abi.int(('wscap',))})"))
             if self.ws_flag:
                 top.add(workspace.fails(f"ls_ws_use(&ws, {self.ws_flag})"))
-        if mode == "sort":
+        if self.direct:
+            top.add(For("t", "0", "osz0 + 1", Block().add(f"op1[t] = ({it})h[t];")))
+        elif mode == "sort":
             top.add(Decl("int64_t", "tn", "0"), Decl("int64_t", "tcap", "ocap"))
             for l in range(nd):
                 top.add(f"tc{l} = (int64_t *)ls_malloc((size_t)tcap * sizeof(int64_t));")
@@ -478,7 +497,9 @@ class Lowerer:
             top.add(For("t", "0", n, body))
         if mode.startswith("dense"):
             return
-        if mode == "sort":
+        if self.direct:
+            top.add("on1 = op1[osz0];", "free(h); h = NULL;")
+        elif mode == "sort":
             from .assembly import emit_sort_assembly
             emit_sort_assembly(self, top)
         if self.ws:
@@ -1737,6 +1758,14 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
                 inner = Block()
                 blk.add(If("w != 0", inner))
                 blk = inner
+            if self.direct:  # (the count pass, then the placing one)
+                r, c = self.vname[self.ovars[0]], self.vname[self.ovars[1]]
+                if not self.placing:
+                    blk.add(f"h[{r} + 1]++;")
+                    return
+                blk.add(Decl("const int64_t", "at", f"h[{r}]++"), f"oc1[at] = ({self.oit}){c};",
+                        f"ov[at] = {val};")
+                return
             grow = Block().add(Decl("int64_t", "nc_", "tcap * 2"))
             for l in range(nd):
                 grow.add(f"LS_RESIZE(int64_t, tc{l}, nc_);")

@@ -1,0 +1,66 @@
+"""CSR <-> CSC conversion (a transposition) assembled in two passes over the operand: rows
+counted, then every entry put in place (lower/lowering.py, ``Lowerer.direct``), with no
+(coordinates, value) triples in between. Values and structure against scipy / NumPy over
+dtypes, index widths and awkward shapes."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings, strategies as hst
+
+import lazysparse as ls
+from lazysparse.runtime.execute import kernel_log
+
+
+def _matrix(m, n, density, dtype, index, seed, empty_rows=()):
+    rng = np.random.default_rng(seed)
+    D = np.where(rng.random((m, n)) < density, rng.integers(1, 9, (m, n)), 0).astype(dtype)
+    for r in empty_rows:
+        if r < m:
+            D[r, :] = 0
+    A = sp.csr_array(D)
+    A.indices, A.indptr = A.indices.astype(index), A.indptr.astype(index)
+    return A, D
+
+
+@settings(max_examples=30)
+@given(m=hst.integers(0, 30), n=hst.integers(0, 30), density=hst.floats(0, 1),
+       dtype=hst.sampled_from([np.float64, np.float32, np.int64, np.complex128, np.bool_]),
+       index=hst.sampled_from([np.int32, np.int64]), seed=hst.integers(0, 2**16))
+def test_transpositions_match_numpy(m, n, density, dtype, index, seed):
+    A, D = _matrix(m, n, density, dtype, index, seed, empty_rows=(0, m // 2))
+    lA = ls.asarray(A)
+    for got, want, fmt in ((lA.asformat("csc"), D, ls.csc), (lA.T.asformat("csr"), D.T, ls.csr),
+                           (lA.T.asformat("csr").asformat("csc"), D.T, ls.csc)):
+        assert got.format == fmt and got.shape == want.shape
+        np.testing.assert_array_equal(got.todense(), want)
+        st = got.storage
+        pos, crd = st.pos[1], st.crd[1]
+        assert pos[0] == 0 and pos[-1] == crd.shape[0] == st.vals.shape[0] == np.count_nonzero(want)
+        for r in range(st.shape[0] if fmt == ls.csr else st.shape[1]):
+            assert np.all(np.diff(crd[pos[r]:pos[r + 1]]) > 0)  # sorted, no duplicates
+
+
+def test_explicit_zeros_are_dropped_as_before():
+    A = sp.csr_array(np.array([[1.0, 0, 2], [0, 3, 0]]))
+    A.data[1] = 0.0  # an explicit zero
+    got = ls.asarray(A).asformat("csc")
+    assert got.nnz == 2
+    np.testing.assert_array_equal(got.todense(), A.toarray())
+
+
+def test_the_transposition_builds_no_triples():
+    A, _ = _matrix(40, 30, 0.2, np.float64, np.int32, 1)
+    with kernel_log() as log:
+        ls.asarray(A).asformat("csc")
+    (spec, runner), = log
+    assert spec.mode == "sort"
+    assert "h[x" in runner.source and "tc0 = (int64_t *)ls_malloc" not in runner.source
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (0, 4), (4, 0), (1, 1)])
+def test_degenerate_shapes(shape):
+    A = sp.csr_array(np.ones(shape))
+    got = ls.asarray(A).T.asformat("csr")
+    np.testing.assert_array_equal(got.todense(), np.ones(shape).T)
