@@ -304,3 +304,23 @@ def test_mixed_index_widths_in_one_dag():
     for expr, want in [((A * Bl) * P, (Ad * Bd) * (U @ V.T)), (A * P + Bl * P, (Ad + Bd) * (U @ V.T)),
                        (Bl * P, Bd * (U @ V.T)), ((Bl @ ls.asarray(V)) @ ls.asarray(V).T, (Bd @ V) @ V.T)]:
         np.testing.assert_allclose(expr.materialize().todense(), want, rtol=1e-12)
+
+
+def test_max_fusion_keeps_statements_bounded():
+    """``x * (x @ B.T)`` nested: substituting ``x`` everywhere doubles the statement at each
+    level (three levels: 15 operands, 7 sums, C that took gcc minutes). Past
+    ``inline.MAX_ACCESSES`` a producer stays a temporary; values stay NumPy's."""
+    from lazysparse.planner import inline as IL
+    from lazysparse.runtime.execute import kernel_log
+    from lazysparse.runtime.fused import FusedRun
+    a = sp.random(7, 7, density=0.3, format="csr", random_state=0)
+    b = sp.random(7, 7, density=0.2, format="csr", random_state=1)
+    x, X, B = ls.asarray(a), a.toarray(), ls.asarray(b)
+    for _ in range(3):
+        x, X = x * (x @ B.T), X * (X @ b.toarray().T)
+    with kernel_log() as log:
+        got = x.materialize(fusion="max")
+    np.testing.assert_allclose(got.todense(), X, rtol=1e-12, atol=1e-12)
+    stmts = [e.plan.program.ops if isinstance(e, FusedRun) else [e[0]] for e in log]
+    sizes = [len(s.stmt.accesses) for ops in stmts for s in ops]
+    assert len(log) >= 2 and max(sizes) <= IL.MAX_ACCESSES, sizes

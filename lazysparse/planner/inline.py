@@ -128,6 +128,9 @@ def elementwise(program: Program):
     return ok
 
 
+MAX_ACCESSES = 10  # a substituted statement's operand accesses, at most
+
+
 def inline(program: Program, only=None) -> Program:
     """The program with every temporary that all its consumers can take substituted into them
     (producers first, so chains collapse into one statement); ``only(op)``: which producers
@@ -138,6 +141,15 @@ def inline(program: Program, only=None) -> Program:
     taken = set().union(*(_used(o.stmt) for o in program.ops))
     for op in program.ops:
         new = _substitute(op, defs, taken)
+        if len(new.stmt.accesses) > MAX_ACCESSES:
+            # the producers it reads are computed as temporaries instead: a value read twice
+            # doubles the accesses at each level it is substituted (x * (x @ B.T), nested three
+            # times, made one statement of 15 operands and 7 sums, 5 MB of C that gcc compiled
+            # in 6 minutes)
+            for v in dict.fromkeys(op.args):
+                if v in defs:
+                    kept.append(defs.pop(v))
+            new = _substitute(op, defs, taken)
         if op.out in program.outputs:
             kept.append(new)
             continue
@@ -150,6 +162,7 @@ def inline(program: Program, only=None) -> Program:
                        if isinstance(ix, Index))
         ok = all(_can_inline(o.stmt, a, new.stmt, ext)
                  for o in readers for a in o.stmt.accesses if o.args[a.operand] == op.out)
+
         if ok and readers and (only is None or only(op)):
             defs[op.out] = new
         else:
