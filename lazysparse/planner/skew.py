@@ -40,6 +40,10 @@ any parallel reduction.
 """
 from __future__ import annotations
 
+from ..formats import resolve_format
+
+_CSR = resolve_format("csr", 2)
+
 SKEW_TILES = 1.5        # tiles when the longest row holds 1.5 threads' shares of the entries or more
 MIN_ENTRIES = 1 << 17   # and the operand has this many stored entries (64 tiles)
 TILE = 2048             # stored entries a tile (the digest's and bench_balance's size)
@@ -66,12 +70,6 @@ def _structure(stmt):
     return False
 
 
-def _csr_like(fmt):
-    lv = fmt.levels
-    return (len(lv) == 2 and lv[0].kind == "dense" and lv[1].kind == "compressed"
-            and tuple(fmt.order) == (0, 1))
-
-
 def skewed(stmt, storages, threads):
     """The candidate ``(slot, i, j)`` when this call's operand is skewed enough for tiles on
     ``threads`` threads, else None: the warm path's check on several threads
@@ -87,7 +85,7 @@ def skewed(stmt, storages, threads):
         return None
     st = storages[cand[0]]
     nnz = st.vals.shape[0] if st.vals.ndim == 1 else 0
-    if (nnz < MIN_ENTRIES or not _csr_like(st.format)
+    if (nnz < MIN_ENTRIES or st.format != _CSR
             or st.segment_stats(1)[1] * threads < SKEW_TILES * nnz):
         return None
     return cand
