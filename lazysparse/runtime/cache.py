@@ -273,11 +273,18 @@ def _file_lock(d: str, key: str):
         os.close(fd)  # releases the flock
 
 
+# Kernel libraries stay mapped until the process ends, OpenMP runtime included. cffi closes
+# its libraries when they are collected at interpreter exit; the last dlclose of a kernel then
+# unmapped libgomp while its worker threads were still spinning in it (OMP_WAIT_POLICY=active,
+# or any exit within the spin period of a parallel kernel): a segmentation fault at exit.
+DLOPEN_FLAGS = ffi.RTLD_NOW | getattr(ffi, "RTLD_NODELETE", 0)
+
+
 def _dlopen(path: str):
     with _lock:
         lib = _opened.get(path)
         if lib is None:
-            lib = ffi.dlopen(path)
+            lib = ffi.dlopen(path, DLOPEN_FLAGS)
             lib.ls_kernel  # noqa: B018 -- fail now, not at call time, if the symbol is missing
             _opened[path] = lib
         return lib

@@ -75,7 +75,8 @@ def session():
 def _counters(kernel):
     hit = _COUNTERS.get(kernel.key)
     if hit is None:
-        lib = _ffi().dlopen(kernel.path)
+        from .cache import DLOPEN_FLAGS  # (never unmapped: see there)
+        lib = _ffi().dlopen(kernel.path, DLOPEN_FLAGS)
         hit = _COUNTERS[kernel.key] = (lib, lib.ls_counters())
     return hit[1]
 

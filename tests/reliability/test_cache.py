@@ -728,6 +728,29 @@ def test_openmp_kernel(cache_dir):
     assert k.fn(c.ffi.NULL, d) == 0 and d[0] == 999 * 1000 // 2
 
 
+def test_exit_while_openmp_threads_spin(cache_dir):
+    # cffi closes its libraries at interpreter exit; when the last kernel was dlclose-d, libgomp
+    # went with it while its workers still spun in it (OMP_WAIT_POLICY=active, or an exit right
+    # after a parallel kernel): SIGSEGV at exit. Kernels are opened RTLD_NODELETE now.
+    if not comp.openmp_available():
+        pytest.skip("compiler without OpenMP")
+    env = dict(os.environ, OMP_WAIT_POLICY="active", GOMP_SPINCOUNT="infinite")
+    r = run_child("""
+        import json
+        import numpy as np, scipy.sparse as sp
+        import lazysparse as ls
+        A = sp.random(4000, 4000, density=0.02, format="csr", random_state=0)
+        x = np.arange(4000.0)
+        ls.set_num_threads(2)
+        for _ in range(3):
+            y = (ls.asarray(A) @ x).materialize().todense()
+        assert np.allclose(y, A @ x)
+        print(json.dumps({"ok": True}))
+    """, env=env)
+    assert r.returncode == 0, (r.returncode, r.stderr[-2000:])
+    assert json.loads(r.stdout.strip().splitlines()[-1]) == {"ok": True}
+
+
 # ------------------------------------------------------------------------------------------------
 # threads.py
 
