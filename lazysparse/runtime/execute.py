@@ -15,7 +15,7 @@ from ..formats import Format, Storage, resolve_format
 from ..ir.nodes import Access, Index, Statement, accesses_of, intern
 from ..planner import patterns as P
 from . import counting, memory
-from .fused import _PASSES
+from .fused import _PASSES, try_fused
 from ..planner import plan as PL
 from ..planner import workspace as WS
 from ..planner import skew as SKEW
@@ -104,7 +104,6 @@ def _compute_nodes(nodes, fusion, scheduled):
         # a DAG of several operations (under one or several roots): one fused kernel where the
         # plan shares loops (runtime/fused.py); otherwise, or where lowering declines, one
         # kernel per operation of the planned program
-        from .fused import try_fused
         sts = try_fused(roots, mode=fusion)
         if sts is not None:
             for n, st in zip(roots, sts):

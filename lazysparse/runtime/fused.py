@@ -72,33 +72,52 @@ def _dag_key(roots):
     no node's shape), which of them are the same storage, and 0-d values.
     Equal keys decompose to the same program (``decompose`` depends on nothing else), so a
     repeated DAG skips decomposition and planning. Also returns the concrete storages in the
-    order the key numbers them."""
+    order the key numbers them. (Runs on every call of a program: a child that is a node is
+    its number, one that is a storage a tuple, and a storage's part of the key is made once,
+    ``_leaf_key``.)"""
     out, index, stores, order = [], {}, {}, []
     stack = [(r, False) for r in reversed(roots)]
     while stack:
         n, done = stack.pop()
         if id(n) in index:
             continue
-        lazy = [c._node for c in n.children if c._storage is None and c._node.result is None]
         if not done:
             stack.append((n, True))
-            stack += [(c, False) for c in lazy if id(c) not in index]
+            for c in n.children:
+                if c._storage is None:
+                    cn = c._node
+                    if cn.result is None and id(cn) not in index:
+                        stack.append((cn, False))
             continue
         kids = []
         for c in n.children:
-            st = c._storage if c._storage is not None else c._node.result
+            st = c._storage
             if st is None:
-                kids.append(("n", index[id(c._node)]))
-            else:
-                k = stores.get(id(st))
-                if k is None:
-                    k = stores[id(st)] = len(order)
-                    order.append(st)
-                kids.append(("s", k, id(operand_spec(st)), st.shape,
-                             st.vals.tobytes() if st.ndim == 0 else None, _nnz_bucket(st)))
+                st = c._node.result
+                if st is None:
+                    kids.append(index[id(c._node)])
+                    continue
+            k = stores.get(id(st))
+            if k is None:
+                k = stores[id(st)] = len(order)
+                order.append(st)
+            kids.append((k, _leaf_key(st)))
         index[id(n)] = len(out)
         out.append((id(n.stmt), n.shape, n.format, tuple(kids)))
     return (tuple(out), tuple(index[id(r)] for r in roots)), order
+
+
+def _leaf_key(st):
+    """A concrete operand's part of the DAG key (its spec, shape, 0-d value and nonzero
+    bucket), made once per storage: storages never change."""
+    stats = st.stats
+    if stats is None:
+        stats = st.stats = {}
+    k = stats.get("dag")
+    if k is None:
+        k = stats["dag"] = (id(operand_spec(st)), st.shape,
+                            st.vals.tobytes() if st.ndim == 0 else None, _nnz_bucket(st))
+    return k
 
 
 def _nnz_bucket(st):
@@ -160,15 +179,15 @@ def try_fused(roots, name="materialize", mode="auto"):
     dag, stores = _dag_key(roots)
     if mode != "auto":
         dag = (mode, dag)
-    if dag in _SKIP:
-        return None
-    fast = _FAST.get(dag)
+    fast = _FAST.get(dag)  # (a key is in at most one of _FAST and _SKIP)
     if fast is not None:
         (plan, kernel, abi, fixed), where, _, conv, outs = fast
         inputs = {vid: stores[k] for vid, k in where.items()}
         if plan is None:
             return _pick(_run_ops(kernel, inputs, name, fixed), kernel.outputs, outs)
         return [_run_converted(plan, kernel, abi, fixed, inputs, conv, name)] * len(roots)
+    if dag in _SKIP:
+        return None
     prog, node_value, inputs = decompose(roots, split=mode == "auto")
     if len(prog.ops) < 2:
         _skip(dag, roots)
@@ -298,43 +317,74 @@ def _run_ops(prog, inputs, name, pool=None):
     glibc gives the top of its heap back to the system once the temporary and the result are
     both freed; their first-touch page faults cost GNN-1 ``A @ (X @ W)`` on github-social a
     third of its time, and serialise two threads (docs/design.md, "Scratch buffers")."""
-    from .execute import execute
+    execute = (_EXEC[0] if _EXEC else _bind_exec()).execute
     try:
         scratch = pool.pop() if pool is not None else {}
     except IndexError:  # (one per thread running this program at once)
         scratch = {}
-    outs = prog.outputs
+    steps = _STEPS.get(id(prog))
+    if steps is None or steps[0] is not prog:
+        if len(_STEPS) >= _MAX_PLANS:
+            _STEPS.clear()
+        steps = _STEPS[id(prog)] = (prog, _steps(prog))
     vals = dict(inputs)
-    for op in prog.ops:
-        buf = scratch.pop(op.out, None)
+    for stmt, args, shape, out, kept, fresh in steps[1]:
+        buf = scratch.pop(out, None) if kept else None
         sparse = buf is _NOT_DENSE  # (the last run's value was not dense: no buffer to offer)
         # the scratch dict, ``buf`` and getrefcount's argument: any other reference (a view in
         # a result the caller still holds) means it is not ours to overwrite; a view of an
         # aligned buffer refers to the raw buffer behind it instead (runtime/aligned.py)
         if sparse or (buf is not None and (sys.getrefcount(buf) > 2 or aligned.viewed(buf))):
             buf = None
-        if buf is None and not sparse and op.out not in outs:
+        if buf is None and fresh is not None and not sparse:
             # the first buffer of a temporary the scratch would keep, on a cache line: kernels
             # that read it back gather whole lines of its rows (runtime/aligned.py). Unused if
             # the temporary is not dense; np.empty touches no page, and the memory guard still
             # runs before the kernel does
-            v = prog.values[op.out]
-            if len(v.shape) >= 2 and SCRATCH_MIN <= math.prod(v.shape) * np.dtype(v.dtype).itemsize <= SCRATCH_MAX:
-                buf = aligned.empty(tuple(v.shape), v.dtype, aligned.TEMP_MIN_BYTES)
-        st = execute(op.stmt, [vals[v] for v in op.args], prog.values[op.out].shape, None, name, buf,
-                     planned=True)
-        vals[op.out] = st
-        if op.out in outs:
+            buf = aligned.empty(shape, fresh, aligned.TEMP_MIN_BYTES)
+        st = execute(stmt, [vals[v] for v in args], shape, None, name, buf, planned=True)
+        vals[out] = st
+        if not kept:
             pass
         elif not st.format.is_dense:
-            scratch[op.out] = _NOT_DENSE
+            scratch[out] = _NOT_DENSE
         elif aligned.owns(st.vals) and SCRATCH_MIN <= st.vals.nbytes <= SCRATCH_MAX:
-            scratch[op.out] = st.vals
-    out = [vals[o] for o in outs]
+            scratch[out] = st.vals
+    out = [vals[o] for o in prog.outputs]
     if pool is not None and scratch:
         del vals, st, buf
         pool.append(scratch)
     return out
+
+
+_STEPS = {}  # id(program) -> (program, its _steps)
+_EXEC = []  # the module runtime/execute.py, once imported (it imports this one): an import
+#             statement in a function costs a microsecond on every call
+
+
+def _bind_exec():
+    from . import execute
+    _EXEC.append(execute)
+    return execute
+
+
+def _steps(prog):
+    """What ``_run_ops`` does for each operation of ``prog``, worked out once: ``(statement,
+    argument value ids, result shape, result value id, kept, fresh)``; ``kept``: a temporary
+    whose buffer the scratch may keep; ``fresh``: the dtype of the aligned first buffer it is
+    offered (a temporary of rows whose size is in the scratch's range), else None."""
+    outs = set(prog.outputs)
+    steps = []
+    for op in prog.ops:
+        v = prog.values[op.out]
+        shape = tuple(v.shape)
+        kept = op.out not in outs
+        fresh = None
+        if kept and len(shape) >= 2 and \
+                SCRATCH_MIN <= math.prod(shape) * np.dtype(v.dtype).itemsize <= SCRATCH_MAX:
+            fresh = np.dtype(v.dtype)
+        steps.append((op.stmt, tuple(op.args), shape, op.out, kept, fresh))
+    return tuple(steps)
 
 
 # dense temporaries kept for the next run (_run_ops): from a size where page faults show, up to
@@ -583,7 +633,7 @@ def _run(plan, kernel, abi, fixed, inputs, name):
         ck = _counting_kernel(plan, fx)
         st = fx.call(inputs, name, lambda p, d: counting.run(ck, lambda: ck.fn(p, d), inputs.get, t))
     RUNS[0] += 1
-    from . import execute
+    execute = _EXEC[0] if _EXEC else _bind_exec()
     if execute._LOGGING[0]:
         log = getattr(execute._LOG, "items", None)
         if log is not None:
