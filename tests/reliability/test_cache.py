@@ -751,6 +751,39 @@ def test_exit_while_openmp_threads_spin(cache_dir):
     assert json.loads(r.stdout.strip().splitlines()[-1]) == {"ok": True}
 
 
+@pytest.mark.skipif(not hasattr(os, "register_at_fork"), reason="no fork() here")
+def test_forked_workers_after_threads():
+    # libgomp keeps its pool's bookkeeping across fork() but not its threads: a child's first
+    # parallel region waited forever (a multiprocessing pool under "fork" hung). A child of a
+    # process that ran kernels on threads runs them on one, and says so when asked for more.
+    r = run_child("""
+        import json, multiprocessing as mp, warnings
+        import numpy as np, scipy.sparse as sp
+        import lazysparse as ls
+        A = sp.random(3000, 3000, density=0.02, format="csr", random_state=1)
+        x = np.linspace(0, 1, 3000)
+        ls.set_num_threads(2)
+        want = (ls.asarray(A) @ x).materialize().todense()
+
+        def work(k):
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                ls.set_num_threads(2)
+            y = (ls.asarray(A) @ (x * k)).materialize().todense()
+            return (np.allclose(y, A @ (x * k)), ls.get_num_threads(),
+                    [str(m.message).split(":")[0] for m in w])
+
+        with mp.get_context("fork").Pool(2) as pool:
+            got = pool.map(work, [1, 2, 3])
+        print(json.dumps({"ok": bool(np.allclose(want, A @ x)), "got": got,
+                          "parent": ls.get_num_threads()}))
+    """, timeout=120)
+    out = child_json(r)
+    assert out["ok"] and out["parent"] == 2
+    assert [g[:2] for g in out["got"]] == [[True, 1]] * 3
+    assert all(g[2] == ["set_num_threads(2)"] for g in out["got"])
+
+
 # ------------------------------------------------------------------------------------------------
 # threads.py
 
