@@ -107,27 +107,3 @@ def _reset_for_tests() -> None:
     with _lock:
         _num_threads = 1 if _forked else _from_env()
         _ever_multi = _ever_multi or _num_threads > 1
-
-# A child forked from a process whose kernels had more than one thread runs them on one. GNU
-# libgomp keeps its thread pool's bookkeeping across fork() but not the threads, so the child's
-# first parallel region waits forever for workers that do not exist (a multiprocessing pool
-# under the "fork" start method, Linux's default, hung). Whether the parent's pool started is
-# not known here; a thread count above one at any time before the fork stands for it.
-_ever_multi = _num_threads > 1
-_forked = False  # this process is such a child: kernels stay on one thread
-_FORK_HELP = ("set_num_threads({}): this process was forked from one whose kernels ran on "
-              "several threads, and the OpenMP runtime cannot start threads again after fork(); "
-              "kernels here run on one thread. Start worker processes with the 'spawn' or "
-              "'forkserver' method (multiprocessing.get_context('spawn')) to use threads in them.")
-
-
-def _after_fork_in_child() -> None:
-    global _num_threads, _forked, _lock
-    _lock = threading.Lock()  # (another thread may have held it at the fork)
-    if _ever_multi:
-        _forked = True
-        _num_threads = 1
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
