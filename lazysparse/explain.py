@@ -76,6 +76,15 @@ def explain(*arrays, fusion="auto", schedule=None) -> str:
             lines.append(f"  workspace: none; every result entry is an entry of T{m.operand} (a mask), so "
                          f"the sums accumulate at its positions in a copy of its structure, and the "
                          f"entries left zero are squeezed out at the end (planner/workspace.py)")
+        elif spec.mode == "map":
+            from .planner.workspace import map_access
+            from .ir.nodes import accesses_of
+            m = accesses_of(spec.stmt.expr)[map_access(spec.stmt, spec.inputs, spec.output.format,
+                                                        spec.decisions)]
+            lines.append(f"  every result entry is a stored entry of T{m.operand}: its structure is "
+                         f"copied and one value computed per entry, in one pass over its positions "
+                         f"where nothing else reads the coordinates; computed zeros, if any were "
+                         f"counted, are squeezed out at the end (planner/workspace.py map_access)")
         if runner.sites is not None and hasattr(runner.sites, "slots"):  # tuning.Flags
             lines.append("  run-time schedule: each row's products summed into a dense row, or "
                          "the mask probed per product, the faster measured on the first calls with "

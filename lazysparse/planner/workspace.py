@@ -105,6 +105,36 @@ def mask_access(stmt, specs, out_fmt, decisions, prefix=False):
     return found
 
 
+def map_access(stmt, specs, out_fmt, decisions):
+    """The position (walk order) of the one sparse access whose structure *is* the result's, or
+    None: a statement without a sum whose only sparse operand ``T`` is read at the result's
+    subscripts, in the result's order and format (CSR-like), and whose pattern is ``T``'s alone
+    (``2.5 * A``, ``abs(A)``, ``A * D`` with ``D`` dense, ``A.astype(...)``). Such a result is a
+    value per stored entry of ``T``: the kernel computes those values at ``T``'s positions and
+    the result shares ``T``'s index arrays (storages never change), mode "map". Computed zeros
+    are counted and squeezed out after the kernel (runtime/runner.py), as every result drops
+    them."""
+    from . import fission
+    from . import patterns as P
+    from ..ir.nodes import accesses_of
+    if stmt.reduce_indices or not fission.csr_like(out_fmt):
+        return None
+    accs = accesses_of(stmt.expr)
+    sparse = [q for q, a in enumerate(accs) if not specs[a.operand].dense and specs[a.operand].ndim]
+    if len(sparse) != 1:
+        return None
+    q = sparse[0]
+    pat, _ = P.expr_pattern(stmt.expr, lambda acc, k: None if specs[acc.operand].dense else k,
+                            lambda acc: None, decisions)
+    if pat != P.var(q):
+        return None
+    acc, sp = accs[q], specs[accs[q].operand]
+    if (tuple(acc.indices) != tuple(stmt.out_indices) or sp.format != out_fmt
+            or not sp.format.levels[-1].unique):
+        return None
+    return q
+
+
 def spec_mask(spec):
     """The mask access of kernel ``spec`` in mode "mask" (lowering and explain alike): a
     schedule that runs a sparse result on threads may take a leading-levels mask."""
