@@ -281,6 +281,47 @@ class Array:
     def __xor__(self, o): return build.elementwise("bitwise_xor", self, o, opname="^")
     def __invert__(self): return build.elementwise("invert", self, opname="~")
 
+    # scipy.sparse's methods of the same names: lazy, as the ufuncs they are (each has f(0) = 0,
+    # so a sparse operand's result keeps its pattern, as scipy's apply to stored values)
+    def arcsin(self): return build.elementwise("arcsin", self, opname="arcsin")
+    def arcsinh(self): return build.elementwise("arcsinh", self, opname="arcsinh")
+    def arctan(self): return build.elementwise("arctan", self, opname="arctan")
+    def arctanh(self): return build.elementwise("arctanh", self, opname="arctanh")
+    def ceil(self): return build.elementwise("ceil", self, opname="ceil")
+    def deg2rad(self): return build.elementwise("deg2rad", self, opname="deg2rad")
+    def expm1(self): return build.elementwise("expm1", self, opname="expm1")
+    def floor(self): return build.elementwise("floor", self, opname="floor")
+    def log1p(self): return build.elementwise("log1p", self, opname="log1p")
+    def rad2deg(self): return build.elementwise("rad2deg", self, opname="rad2deg")
+    def rint(self): return build.elementwise("rint", self, opname="rint")
+    def sign(self): return build.elementwise("sign", self, opname="sign")
+    def sin(self): return build.elementwise("sin", self, opname="sin")
+    def sinh(self): return build.elementwise("sinh", self, opname="sinh")
+    def sqrt(self): return build.elementwise("sqrt", self, opname="sqrt")
+    def tan(self): return build.elementwise("tan", self, opname="tan")
+    def tanh(self): return build.elementwise("tanh", self, opname="tanh")
+    def trunc(self): return build.elementwise("trunc", self, opname="trunc")
+    def conjugate(self): return build.elementwise("conjugate", self, opname="conjugate")
+    conj = conjugate
+    def maximum(self, o): return build.elementwise("maximum", self, o, opname="maximum")
+    def minimum(self, o): return build.elementwise("minimum", self, o, opname="minimum")
+
+    def power(self, n):
+        """scipy's ``A.power(n)``: each stored value to the power ``n``. For ``n > 0`` that is
+        ``A ** n`` (an implicit zero stays zero); scipy's ``n <= 0`` applies to stored values
+        only, leaving implicit zeros at zero, which ``**`` does not: not offered."""
+        import numbers
+        if isinstance(n, bool) or not isinstance(n, numbers.Real) or not n > 0:
+            raise ValueError(f"power: the exponent must be a positive real number, got {n!r} "
+                             f"(A ** n computes every element, implicit zeros included)")
+        return self ** n
+
+    def count_nonzero(self) -> int:
+        """The number of nonzero values (stored or not), as scipy's ``count_nonzero()``;
+        computes the array."""
+        import numpy as _np
+        return int((self != 0).astype(_np.int64).sum().materialize().todense())
+
     def __matmul__(self, o):
         if type(o) is Array:
             # operands of shapes and dtypes checked before: the node at once (frontend.matmul)

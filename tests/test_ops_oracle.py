@@ -334,6 +334,51 @@ def test_unary_math(data, shape, dtype, fn, via):
     check(f(a.A), expected, sparse=sparse)
 
 
+# the rest of NumPy's unary math and scipy.sparse's methods of those names (``A.floor()``)
+MORE_UNARY = ("arcsinh", "arctanh", "arccos", "arccosh", "cosh", "log2", "log10", "exp2", "cbrt",
+              "floor", "ceil", "trunc", "rint", "rad2deg", "deg2rad")
+SCIPY_METHODS = ("arcsin", "arcsinh", "arctan", "arctanh", "ceil", "deg2rad", "expm1", "floor",
+                 "log1p", "rad2deg", "rint", "sign", "sin", "sinh", "sqrt", "tan", "tanh", "trunc")
+
+
+@examples(60)
+@given(data=st.data(), shape=shapes_any, dtype=st.sampled_from(NUMERIC + (C128,)),
+       fn=st.sampled_from(sorted(set(MORE_UNARY) | set(SCIPY_METHODS))),
+       via=st.sampled_from(["np", "method"]))
+def test_unary_math_more(data, shape, dtype, fn, via):
+    assume(via == "np" or fn in SCIPY_METHODS)
+    a = data.draw(operands(shape, dtype), label="a")
+    try:
+        expected = oracle(getattr(np, fn), a.D)
+    except TypeError:  # (NumPy has no floor of a complex number, ...): neither do we
+        with pytest.raises(TypeError):
+            getattr(np, fn)(a.A) if via == "np" else getattr(a.A, fn)()
+        return
+    r = getattr(np, fn)(a.A) if via == "np" else getattr(a.A, fn)()
+    # f(0) = 0 keeps a sparse operand's pattern (cosh, arccos, log2, ... are dense)
+    keeps = np.isclose(oracle(getattr(np, fn), np.zeros(1, dtype))[0], 0)
+    check(r, expected, sparse=True if keeps and a.sparse and a.D.ndim == 2 else None)
+
+
+def test_scipy_methods_power_count_nonzero_conj():
+    S = sp.random_array((7, 6), density=0.4, random_state=2, format="csr")
+    S.data = S.data * 4 - 2
+    S.data[0] = 0.0  # a stored zero: not counted
+    A = ls.asarray(S)
+    np.testing.assert_allclose(A.power(3).todense(), S.power(3).toarray())
+    np.testing.assert_allclose(A.power(0.5).todense(), S.power(0.5).toarray(), equal_nan=True)
+    for bad in (0, -1, True, "2"):
+        with pytest.raises(ValueError, match="power"):
+            A.power(bad)
+    assert A.count_nonzero() == S.count_nonzero()
+    C = ls.asarray(S * (1 + 2j))
+    np.testing.assert_allclose(C.conj().todense(), (S * (1 + 2j)).conj().toarray())
+    np.testing.assert_allclose(C.conjugate().todense(), (S * (1 + 2j)).conjugate().toarray())
+    D = np.random.default_rng(0).uniform(-1, 1, S.shape)
+    np.testing.assert_allclose(A.maximum(D).todense(), np.maximum(S.toarray(), D))
+    np.testing.assert_allclose(A.minimum(0.5).todense(), np.minimum(S.toarray(), 0.5))
+
+
 @examples(40)
 @given(data=st.data(), shape=shapes_any, src=st.sampled_from(NUMERIC + (BOOL, np.dtype("int32"))),
        dst=st.sampled_from(NUMERIC + (BOOL, np.dtype("int32"), C128)), via=st.sampled_from(["method", "ls"]))

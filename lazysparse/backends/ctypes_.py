@@ -119,8 +119,8 @@ def call(op: str, args: list, in_dtypes, out_dtype) -> str:
     if op == "sign":
         if k == "f":
             return f"((({a}) != ({a})) ? ({a}) : (({ctype(out_dtype)})((({a}) > 0) - (({a}) < 0))))"
-        if k == "c":
-            raise TypeError("sign of complex values is not supported")
+        if k == "c":  # NumPy 2's: z / |z|, and 0 at 0 (NaN parts give NaN)
+            return f"((({a}) == 0) ? ({ctype(out_dtype)})0 : ({a}) / cabs({a}))"
         return f"(({ctype(out_dtype)})((({a}) > 0) - (({a}) < 0)))"
     if op == "square":
         return f"(({a}) * ({a}))"
@@ -136,9 +136,19 @@ def call(op: str, args: list, in_dtypes, out_dtype) -> str:
         return f"(({a}) ? ({b}) : ({args[2]}))"
     if op == "cast":
         return cast(a, in_dtypes[0], out_dtype)
+    if op in ("rad2deg", "deg2rad"):  # (NumPy's: a multiplication by its constant)
+        c = repr(180.0 / np.pi) if op == "rad2deg" else repr(np.pi / 180.0)
+        return f"(({a}) * ({ctype(out_dtype)}){c})"
+    if k == "c" and op == "rint":  # each part rounded, as NumPy does
+        return f"(rint(creal({a})) + rint(cimag({a})) * I)"
+    if k == "c" and op in ("log2", "log10", "exp2"):  # (no complex spelling in tgmath.h)
+        return {"log2": f"(clog({a}) / log(2.0))", "log10": f"(clog({a}) / log(10.0))",
+                "exp2": f"cexp(({a}) * log(2.0))"}[op]
     fn = {"exp": "exp", "log": "log", "log1p": "log1p", "expm1": "expm1", "sqrt": "sqrt", "sin": "sin",
           "cos": "cos", "tan": "tan", "tanh": "tanh", "sinh": "sinh", "arcsin": "asin",
-          "arctan": "atan"}.get(op)
+          "arctan": "atan", "arcsinh": "asinh", "arctanh": "atanh", "arccos": "acos",
+          "arccosh": "acosh", "cosh": "cosh", "log2": "log2", "log10": "log10", "exp2": "exp2",
+          "cbrt": "cbrt", "floor": "floor", "ceil": "ceil", "trunc": "trunc", "rint": "rint"}.get(op)
     if fn is None:
         raise TypeError(f"no C code for operation {op}")
     if k == "c" and fn in ("log1p", "expm1"):
