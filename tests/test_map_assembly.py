@@ -55,8 +55,17 @@ OPS = {
        density=st.sampled_from([0.0, 0.05, 0.3, 1.0]), zeros=st.sampled_from([0.0, 0.3]),
        dtype=st.sampled_from([np.float64, np.float32, np.int64, np.complex128]),
        fmt=st.sampled_from(["csr", "csc"]), idx=st.sampled_from([np.int32, np.int64]),
-       op=st.sampled_from(sorted(OPS)))
-def test_map_against_numpy(seed, rows, cols, density, zeros, dtype, fmt, idx, op):
+       op=st.sampled_from(sorted(OPS)), threads=st.sampled_from([1, 2]))
+def test_map_against_numpy(seed, rows, cols, density, zeros, dtype, fmt, idx, op, threads):
+    # (the suite runs every parallel loop on the threads asked for: LAZYSPARSE_PAR_MIN_WORK=0)
+    ls.set_num_threads(threads)
+    try:
+        _map_case(seed, rows, cols, density, zeros, dtype, fmt, idx, op)
+    finally:
+        ls.set_num_threads(1)
+
+
+def _map_case(seed, rows, cols, density, zeros, dtype, fmt, idx, op):
     rng = np.random.default_rng(seed)
     A = matrix(rng, (rows, cols), density, dtype, fmt, idx, zeros)
     x = rng.uniform(-1, 1, cols)

@@ -218,6 +218,7 @@ class Lowerer:
         self.row_maybe_zero, self.inz_declared = None, False
         # mode "mask": the access whose positions hold the result (planner/workspace.py)
         self.mask_q = spec_mask(spec) if spec.mode == "mask" else None
+        self.flat_map = False
         if spec.mode == "map":  # (the access whose structure the result shares)
             self.mask_q = map_access(spec.stmt, spec.inputs, spec.output.format, spec.decisions)
         self.bound = set()
@@ -453,9 +454,14 @@ class Lowerer:
         if mode in ("mask", "map"):
             # the mask's structure, and zeros where the products accumulate
             L, a = nd - 1, self.acc_by_q[self.mask_q]
-            top.add(For("t", "0", f"({dense_count}) + 1",
-                        Block().add(f"op{L}[t] = ({it})((int64_t)p{a.slot}_{L}[t] - mb0);")))
-            top.add(For("t", "0", "mnz", Block().add(f"oc{L}[t] = ({it})c{a.slot}_{L}[mb0 + t];")))
+            par = []
+            if mode == "map" and not self.count:  # (copies as wide as the values loop after them)
+                nt, pm = self.abi.int(("threads",)), self.abi.int(("parmin",))
+                top.add(Decl("const int64_t", "ls_cnt", f"({nt} > 1 && (double)mnz >= (double){pm}) ? {nt} : 1"))
+                par = [Line("#pragma omp parallel for schedule(static) num_threads((int)ls_cnt) if(ls_cnt > 1)")]
+            top.add(*par, For("t", "0", f"({dense_count}) + 1",
+                              Block().add(f"op{L}[t] = ({it})((int64_t)p{a.slot}_{L}[t] - mb0);")))
+            top.add(*par, For("t", "0", "mnz", Block().add(f"oc{L}[t] = ({it})c{a.slot}_{L}[mb0 + t];")))
             if mode == "mask":
                 top.add(f"memset(ov, 0, (size_t)ocap * sizeof({self.oct}));")
             else:  # map: every stored entry of the operand gets its value; zeros are counted
@@ -619,7 +625,9 @@ class Lowerer:
                 self.emit_flat(flat, blk)
                 return
         if depth == 0 and mode == "map" and self._map_flat():
+            self.flat_map = True  # (its walk of the positions may run on threads: parallel)
             self.emit_flat(self.acc_by_q[self.mask_q], blk, ("mb0", "mb0 + mnz"))
+            self.flat_map = False
             return
         if depth == 0 and self.row_width and self.row_tile is None and self._row_tiles():
             self.emit_row_tiles(blk)
@@ -724,15 +732,20 @@ class Lowerer:
         in chunks of ``chunk`` iterations; under a schedule no other loop is parallel."""
         if self.spec.loops is not None and not forced:
             return blk
-        if not forced and (depth or v not in self.outs or followers
-                           or self.spec.mode not in ("dense", "dense-inter", "dense-acc")):
+        # mode "map" writes each stored entry's value at its own position, whatever the loop:
+        # its row loop, or the flat walk of the positions (``flat_map``); the zeros are summed
+        mapped = self.spec.mode == "map" and not self.count
+        if not forced and ((depth and not (mapped and self.flat_map)) or v not in self.outs or followers
+                           or (self.spec.mode not in ("dense", "dense-inter", "dense-acc") and not mapped)):
             return blk
         nt = self.abi.int(("threads",))
         if not forced:  # (a schedule's parallel loop runs on the threads asked for)
             nt = team_size(blk, self.abi, self.work())
         blk.add(Decl("const int64_t", "ls_chunk", chunk or omp_chunk(nt, count)))
         self.par_open = True
-        blk.add(Line(f"#pragma omp parallel for schedule(dynamic, ls_chunk) num_threads((int){nt}) if({nt} > 1)"))
+        red = " reduction(+:nz)" if mapped else ""
+        blk.add(Line(f"#pragma omp parallel for schedule(dynamic, ls_chunk) num_threads((int){nt}) "
+                     f"if({nt} > 1){red}"))
         return blk
 
     def work(self):
