@@ -219,7 +219,7 @@ class Lowerer:
         # mode "mask": the access whose positions hold the result (planner/workspace.py)
         self.mask_q = spec_mask(spec) if spec.mode == "mask" else None
         self.flat_map = False
-        if spec.mode == "map":  # (the access whose structure the result shares)
+        if spec.mode == "map":  # (the access whose structure the result copies)
             self.mask_q = map_access(spec.stmt, spec.inputs, spec.output.format, spec.decisions)
         self.bound = set()
         self.outs = list(self.stmt.out_indices)
@@ -1823,7 +1823,7 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
             for l, v in enumerate(self.ovars):
                 blk.add(f"tc{l}[tn] = {self.vname[v]};")
             blk.add(f"tv[tn] = {val};", "tn++;")
-        elif mode == "map":  # at the operand's position: the result shares its structure
+        elif mode == "map":  # at the operand's position: the result has its structure (a copy)
             pos = self.acc_by_q[self.mask_q].at[-1]  # (its last level: flat walks set it alone)
             blk.add(Decl(self.oct, "w", val), f"ov[({pos}) - mb0] = w;", "nz += (w == 0);")
         elif mode == "mask":  # at the mask's position: the result has its structure

@@ -110,10 +110,10 @@ def map_access(stmt, specs, out_fmt, decisions):
     None: a statement without a sum whose only sparse operand ``T`` is read at the result's
     subscripts, in the result's order and format (CSR-like), and whose pattern is ``T``'s alone
     (``2.5 * A``, ``abs(A)``, ``A * D`` with ``D`` dense, ``A.astype(...)``). Such a result is a
-    value per stored entry of ``T``: the kernel computes those values at ``T``'s positions and
-    the result shares ``T``'s index arrays (storages never change), mode "map". Computed zeros
-    are counted and squeezed out after the kernel (runtime/runner.py), as every result drops
-    them."""
+    value per stored entry of ``T``: the kernel (mode "map") copies ``T``'s structure, computes
+    the values at ``T``'s positions and counts the computed zeros, which it squeezes out
+    afterwards only when there were any, as every result drops them (lower/lowering.py). The
+    structure is a copy: a result never shares a buffer with its inputs."""
     from . import fission
     from . import patterns as P
     from ..ir.nodes import accesses_of

@@ -288,7 +288,7 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=Non
         if mode == "sort" and not PL._appendable(fmt):
             raise NotImplementedError(f"{name}: cannot assemble a result in format {fmt!r} yet")
         if mode == "append" and sched is None and WS.map_access(stmt, specs, fmt, decisions) is not None:
-            mode = "map"  # a value per stored entry of the one sparse operand: its structure, shared
+            mode = "map"  # a value per stored entry of the one sparse operand, in its structure
         planned = (tuple(order), converted, fmt, mode)
         _ORDERS[okey] = planned
     order, converted, fmt, mode = planned
