@@ -302,6 +302,16 @@ class Array:
     def tanh(self): return build.elementwise("tanh", self, opname="tanh")
     def trunc(self): return build.elementwise("trunc", self, opname="trunc")
     def conjugate(self): return build.elementwise("conjugate", self, opname="conjugate")
+
+    @property
+    def real(self) -> "Array":
+        """The real part (lazy; NumPy's ``.real``: a real array is its own real part)."""
+        return build.elementwise("real", self, opname="real")
+
+    @property
+    def imag(self) -> "Array":
+        """The imaginary part (lazy; zero, with nothing stored, for a real sparse array)."""
+        return build.elementwise("imag", self, opname="imag")
     conj = conjugate
     def maximum(self, o): return build.elementwise("maximum", self, o, opname="maximum")
     def minimum(self, o): return build.elementwise("minimum", self, o, opname="minimum")

@@ -679,6 +679,8 @@ _FUNCTIONS = {
     np.amax: _np_reduce(max, False),
     np.min: _np_reduce(min, False),
     np.amin: _np_reduce(min, False),
+    np.real: lambda a: a.real if isinstance(a, _array_cls()) else np.real(a),
+    np.imag: lambda a: a.imag if isinstance(a, _array_cls()) else np.imag(a),
 }
 
 

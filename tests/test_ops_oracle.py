@@ -360,6 +360,15 @@ def test_unary_math_more(data, shape, dtype, fn, via):
     check(r, expected, sparse=True if keeps and a.sparse and a.D.ndim == 2 else None)
 
 
+@examples(40)
+@given(data=st.data(), shape=shapes_any, dtype=st.sampled_from(NUMERIC + (C128, BOOL)),
+       part=st.sampled_from(["real", "imag"]), via=st.sampled_from(["attribute", "np"]))
+def test_real_imag(data, shape, dtype, part, via):
+    a = data.draw(operands(shape, dtype), label="a")
+    r = getattr(a.A, part) if via == "attribute" else getattr(np, part)(a.A)
+    check(r, getattr(np, part)(a.D), sparse=True if a.sparse and a.D.ndim == 2 and a.D.size else None)
+
+
 def test_scipy_methods_power_count_nonzero_conj():
     S = sp.random_array((7, 6), density=0.4, random_state=2, format="csr")
     S.data = S.data * 4 - 2

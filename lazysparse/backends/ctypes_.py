@@ -139,6 +139,10 @@ def call(op: str, args: list, in_dtypes, out_dtype) -> str:
     if op in ("rad2deg", "deg2rad"):  # (NumPy's: a multiplication by its constant)
         c = repr(180.0 / np.pi) if op == "rad2deg" else repr(np.pi / 180.0)
         return f"(({a}) * ({ctype(out_dtype)}){c})"
+    if op in ("real", "imag"):  # (of a real number: itself, and zero)
+        if k == "c":
+            return f"{'creal' if op == 'real' else 'cimag'}({a})"
+        return a if op == "real" else f"(({ctype(out_dtype)})0)"
     if k == "c" and op == "rint":  # each part rounded, as NumPy does
         return f"(rint(creal({a})) + rint(cimag({a})) * I)"
     if k == "c" and op in ("log2", "log10", "exp2"):  # (no complex spelling in tgmath.h)

@@ -73,6 +73,8 @@ OPS = {
     "rad2deg": (np.rad2deg, 1, "eval"),
     "deg2rad": (np.deg2rad, 1, "eval"),
     "sign": (np.sign, 1, "eval"),
+    "real": (np.real, 1, "eval"),  # (not ufuncs: dtypes resolved by ``resolve`` itself)
+    "imag": (np.imag, 1, "eval"),
     "square": (np.square, 1, "eval"),
     "conjugate": (np.conjugate, 1, "eval"),
     "sigmoid": (None, 1, "eval"),
@@ -119,6 +121,9 @@ def resolve(op: str, arg_dtypes: tuple) -> tuple:
         base = "exp" if op == "sigmoid" else "absolute"
         ins, out = resolve(base, arg_dtypes)
         return ins, out
+    if op in ("real", "imag"):  # the part's dtype (complex128 -> float64); other dtypes kept
+        d = samples[0] if isinstance(samples[0], np.dtype) else np.asarray(samples[0]).dtype
+        return (str(d),), str(np.real(np.zeros(1, d)).dtype)
     if op in ("logical_and", "logical_or", "logical_xor", "logical_not"):
         return tuple("bool" for _ in arg_dtypes), "bool"
     try:
