@@ -415,8 +415,10 @@ class Lowerer:
             # result arrays get exactly the entries (a transposition's pages are all written)
             top.add("h = (int64_t *)ls_calloc((size_t)osz0 + 2, sizeof(int64_t));",
                     "if (!h) goto ls_fail;")
-            count = Block()
-            self.emit(0, count)
+            count = self._flat_count()
+            if count is None:
+                count = Block()
+                self.emit(0, count)
             self.placing = True
             top.add(count, For("t", "0", "osz0", Block().add("h[t + 1] += h[t];")),
                     "ocap = h[osz0] > 16 ? h[osz0] : 16;")
@@ -481,6 +483,25 @@ class Lowerer:
                 top.add(f"if (!tc{l}) goto ls_fail;")
             top.add(f"tv = ({self.oct} *)ls_malloc((size_t)tcap * sizeof({self.oct}));")
             top.add("if (!tv) goto ls_fail;")
+
+    def _flat_count(self):
+        """The count pass of a transposition (``direct``) as one flat walk of the operand's
+        stored coordinates, when the statement reads one sparse operand at the loop order's own
+        subscripts and nothing else with a coordinate (``A.T`` to CSR, ``tocsc``): the counts
+        need the coordinates alone, and level by level each row paid a loop setup (vt2010's
+        4.8-entry rows). Else None."""
+        sparse = [a for a in self.accs if not a.spec.dense]
+        if len(sparse) != 1 or any(a.spec.ndim for a in self.accs if a.spec.dense):
+            return None
+        (a,) = sparse
+        fmt = a.spec.format
+        if (list(a.lvars) != list(self.order) or len(fmt.levels) != 2
+                or [lv.kind for lv in fmt.levels] != ["dense", "compressed"] or not fmt.levels[1].unique
+                or self.ovars[0] != self.order[1]):
+            return None
+        p, c = f"p{a.slot}_1", f"c{a.slot}_1"
+        return Block().add(For("t", f"(int64_t){p}[0]", level_count(fmt, a.slot, 1),
+                               Block().add(f"h[(int64_t){c}[t] + 1]++;")))
 
     def _squeeze(self, L, rows):
         """The block that drops the zero values of a result whose last level ``L`` holds
