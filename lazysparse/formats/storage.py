@@ -43,7 +43,9 @@ class Storage:
             index_dtype = arrays[0].dtype if arrays else np.dtype(np.int64)
         self.index_dtype = np.dtype(index_dtype)
         self.spec = None  # the planner's OperandSpec, cached (storage is never mutated)
-        self.stats = None  # per-level nonzero statistics, cached (see segment_stats)
+        # values worked out once (storages never change): per-level segment statistics (int
+        # keys, segment_stats), "zero" (has_zero), "dag" (runtime/fused.py's part of a DAG key)
+        self.stats = None
 
     # -- construction -------------------------------------------------------------------------
     @classmethod
