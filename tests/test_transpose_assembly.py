@@ -27,8 +27,19 @@ def _matrix(m, n, density, dtype, index, seed, empty_rows=()):
 @settings(max_examples=30)
 @given(m=hst.integers(0, 30), n=hst.integers(0, 30), density=hst.floats(0, 1),
        dtype=hst.sampled_from([np.float64, np.float32, np.int64, np.complex128, np.bool_]),
-       index=hst.sampled_from([np.int32, np.int64]), seed=hst.integers(0, 2**16))
-def test_transpositions_match_numpy(m, n, density, dtype, index, seed):
+       index=hst.sampled_from([np.int32, np.int64]), seed=hst.integers(0, 2**16),
+       threads=hst.sampled_from([1, 2, 3]))
+def test_transpositions_match_numpy(m, n, density, dtype, index, seed, threads):
+    # (threads: each counts and places its own rows' entries, ranges of equal entries; the
+    # suite runs every parallel loop on the threads asked for, LAZYSPARSE_PAR_MIN_WORK=0)
+    ls.set_num_threads(threads)
+    try:
+        _transpositions(m, n, density, dtype, index, seed)
+    finally:
+        ls.set_num_threads(1)
+
+
+def _transpositions(m, n, density, dtype, index, seed):
     A, D = _matrix(m, n, density, dtype, index, seed, empty_rows=(0, m // 2))
     lA = ls.asarray(A)
     for got, want, fmt in ((lA.asformat("csc"), D, ls.csc), (lA.T.asformat("csr"), D.T, ls.csr),
@@ -42,12 +53,19 @@ def test_transpositions_match_numpy(m, n, density, dtype, index, seed):
             assert np.all(np.diff(crd[pos[r]:pos[r + 1]]) > 0)  # sorted, no duplicates
 
 
-def test_explicit_zeros_are_dropped_as_before():
-    A = sp.csr_array(np.array([[1.0, 0, 2], [0, 3, 0]]))
-    A.data[1] = 0.0  # an explicit zero
-    got = ls.asarray(A).asformat("csc")
-    assert got.nnz == 2
+@pytest.mark.parametrize("threads", [1, 2])
+def test_explicit_zeros_are_dropped_as_before(threads):
+    A = sp.csr_array(np.array([[1.0, 0, 2], [0, 3, 0], [4, 0, 0], [0, 0, 5]]))
+    A.data[[1, 3]] = 0.0  # explicit zeros, in both threads' rows
+    ls.set_num_threads(threads)
+    try:
+        got = ls.asarray(A).asformat("csc")
+    finally:
+        ls.set_num_threads(1)
+    assert got.nnz == 3
     np.testing.assert_array_equal(got.todense(), A.toarray())
+    S = got.to_scipy()
+    np.testing.assert_array_equal(S.indptr, [0, 1, 2, 3])
 
 
 def test_the_transposition_builds_no_triples():
@@ -56,7 +74,8 @@ def test_the_transposition_builds_no_triples():
         ls.asarray(A).asformat("csc")
     (spec, runner), = log
     assert spec.mode == "sort"
-    assert "h[x" in runner.source and "tc0 = (int64_t *)ls_malloc" not in runner.source
+    # counted by a flat walk of the coordinates, placed through per-thread cursors
+    assert "ht[x" in runner.source and "tc0 = (int64_t *)ls_malloc" not in runner.source
 
 
 @pytest.mark.parametrize("shape", [(0, 0), (0, 4), (4, 0), (1, 1)])

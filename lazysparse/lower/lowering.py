@@ -219,6 +219,9 @@ class Lowerer:
         # mode "mask": the access whose positions hold the result (planner/workspace.py)
         self.mask_q = spec_mask(spec) if spec.mode == "mask" else None
         self.flat_map = False
+        # a plain transposition on threads (emit_transposition_counts): the placing pass's row
+        # range and cursor array
+        self.row_span, self.hname = None, "h"
         if spec.mode == "map":  # (the access whose structure the result copies)
             self.mask_q = map_access(spec.stmt, spec.inputs, spec.output.format, spec.decisions)
         self.bound = set()
@@ -295,7 +298,15 @@ class Lowerer:
         self.declare_output(top)
         body = Block()
         top.add(body)
-        self.emit_versions(body)
+        if self.row_span is not None:  # each thread places its own rows at its own cursors
+            self.hname = "ht"
+            region = Block().add(Decl("const int64_t", "tid", "(int64_t)omp_get_thread_num()"),
+                                 Decl("int64_t *", "ht", "h + tid * (osz0 + 2)"), *self.row_range)
+            body.add(Line("#pragma omp parallel num_threads((int)ls_nt) if(ls_nt > 1) reduction(+:nz)"),
+                     region)
+            self.emit_versions(region)
+        else:
+            self.emit_versions(body)
         top.body[at:at] = self.sched.body
         loops = self.spec.loops
         for v, rel in (loops.splits if loops is not None else ()):
@@ -413,15 +424,17 @@ class Lowerer:
         if self.direct:
             # the rows' entry counts, then their starts (h[r]: the next place in row r); the
             # result arrays get exactly the entries (a transposition's pages are all written)
-            top.add("h = (int64_t *)ls_calloc((size_t)osz0 + 2, sizeof(int64_t));",
-                    "if (!h) goto ls_fail;")
-            count = self._flat_count()
-            if count is None:
+            a = self._plain_transposition()
+            if a is not None:
+                self.emit_transposition_counts(top, a)
+            else:
+                top.add("h = (int64_t *)ls_calloc((size_t)osz0 + 2, sizeof(int64_t));",
+                        "if (!h) goto ls_fail;")
                 count = Block()
                 self.emit(0, count)
+                top.add(count, For("t", "0", "osz0", Block().add("h[t + 1] += h[t];")))
             self.placing = True
-            top.add(count, For("t", "0", "osz0", Block().add("h[t + 1] += h[t];")),
-                    "ocap = h[osz0] > 16 ? h[osz0] : 16;")
+            top.add("ocap = h[osz0] > 16 ? h[osz0] : 16;")
         if mode in ("mask", "map"):
             a = self.acc_by_q[self.mask_q]
             pm = f"p{a.slot}_{nd - 1}"
@@ -484,12 +497,11 @@ class Lowerer:
             top.add(f"tv = ({self.oct} *)ls_malloc((size_t)tcap * sizeof({self.oct}));")
             top.add("if (!tv) goto ls_fail;")
 
-    def _flat_count(self):
-        """The count pass of a transposition (``direct``) as one flat walk of the operand's
-        stored coordinates, when the statement reads one sparse operand at the loop order's own
-        subscripts and nothing else with a coordinate (``A.T`` to CSR, ``tocsc``): the counts
-        need the coordinates alone, and level by level each row paid a loop setup (vt2010's
-        4.8-entry rows). Else None."""
+    def _plain_transposition(self):
+        """The one sparse access of a transposition (``direct``) that reads it at the loop
+        order's own subscripts with nothing else read at a coordinate (``A.T`` to CSR,
+        ``tocsc``, ``2 * A.T``), whose count pass then needs the coordinates alone; else None
+        (``emit_transposition_counts``)."""
         sparse = [a for a in self.accs if not a.spec.dense]
         if len(sparse) != 1 or any(a.spec.ndim for a in self.accs if a.spec.dense):
             return None
@@ -497,11 +509,54 @@ class Lowerer:
         fmt = a.spec.format
         if (list(a.lvars) != list(self.order) or len(fmt.levels) != 2
                 or [lv.kind for lv in fmt.levels] != ["dense", "compressed"] or not fmt.levels[1].unique
-                or self.ovars[0] != self.order[1]):
+                or self.ovars[0] != self.order[1] or self.count or self.spec.loops is not None):
             return None
+        return a
+
+    def emit_transposition_counts(self, top, a):
+        """A plain transposition's count pass, on threads: the operand's rows in ``ls_nt``
+        equal ranges, each thread counting its entries per result row into its own histogram
+        (one flat walk of its stored coordinates, as scipy's ``csr_tocsc`` counts); then, per
+        result row, each thread's cursor is where the threads before it end, so that the placing
+        pass (each thread its own rows, ``row_span``, into its own cursors, ``ht``) keeps every
+        result row in order. Level by level each row had paid a loop setup (vt2010's 4.8-entry
+        rows); one thread could not split it. ``h[osz0]`` ends as the entry count, and thread
+        0's ``h[r]`` as row r's start."""
+        from .locate import THREAD_NUM
+        if THREAD_NUM not in self.prelude_extra:
+            self.prelude_extra.append(THREAD_NUM)
         p, c = f"p{a.slot}_1", f"c{a.slot}_1"
-        return Block().add(For("t", f"(int64_t){p}[0]", level_count(fmt, a.slot, 1),
-                               Block().add(f"h[(int64_t){c}[t] + 1]++;")))
+        n = self.ext[self.order[0]]
+        team_size(top, self.abi, f"(double)({level_count(a.spec.format, a.slot, 1)})")
+        top.add("h = (int64_t *)ls_calloc((size_t)ls_nt * ((size_t)osz0 + 2), sizeof(int64_t));",
+                "if (!h) goto ls_fail;")
+        region = Block().add(
+            Decl("const int64_t", "tid", "(int64_t)omp_get_thread_num()"),
+            Decl("int64_t *", "ht", "h + tid * (osz0 + 2)"), *self._row_range(p, n),
+            For("t", f"(int64_t){p}[ls_r0]", f"(int64_t){p}[ls_r1]",
+                Block().add(f"ht[(int64_t){c}[t] + 1]++;")))
+        top.add(Line("#pragma omp parallel num_threads((int)ls_nt) if(ls_nt > 1)"), region)
+        cursor = Block().add(Decl("int64_t *", "hh", "h + tt * (osz0 + 2)"),
+                             Decl("const int64_t", "k", "hh[r + 1]"), "hh[r] = at;", "at += k;")
+        top.add(Block().add(Decl("int64_t", "at", "0"),
+                            For("r", "0", "osz0", Block().add(For("tt", "0", "ls_nt", cursor))),
+                            "h[osz0] = at;"))
+        self.row_span = ("ls_r0", "ls_r1")
+        self.row_range = self._row_range(p, n)
+
+    @staticmethod
+    def _row_range(p, n):
+        """Declarations of ``ls_r0``/``ls_r1``, thread ``tid``'s rows of an operand with row
+        positions ``p`` over ``n`` rows: ranges of about equal stored entries (a power-law
+        graph's rows split by count put most entries on one thread), found by binary search, the
+        same in every pass that uses them."""
+        def first(share):  # the first row whose entries start at or past the share's target
+            return (f"({{ const int64_t g_ = (int64_t){p}[0] + ((int64_t){p}[{n}] - (int64_t){p}[0]) "
+                    f"* ({share}) / ls_nt; int64_t l_ = 0, u_ = {n}; while (l_ < u_) {{ "
+                    f"const int64_t m_ = (l_ + u_) / 2; if ((int64_t){p}[m_] < g_) l_ = m_ + 1; "
+                    f"else u_ = m_; }} l_; }})")
+        return [Decl("const int64_t", "ls_r0", first("tid")),
+                Decl("const int64_t", "ls_r1", f"(tid + 1 == ls_nt) ? {n} : {first('tid + 1')}")]
 
     def _squeeze(self, L, rows):
         """The block that drops the zero values of a result whose last level ``L`` holds
@@ -1827,7 +1882,7 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
                 if not self.placing:
                     blk.add(f"h[{r} + 1]++;")
                     return
-                blk.add(Decl(self.oct, "w", val), Decl("const int64_t", "at", f"h[{r}]++"),
+                blk.add(Decl(self.oct, "w", val), Decl("const int64_t", "at", f"{self.hname}[{r}]++"),
                         f"oc1[at] = ({self.oit}){c};", "ov[at] = w;", "nz += (w == 0);")
                 return
             if not self.red:  # no duplicates to combine: a zero can be dropped right away

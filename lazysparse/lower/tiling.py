@@ -57,7 +57,8 @@ def range_loop(lw, depth, v, blk, body, followers):
         where = lw.parallel(depth, v, followers, blk, n, forced=plan is not None and _par(lw, name))
         if plan is not None:
             _unrolled(lw, name, where, v=v)
-        where.add(For(x, "0", n, body))
+        lo, hi = lw.row_span if depth == 0 and lw.row_span is not None else ("0", n)
+        where.add(For(x, lo, hi, body))
         return
     lw.split_done.add(v)
     if v in lw.early_open:  # the outer loop was opened further out (interleaved tiles)
