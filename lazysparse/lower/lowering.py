@@ -187,14 +187,16 @@ def work_estimate(stmts, ext, abi):
     return " + ".join(f"({t})" for t in total) or "0.0"
 
 
-def team_size(blk, abi, work):
-    """Declare in ``blk`` the thread count a parallel loop runs with, ``ls_nt``: the caller's
+def team_size(blk, abi, work, name="ls_nt", report=True):
+    """Declare in ``blk`` the thread count a parallel loop runs with, ``name``: the caller's
     ``ls.set_num_threads`` when the work estimate reaches the threshold the call passes
-    (``("parmin",)``), else one; the kernel reports it in ``("team",)`` (tests read it)."""
+    (``("parmin",)``), else one; the kernel reports it in ``("team",)`` (tests read it) unless
+    ``report`` is off (a team for a kernel's preparation, before its main loops')."""
     nt = abi.int(("threads",))
-    blk.add(Decl("const int64_t", "ls_nt", f"({nt} > 1 && ({work}) >= (double){abi.int(('parmin',))}) ? {nt} : 1"))
-    blk.add(Line(f"{abi.int(('team',))} = ls_nt;"))
-    return "ls_nt"
+    blk.add(Decl("const int64_t", name, f"({nt} > 1 && ({work}) >= (double){abi.int(('parmin',))}) ? {nt} : 1"))
+    if report:
+        blk.add(Line(f"{abi.int(('team',))} = {name};"))
+    return name
 
 
 class Lowerer:
@@ -471,8 +473,7 @@ class Lowerer:
             L, a = nd - 1, self.acc_by_q[self.mask_q]
             par = []
             if mode == "map" and not self.count:  # (copies as wide as the values loop after them)
-                nt, pm = self.abi.int(("threads",)), self.abi.int(("parmin",))
-                top.add(Decl("const int64_t", "ls_cnt", f"({nt} > 1 && (double)mnz >= (double){pm}) ? {nt} : 1"))
+                team_size(top, self.abi, "(double)mnz", name="ls_cnt", report=False)
                 par = [Line("#pragma omp parallel for schedule(static) num_threads((int)ls_cnt) if(ls_cnt > 1)")]
             top.add(*par, For("t", "0", f"({dense_count}) + 1",
                               Block().add(f"op{L}[t] = ({it})((int64_t)p{a.slot}_{L}[t] - mb0);")))
@@ -502,20 +503,15 @@ class Lowerer:
         order's own subscripts with nothing else read at a coordinate (``A.T`` to CSR,
         ``tocsc``, ``2 * A.T``), whose count pass then needs the coordinates alone; else None
         (``emit_transposition_counts``)."""
-        sparse = [a for a in self.accs if not a.spec.dense]
-        if len(sparse) != 1 or any(a.spec.ndim for a in self.accs if a.spec.dense):
-            return None
-        (a,) = sparse
-        fmt = a.spec.format
-        if (list(a.lvars) != list(self.order) or len(fmt.levels) != 2
-                or [lv.kind for lv in fmt.levels] != ["dense", "compressed"] or not fmt.levels[1].unique
+        a = self._sole_walk()
+        if (a is None or [lv.kind for lv in a.spec.format.levels] != ["dense", "compressed"]
                 or self.ovars[0] != self.order[1] or self.count or self.spec.loops is not None):
             return None
         return a
 
     def emit_transposition_counts(self, top, a):
         """A plain transposition's count pass, on threads: the operand's rows in ``ls_nt``
-        equal ranges, each thread counting its entries per result row into its own histogram
+        ranges of about equal stored entries, each thread counting its entries per result row into its own histogram
         (one flat walk of its stored coordinates, as scipy's ``csr_tocsc`` counts); then, per
         result row, each thread's cursor is where the threads before it end, so that the placing
         pass (each thread its own rows, ``row_span``, into its own cursors, ``ht``) keeps every
@@ -530,9 +526,10 @@ class Lowerer:
         team_size(top, self.abi, f"(double)({level_count(a.spec.format, a.slot, 1)})")
         top.add("h = (int64_t *)ls_calloc((size_t)ls_nt * ((size_t)osz0 + 2), sizeof(int64_t));",
                 "if (!h) goto ls_fail;")
+        self.row_range = self._row_range(p, n)
         region = Block().add(
             Decl("const int64_t", "tid", "(int64_t)omp_get_thread_num()"),
-            Decl("int64_t *", "ht", "h + tid * (osz0 + 2)"), *self._row_range(p, n),
+            Decl("int64_t *", "ht", "h + tid * (osz0 + 2)"), *self.row_range,
             For("t", f"(int64_t){p}[ls_r0]", f"(int64_t){p}[ls_r1]",
                 Block().add(f"ht[(int64_t){c}[t] + 1]++;")))
         top.add(Line("#pragma omp parallel num_threads((int)ls_nt) if(ls_nt > 1)"), region)
@@ -542,7 +539,6 @@ class Lowerer:
                             For("r", "0", "osz0", Block().add(For("tt", "0", "ls_nt", cursor))),
                             "h[osz0] = at;"))
         self.row_span = ("ls_r0", "ls_r1")
-        self.row_range = self._row_range(p, n)
 
     @staticmethod
     def _row_range(p, n):
@@ -1391,6 +1387,14 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
         if (self.outs or not self.in_acc or self.spec.loops is not None or self.row_width
                 or self.stmt.reduce not in ("sum", "max", "min", "prod")):
             return None
+        return self._sole_walk()
+
+    def _sole_walk(self):
+        """The one sparse access when the statement reads nothing else at a coordinate (its
+        other operands 0-d) and the loops walk it in its own level order, distinct subscripts,
+        unique dense/compressed levels ending compressed: its stored entries can be visited as
+        one flat run of positions (scalar reductions, maps) or counted from its coordinates
+        alone (transpositions). Else None."""
         sparse = [a for a in self.accs if not a.spec.dense]
         if len(sparse) != 1 or any(a.spec.ndim for a in self.accs if a.spec.dense):
             return None
@@ -1409,10 +1413,7 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
         loop setup a row, 2.4x scipy's time, level by level."""
         if self.spec.loops is not None or self.count or self.row_width:
             return False
-        a = self.acc_by_q[self.mask_q]
-        return (not any(x.spec.ndim for x in self.accs if x is not a)
-                and list(a.lvars) == list(self.order) and a.lvl == 0
-                and len(set(a.acc.indices)) == len(a.acc.indices))
+        return self._sole_walk() is self.acc_by_q[self.mask_q]
 
     def emit_flat(self, a, blk, span=None):
         """A scalar reduction over every stored entry of ``a`` (``A.sum()``, ``A.max()``,

@@ -162,7 +162,6 @@ def inline(program: Program, only=None) -> Program:
                        if isinstance(ix, Index))
         ok = all(_can_inline(o.stmt, a, new.stmt, ext)
                  for o in readers for a in o.stmt.accesses if o.args[a.operand] == op.out)
-
         if ok and readers and (only is None or only(op)):
             defs[op.out] = new
         else:
