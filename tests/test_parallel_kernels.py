@@ -45,7 +45,8 @@ def _cases():
         ("dense elementwise", ls.asarray(D) * 2.0 + ls.asarray(D), D * 2.0 + D, True),
         ("dcsr spmv", A.asformat("dcsr") @ ls.asarray(x), Ad @ x, True),
         ("csc spmv", A.asformat("csc") @ ls.asarray(x), Ad @ x, False),  # scatters into y
-        ("sparse result", A + ls.asarray(Bs), Ad + Bs.toarray(), False),  # appends in order
+        # rows appended by each thread to buffers of its own, copied in order after (emit_par_rows)
+        ("sparse result", A + ls.asarray(Bs), Ad + Bs.toarray(), True),
     ]
 
 

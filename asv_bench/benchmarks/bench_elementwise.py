@@ -40,3 +40,24 @@ class Elementwise:
 
     def time_scipy_add3(self, name):
         self.A + self.B + self.C
+
+
+
+class ElementwiseTwoThreads:
+    """The lazysparse side on two threads: rows appended by each thread to buffers of its own,
+    copied into place after (lower/lowering.py, ``emit_par_rows``); scipy's side is above (one
+    thread)."""
+    params = Elementwise.params
+    param_names = Elementwise.param_names
+
+    def setup(self, name):
+        ls.set_num_threads(2)
+        Elementwise.setup(self, name)
+
+    def teardown(self, name):
+        ls.set_num_threads(1)
+
+    time_lazysparse_add = Elementwise.time_lazysparse_add
+    time_lazysparse_multiply = Elementwise.time_lazysparse_multiply
+    time_lazysparse_add_transpose = Elementwise.time_lazysparse_add_transpose
+    time_lazysparse_add3 = Elementwise.time_lazysparse_add3

@@ -47,3 +47,26 @@ if gb is not None:  # the peer's benchmarks exist only where it is installed
 
     SpGEMM.time_graphblas_product = _graphblas_product
     SpGEMM.time_graphblas_masked = _graphblas_masked
+
+
+class SpGEMMTwoThreads:
+    """``A @ A`` and ``A * (A @ A)`` on two threads: chunks of rows on the team, each thread with
+    its own workspace and result buffers (lower/lowering.py, ``emit_par_rows``)."""
+    params = SpGEMM.params
+    param_names = SpGEMM.param_names
+    timeout = 300
+
+    def setup(self, name):
+        ls.set_num_threads(2)
+        self.lA = ls.asarray(matrix(name))
+        self.time_lazysparse_product(name)  # compile once
+        self.time_lazysparse_masked(name)
+
+    def teardown(self, name):
+        ls.set_num_threads(1)
+
+    def time_lazysparse_product(self, name):
+        run(self.lA @ self.lA)
+
+    def time_lazysparse_masked(self, name):
+        run(self.lA * (self.lA @ self.lA))

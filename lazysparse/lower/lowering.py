@@ -28,6 +28,7 @@ from ..planner import patterns as P
 from ..planner.plan import KernelSpec, level_vars
 from ..planner.workspace import hoisted, map_access, outside, spec_mask, storage_vars
 from . import counting, locate, simd, tiling, workspace
+from .locate import THREAD_NUM
 from .loopir import Block, Decl, For, If, Line, While
 
 
@@ -199,6 +200,39 @@ def team_size(blk, abi, work, name="ls_nt", report=True):
     return name
 
 
+# The threads' buffers of a sparse result appended on threads (emit_par_rows), kept by the
+# kernel between calls: allocated and freed each call they came back as fresh pages every
+# call (glibc trims the top of its heap, or maps a large block afresh), 2,400 page faults and
+# 6 ms of system time a call for cage10's A @ A on two threads, more than the second thread
+# saved. A call that finds them taken (another Python thread running the same kernel) allocates
+# its own; buffers over LS_KEEP_MAX bytes in all are freed rather than kept.
+KEEP = """#define LS_KEEP_N 128
+#define LS_KEEP_MAX ((size_t)64 << 20)
+static void *ls_kp[LS_KEEP_N];
+static size_t ls_kc[LS_KEEP_N], ls_kall;
+static int ls_kbusy;
+static inline int ls_keep_take(void) { return __atomic_exchange_n(&ls_kbusy, 1, __ATOMIC_ACQUIRE) == 0; }
+static inline void ls_keep_give(void) { __atomic_store_n(&ls_kbusy, 0, __ATOMIC_RELEASE); }
+/* a buffer of at least n bytes: the kept one when it is large enough (own: the pool is ours) */
+static inline void *ls_keep_get(int own, int64_t k, size_t n) {
+  if (own && k < LS_KEEP_N && ls_kp[k]) {
+    void *b = ls_kp[k];
+    ls_kall -= ls_kc[k]; ls_kp[k] = NULL;
+    if (ls_kc[k] >= n) return b;
+    free(b);
+  }
+  return ls_malloc(n ? n : 1);
+}
+/* back to the pool (b: a buffer of n bytes), or freed */
+static inline void ls_keep_put(int own, int64_t k, void *b, size_t n) {
+  if (own && b && k < LS_KEEP_N && !ls_kp[k] && ls_kall + n <= LS_KEEP_MAX) {
+    ls_kp[k] = b; ls_kc[k] = n; ls_kall += n;
+  } else {
+    free(b);
+  }
+}"""
+
+
 class Lowerer:
     def __init__(self, spec: KernelSpec, count=False):
         self.spec = spec
@@ -248,6 +282,7 @@ class Lowerer:
         # index of the loop's first statement, statements to append after it); scatter arrays
         self.hoist_at, self.locs, self.loc_names, self.prelude_extra = {}, [], {}, []
         self.par_open = False  # the loops being emitted run inside an OpenMP region
+        self.par_rows = False  # a sparse result's rows appended on threads (emit_par_rows)
         # leaves add into the result atomically: a schedule runs a reduction's loop on threads
         # (planner/loops.py), or tiles of nonzeros on threads cut rows (lower/tiling.py)
         par = spec.loops.parallel if spec.loops is not None else None
@@ -300,7 +335,9 @@ class Lowerer:
         self.declare_output(top)
         body = Block()
         top.add(body)
-        if self.row_span is not None:  # each thread places its own rows at its own cursors
+        if self.par_rows:
+            self.emit_par_rows(body)
+        elif self.row_span is not None:  # each thread places its own rows at its own cursors
             self.hname = "ht"
             region = Block().add(Decl("const int64_t", "tid", "(int64_t)omp_get_thread_num()"),
                                  Decl("int64_t *", "ht", "h + tid * (osz0 + 2)"), *self.row_range)
@@ -365,6 +402,9 @@ class Lowerer:
         for l in range(self.kd):
             dense_count = f"({dense_count}) * osz{l}"
         self.dense_count = dense_count
+        # rows appended on threads: each thread its own buffers, chunks of rows copied into place
+        # after (emit_par_rows)
+        self.par_rows = self._par_rows()
         # a transposition's sort (a dense level over a compressed one, entries emitted sorted by
         # the inner index, nothing to combine) runs the loops twice instead: rows counted, then
         # each entry put in place; no (coordinates, value) triples in between
@@ -388,6 +428,9 @@ class Lowerer:
             self.temps = [f"tc{l}" for l in range(nd)] + ["tv", "perm", "tmp", "h", "nx"]
             heap += [("int64_t", f"tc{l}") for l in range(nd)] + [(self.oct, "tv")]
             heap += [("int64_t", n) for n in ("perm", "tmp", "h", "nx")]
+        if self.par_rows:  # (the chunk table and the threads' buffers)
+            heap += [("int64_t", "ls_ck"), ("void *", "ls_tp")]
+            self.temps += ["ls_ck", "ls_tp"]
         for t, n in heap:
             top.add(Decl(f"{t} *", n, "NULL"))
         if self.ws:
@@ -482,9 +525,8 @@ class Lowerer:
                 top.add(f"memset(ov, 0, (size_t)ocap * sizeof({self.oct}));")
             else:  # map: every stored entry of the operand gets its value; zeros are counted
                 top.add(Decl("int64_t", "nz", "0"))
-        if self.ws:
-            top.add(workspace.fails(f"ls_ws_init(&ws, {workspace.extent_expr(nd, self.ws_h)}, "
-                                    f"{self.abi.int(('wscap',))})"))
+        if self.ws and not self.par_rows:  # (par_rows: one workspace per thread, in its region)
+            top.add(workspace.fails(self._ws_init()))
             if self.ws_flag:
                 top.add(workspace.fails(f"ls_ws_use(&ws, {self.ws_flag})"))
         if self.direct:
@@ -497,6 +539,114 @@ class Lowerer:
                 top.add(f"if (!tc{l}) goto ls_fail;")
             top.add(f"tv = ({self.oct} *)ls_malloc((size_t)tcap * sizeof({self.oct}));")
             top.add("if (!tv) goto ls_fail;")
+
+    def _ws_init(self):
+        nd = len(self.outs)
+        return f"ls_ws_init(&ws, {workspace.extent_expr(nd, self.ws_h)}, {self.abi.int(('wscap',))})"
+
+    def _par_rows(self):
+        """A CSR-like result appended row by row (mode "append", or a workspace flushed after
+        each row) whose outermost loop is its row index: the rows may run on threads, each
+        appending to buffers of its own (``emit_par_rows``). Not under a schedule (its loops
+        are the schedule's). (An instrumented build is the same code plus its counters, which
+        are atomic: lower/counting.py.)"""
+        mode = self.spec.mode
+        return (self.spec.loops is None and len(self.outs) == 2
+                and self.kd == 1 and not self.ocoo and self.olv[1].kind == "compressed"
+                and self.order[0] == self.ovars[0]
+                and (mode == "append" or (self.ws and self.ws_h == 1)))
+
+    def emit_par_rows(self, body):
+        """The row loop of a ``_par_rows`` result in chunks of rows (``omp_chunk``) handed out
+        to the team dynamically. On a team of one, thread 0 appends to the kernel's buffers as
+        the serial loop does. On more, each thread appends its chunks' entries to coordinate and
+        value buffers of its own (allocated here, before the region, so that they come from the
+        main heap and are reused call after call: a thread's own malloc arena gave every call
+        fresh pages, ~860 page faults for cage10's A + A.T) and keeps a workspace of its own;
+        a row's end is written as the position in its thread's buffer. After the region the
+        chunks are copied in row order into the kernel's buffers (grown to the total), each
+        chunk's row ends shifted by where it landed. A failure inside the region (an
+        allocation) cannot jump out of it: the chunk's ``goto ls_fail`` becomes ``goto
+        ls_tfail`` (a macro around the loops), which flags it; the rest skip their chunks and the
+        kernel fails after the region. Each row is computed by one thread as the serial loop
+        computes it, so the values are bitwise the serial ones."""
+        it, vt, n = self.oit, self.oct, self.ext[self.order[0]]
+        for pre in (THREAD_NUM, KEEP):
+            if pre not in self.prelude_extra:
+                self.prelude_extra.append(pre)
+        team_size(body, self.abi, self.work())
+        body.add(Decl("const int64_t", "ls_pch", omp_chunk("ls_nt", n)),
+                 Decl("const int64_t", "ls_nch", f"({n} + ls_pch - 1) / ls_pch"),
+                 Decl("const int64_t", "ls_tcap", "ls_nt > 1 ? ocap / ls_nt + 16 : ocap"),
+                 "ls_tp = (void **)calloc((size_t)2 * ls_nt, sizeof(void *));",
+                 "ls_ck = (int64_t *)malloc(((size_t)4 * ls_nch + (size_t)3 * ls_nt + 1) * sizeof(int64_t));",
+                 "if (!ls_tp || !ls_ck) goto ls_fail;",
+                 Decl("int", "ls_bad", "0"), Decl("const int", "ls_own", "ls_nt > 1 && ls_keep_take()"))
+        own = Block().add(For("t", "0", "ls_nt", Block().add(
+            f"ls_tp[2 * t] = ls_keep_get(ls_own, 2 * t, (size_t)ls_tcap * sizeof({it}));",
+            f"ls_tp[2 * t + 1] = ls_keep_get(ls_own, 2 * t + 1, (size_t)ls_tcap * sizeof({vt}));",
+            "if (!ls_tp[2 * t] || !ls_tp[2 * t + 1]) ls_bad = 1;")))
+        body.add(If("ls_nt > 1", own, Block().add("ls_tp[0] = (void *)oc1;", "ls_tp[1] = (void *)ov;")))
+        region = Block()
+        body.add(Line("#pragma omp parallel num_threads((int)ls_nt) if(ls_nt > 1)"), region)
+        # the thread's own result arrays and counts, under the names the loops append with
+        region.add(Decl("const int64_t", "tid", "(int64_t)omp_get_thread_num()"),
+                   Decl("int64_t", "occ1", "ls_tcap"), Decl("int64_t", "ovc", "ls_tcap"),
+                   Decl("int64_t", "on1", "0"),
+                   Decl(f"{it} *", "oc1", f"({it} *)ls_tp[2 * tid]"),
+                   Decl(f"{vt} *", "ov", f"({vt} *)ls_tp[2 * tid + 1]"))
+        if self.ws:
+            region.add(Decl("ls_ws", "ws", "{0}"), Decl("ls_ism", "ism", "{0}"),
+                       Decl("int", "ls_ok", "!ls_bad"), f"if (ls_ok && {self._ws_init()}) ls_ok = 0;")
+            if self.ws_flag:
+                region.add(f"if (ls_ok && ls_ws_use(&ws, {self.ws_flag})) ls_ok = 0;")
+            region.add(If("!ls_ok", Block().add(Line("#pragma omp atomic write"), "ls_bad = 1;")))
+        chunk = Block()
+        region.add(Line("#pragma omp for schedule(dynamic, 1)"), For("ls_k", "0", "ls_nch", chunk))
+        chunk.add(Decl("int", "ls_b"), Line("#pragma omp atomic read"), "ls_b = ls_bad;",
+                  "if (ls_b) continue;",
+                  Decl("const int64_t", "ls_r0", "ls_k * ls_pch"),
+                  Decl("const int64_t", "ls_r1", f"ls_r0 + ls_pch < {n} ? ls_r0 + ls_pch : {n}"),
+                  Decl("const int64_t", "ls_s0", "on1"),
+                  Line("#define ls_fail ls_tfail"))
+        rows = Block()
+        chunk.add(rows)
+        self.row_span = ("ls_r0", "ls_r1")
+        self.emit_versions(rows)
+        self.row_span = None
+        chunk.add(Line("#undef ls_fail"),
+                  "ls_ck[4 * ls_k] = ls_s0;", "ls_ck[4 * ls_k + 1] = on1 - ls_s0;", "ls_ck[4 * ls_k + 2] = tid;",
+                  "continue;", "ls_tfail: ;", Line("#pragma omp atomic write"), "ls_bad = 1;")
+        region.add("ls_tp[2 * tid] = (void *)oc1;", "ls_tp[2 * tid + 1] = (void *)ov;",
+                   "ls_ck[4 * ls_nch + 3 * tid] = on1;", "ls_ck[4 * ls_nch + 3 * tid + 1] = occ1;",
+                   "ls_ck[4 * ls_nch + 3 * tid + 2] = ovc;")
+        if self.ws:
+            region.add(workspace.FREE)
+        one = Block().add(f"oc1 = ({it} *)ls_tp[0];", f"ov = ({vt} *)ls_tp[1];", "ls_tp[0] = ls_tp[1] = NULL;",
+                          "on1 = ls_ck[4 * ls_nch];", "occ1 = ls_ck[4 * ls_nch + 1];",
+                          "ovc = ls_ck[4 * ls_nch + 2];")
+        # a team: where each chunk lands, then the copies (on the team) into the kernel's buffers
+        copy = Block().add(Decl("const int64_t", "s_", "ls_ck[4 * k]"), Decl("const int64_t", "c_", "ls_ck[4 * k + 1]"),
+                           Decl("const int64_t", "t_", "ls_ck[4 * k + 2]"), Decl("const int64_t", "b_", "ls_ck[4 * k + 3]"),
+                           f"memcpy(oc1 + b_, ({it} *)ls_tp[2 * t_] + s_, (size_t)c_ * sizeof({it}));",
+                           f"memcpy(ov + b_, ({vt} *)ls_tp[2 * t_ + 1] + s_, (size_t)c_ * sizeof({vt}));",
+                           Decl("const int64_t", "r1_", f"(k + 1) * ls_pch < {n} ? (k + 1) * ls_pch : {n}"),
+                           If("b_ != s_", Block().add(For("r", "k * ls_pch", "r1_", Block().add(
+                               f"op1[r + 1] += ({it})(b_ - s_);")))))
+        team = Block().add(
+            Decl("int64_t", "ls_tot", "0"),
+            For("k", "0", "ls_nch", Block().add("ls_ck[4 * k + 3] = ls_tot;", "ls_tot += ls_ck[4 * k + 1];")),
+            f"LS_GROW({it}, oc1, occ1, ls_tot);", f"LS_GROW({vt}, ov, ovc, ls_tot);",
+            Line("#pragma omp parallel for schedule(dynamic, 1) num_threads((int)ls_nt) if(ls_nt > 1)"),
+            For("k", "0", "ls_nch", copy), "on1 = ls_tot;")
+        body.add(If("ls_nt == 1", one, Block().add(If("!ls_bad", team))))
+        # (on a team of one, its buffers are the kernel's again: nothing left to free)
+        # (after a failure nothing is kept: the memory goes back at once)
+        back = Block().add(f"ls_keep_put(ls_own && !ls_bad, 2 * t, ls_tp[2 * t], (size_t)ls_ck[4 * ls_nch + 3 * t + 1] * sizeof({it}));",
+                           f"ls_keep_put(ls_own && !ls_bad, 2 * t + 1, ls_tp[2 * t + 1], (size_t)ls_ck[4 * ls_nch + 3 * t + 2] * sizeof({vt}));")
+        body.add(For("t", "0", "ls_nt", back), "if (ls_own) ls_keep_give();",
+                 "free(ls_ck); free(ls_tp); ls_ck = NULL; ls_tp = NULL;",
+                 "if (ls_bad) goto ls_fail;")
 
     def _plain_transposition(self):
         """The one sparse access of a transposition (``direct``) that reads it at the loop
@@ -518,7 +668,6 @@ class Lowerer:
         result row in order. Level by level each row had paid a loop setup (vt2010's 4.8-entry
         rows); one thread could not split it. ``h[osz0]`` ends as the entry count, and thread
         0's ``h[r]`` as row r's start."""
-        from .locate import THREAD_NUM
         if THREAD_NUM not in self.prelude_extra:
             self.prelude_extra.append(THREAD_NUM)
         p, c = f"p{a.slot}_1", f"c{a.slot}_1"
@@ -810,6 +959,9 @@ class Lowerer:
         the loop goes in. ``forced``: a schedule's parallel loop (checked in planner/loops.py),
         in chunks of ``chunk`` iterations; under a schedule no other loop is parallel."""
         if self.spec.loops is not None and not forced:
+            return blk
+        if self.par_rows and depth == 0:  # (emit_par_rows: the region is open around the loop)
+            self.par_open = True
             return blk
         # mode "map" writes each stored entry's value at its own position, whatever the loop:
         # its row loop, or the flat walk of the positions (``flat_map``); the zeros are summed

@@ -12,6 +12,10 @@ size plus ``HEAD`` MiB and runs an operation whose result needs more than that:
   the kernel appends n*n entries, growing its output buffers (``oc``/``ov``) from the hint
   (nnz(A) + nnz(B)) by doubling until ``realloc`` fails; the partial output buffers are the
   ones ``Runner._failed`` must free.
+* ``append-threads``: the same on two threads: each thread appends its chunks of rows to
+  buffers of its own (lower/lowering.py, ``emit_par_rows``); the failed ``realloc`` happens inside
+  the OpenMP region, which flags it, and the kernel fails after the region with every thread's
+  buffers freed.
 * ``sort``: ``A @ B`` (same operands) materialized as CSR: sort assembly; the kernel's tuple
   buffers (``tc``/``tv``, temporaries that never reach ``p[]``) grow until one fails.
 
@@ -44,7 +48,7 @@ HEAD = 128          # MiB of address space above the child's size before the lim
 LEAK_BOUND = 24     # MiB the address space may keep after REPEATS failures
 REPEATS = 30
 N_BIG = 4000        # 16M entries: 192 MB of CSR (int32 + float64), well over HEAD
-N_MED = {"append": 1600, "sort": 1000}   # peak about a third of HEAD
+N_MED = {"append": 1600, "append-threads": 1600, "sort": 1000}   # peak about a third of HEAD
 
 try:
     import resource
@@ -77,8 +81,13 @@ CHILD = textwrap.dedent("""
     def ones(r, c):
         return ls.asarray(sp.csr_matrix(np.ones((r, c))))
 
+    if KIND == "append-threads":  # rows appended on two threads, each to buffers of its own
+        from lazysparse.runtime import threads
+        threads.PAR_MIN_WORK[0] = 0
+        ls.set_num_threads(2)
+
     def op(A, B):
-        if KIND == "append":
+        if KIND.startswith("append"):
             return (A * B).materialize(format="csr")
         return (A @ B).materialize(format="csr")
 
@@ -167,7 +176,7 @@ def _result(runs, cache_dir, kind):
     return runs[kind]
 
 
-@pytest.mark.parametrize("kind", ["append", "sort"])
+@pytest.mark.parametrize("kind", ["append", "append-threads", "sort"])
 def test_allocation_failure_is_a_memory_error_naming_the_operation(runs, cache_dir, kind):
     out = _result(runs, cache_dir, kind)
     first = out["errors"][0]
@@ -177,7 +186,7 @@ def test_allocation_failure_is_a_memory_error_naming_the_operation(runs, cache_d
     assert out["compiles_under_limit"] == 0
 
 
-@pytest.mark.parametrize("kind", ["append", "sort"])
+@pytest.mark.parametrize("kind", ["append", "append-threads", "sort"])
 def test_repeated_allocation_failures_do_not_leak(runs, cache_dir, kind):
     out = _result(runs, cache_dir, kind)
     assert all(e is not None and e.startswith("materialize: out of memory") for e in out["errors"]), \
