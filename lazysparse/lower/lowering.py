@@ -233,6 +233,16 @@ static inline void ls_keep_put(int own, int64_t k, void *b, size_t n) {
 }"""
 
 
+# An appended (merged) entry costs a few ns, and on threads it is copied once more after the
+# region: its work counts an eighth of a SpMV's multiply-add against the thread threshold
+# (``team_size``), so an element-wise merge needs about 130k entries before two threads run it.
+# Two threads against one, A + A.T (us): cryg2500 (12k entries) 51 -> 85, cora (11k) 75 -> 86,
+# tomography (29k) 89 -> 83, bcsstk13 (84k) 248 -> 236, fe_4elt2 (66k) 250 -> 211, wiki-Vote
+# (104k) 793 -> 542. A workspace's rows (A @ B) keep the plain estimate: it counts the operands'
+# entries, not the products, which are many more (cora's A @ A, 11k entries: 783 -> 494 us).
+APPEND_WORK = 0.125
+
+
 class Lowerer:
     def __init__(self, spec: KernelSpec, count=False):
         self.spec = spec
@@ -574,7 +584,10 @@ class Lowerer:
         for pre in (THREAD_NUM, KEEP):
             if pre not in self.prelude_extra:
                 self.prelude_extra.append(pre)
-        team_size(body, self.abi, self.work())
+        work = self.work()
+        if self.spec.mode == "append":
+            work = f"({work}) * {APPEND_WORK}"
+        team_size(body, self.abi, work)
         body.add(Decl("const int64_t", "ls_pch", omp_chunk("ls_nt", n)),
                  Decl("const int64_t", "ls_nch", f"({n} + ls_pch - 1) / ls_pch"),
                  Decl("const int64_t", "ls_tcap", "ls_nt > 1 ? ocap / ls_nt + 16 : ocap"),
