@@ -1,7 +1,7 @@
 """Side-by-side benchmarks: lazysparse vs scipy.sparse, pydata/sparse and any other installed peer.
 
     python -m lazysparse.bench [--data DIR] [--kernels K ...] [--repeat N] [--threads 1]
-                               [--wait default|passive] [--rmat-scale S ...] [--json PATH]
+                               [--wait default|passive] [--scaling N] [--rmat-scale S ...] [--json PATH]
 
 Everything runs in one process and one run, so ratios are comparable.  Inputs: every matrix of the
 benchmark corpus (``--data``, else ``LAZYSPARSE_DATA``, else ``../shared/data`` beside the repository;
@@ -388,8 +388,10 @@ def _fmt_ms(v):
     return f"{v:.3f}" if v < 10 else f"{v:.1f}"
 
 
-def run_case(ls_fn, peer_fns: dict, repeat: int, budget_s: float):
-    """Check lazysparse against scipy, then time everyone. Returns a result dict."""
+def run_case(ls_fn, peer_fns: dict, repeat: int, budget_s: float, scaled: dict | None = None):
+    """Check lazysparse against scipy, then time everyone. Returns a result dict. ``scaled``:
+    {label: call} of lazysparse on other thread counts (``--scaling``), timed in the same rounds
+    (their results under ``rec["scaled"]``)."""
     from .demo import allclose
 
     rec = {"check": None, "lazysparse": {}, "peers": {}}
@@ -417,7 +419,7 @@ def run_case(ls_fn, peer_fns: dict, repeat: int, budget_s: float):
         rec["check"] = "ERROR"
         rec["lazysparse"] = {"error": f"{type(e).__name__}: {e}"[:300]}
 
-    fns = {} if "error" in rec["lazysparse"] else {"lazysparse": ls_call}
+    fns = {} if "error" in rec["lazysparse"] else {"lazysparse": ls_call, **(scaled or {})}
     for name, fn in peer_fns.items():
         if name not in rec["peers"]:
             fns[name] = fn
@@ -426,6 +428,8 @@ def run_case(ls_fn, peer_fns: dict, repeat: int, budget_s: float):
     for name, res in measure_interleaved(fns, repeat, budget_s).items():
         if name == "lazysparse":
             rec["lazysparse"].update(res)
+        elif scaled and name in scaled:
+            rec.setdefault("scaled", {})[name] = res
         else:
             rec["peers"][name] = res
     n = min(tuning.CHOICES_MADE[0] - made, len(tuning.CHOICES))
@@ -478,9 +482,12 @@ def measure_interleaved(fns: dict, repeat: int, budget_s: float, back_to_back: b
     return out
 
 
-def _row(item, kernel, rec, peers):
+def _row(item, kernel, rec, peers, scaled=()):
     ls_ms = rec["lazysparse"].get("median_ms")
     cells = [f"{item.name:<22.22}", f"{kernel:<6}", f"{_fmt_ms(ls_ms):>11}"]
+    for label in scaled:  # lazysparse on more threads, and its speed-up over the column before
+        v = rec.get("scaled", {}).get(label, {}).get("median_ms")
+        cells += [f"{_fmt_ms(v):>10}", f"{(ls_ms / v) if ls_ms and v else float('nan'):>7.2f}"]
     best = None
     for p in peers:
         v = rec["peers"].get(p, {}).get("median_ms")
@@ -495,6 +502,17 @@ def _row(item, kernel, rec, peers):
         status += " " + rec["lazysparse"]["error"][:60]
     cells.append(status)
     return " ".join(cells)
+
+
+def _on_threads(ls, fn, n, base):
+    """``fn`` run with lazysparse on ``n`` threads (``--scaling``), back on ``base`` after."""
+    def call():
+        ls.set_num_threads(n)
+        try:
+            return fn()
+        finally:
+            ls.set_num_threads(base)
+    return call
 
 
 def run(args) -> dict:
@@ -520,7 +538,9 @@ def run(args) -> dict:
     print(f"lazysparse {ls.__version__} benchmarks: threads={args.threads} "
           f"(wait {getattr(args, 'wait', 'default')}), median of {args.repeat} "
           f"after one warm-up; data={data or '(none)'}; peers: {', '.join(peers)}")
+    scaled = [f"ls@{args.scaling}"] if args.scaling else []
     head = " ".join([f"{'matrix':<22}", f"{'kernel':<6}", f"{'lazysparse':>11}"]
+                    + [c for label in scaled for c in (f"{label:>10}", f"{'speedup':>7}")]
                     + [f"{p:>10}" for p in peers] + [f"{'ls/scipy':>8}", f"{'ls/best':>8}", "check"])
     print("times in ms; ls/X = lazysparse time / X time (below 1: lazysparse faster)")
     print(head)
@@ -552,11 +572,12 @@ def run(args) -> dict:
             if kernel not in ls_k:
                 continue  # e.g. A + A.T on a rectangular matrix
             fns = {p: k[kernel] for p, k in peer_k.items() if kernel in k}
-            rec = run_case(ls_k[kernel], fns, args.repeat, args.budget)
+            at = {scaled[0]: _on_threads(ls, ls_k[kernel], args.scaling, args.threads)} if scaled else None
+            rec = run_case(ls_k[kernel], fns, args.repeat, args.budget, at)
             rec.update(matrix=item.name, kind=item.kind, shape=list(item.shape), nnz=item.nnz,
                        kernel=kernel)
             results.append(rec)
-            print(_row(item, kernel, rec, peers), flush=True)
+            print(_row(item, kernel, rec, peers, scaled), flush=True)
 
     # geometric-mean summary per kernel: lazysparse / scipy
     print()
@@ -570,6 +591,16 @@ def run(args) -> dict:
             g = math.exp(sum(math.log(max(x, 1e-12)) for x in ratios) / len(ratios))
             summary[kernel] = {"geomean_ls_over_scipy": g, "n": len(ratios)}
             print(f"  {kernel:<6} {g:8.3f}  (n={len(ratios)})")
+    for label in scaled:
+        print(f"geometric mean of lazysparse's speed-up on {args.scaling} threads ({label}) over {args.threads}:")
+        for kernel in kernels:
+            ups = [r["lazysparse"]["median_ms"] / r["scaled"][label]["median_ms"] for r in results
+                   if r["kernel"] == kernel and "median_ms" in r["lazysparse"]
+                   and "median_ms" in r.get("scaled", {}).get(label, {})]
+            if ups:
+                g = math.exp(sum(math.log(max(x, 1e-12)) for x in ups) / len(ups))
+                summary.setdefault(kernel, {})[f"geomean_speedup_{label}"] = g
+                print(f"  {kernel:<6} {g:8.3f}  (n={len(ups)})")
     failed = [r for r in results if r["check"] in ("FAILED", "ERROR")]
     print(f"{len(results)} cases, {len(failed)} failed or errored")
     out = {"meta": meta, "results": results, "summary": summary}
@@ -594,6 +625,9 @@ def parser():
                    help=f"peers to compare with, if installed (default all: {' '.join(PEERS)})")
     p.add_argument("--repeat", type=int, default=7, help="timed calls per measurement (median)")
     p.add_argument("--threads", type=int, default=1, help="threads for lazysparse and peers")
+    p.add_argument("--scaling", type=int, default=None, metavar="N",
+                   help="also time lazysparse on N threads in the same rounds (peers keep --threads): "
+                        "a column ls@N and its speed-up")
     p.add_argument("--wait", choices=("default", "passive"), default="default",
                    help="OpenMP idle policy for every library in the process: passive keeps one "
                         "library's spinning pool from taking the cores of the next (several threads)")

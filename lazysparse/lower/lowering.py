@@ -205,7 +205,9 @@ def team_size(blk, abi, work, name="ls_nt", report=True):
 # call (glibc trims the top of its heap, or maps a large block afresh), 2,400 page faults and
 # 6 ms of system time a call for cage10's A @ A on two threads, more than the second thread
 # saved. A call that finds them taken (another Python thread running the same kernel) allocates
-# its own; buffers over LS_KEEP_MAX bytes in all are freed rather than kept.
+# its own; buffers over LS_KEEP_MAX bytes in all are freed rather than kept, and a result
+# expected larger than that runs on one thread (emit_par_rows): in a process whose heap other
+# libraries churn, two threads made MIT8's A @ A (187 MB) 1.7x slower than one.
 KEEP = """#define LS_KEEP_N 128
 #define LS_KEEP_MAX ((size_t)64 << 20)
 static void *ls_kp[LS_KEEP_N];
@@ -587,7 +589,10 @@ class Lowerer:
         work = self.work()
         if self.spec.mode == "append":
             work = f"({work}) * {APPEND_WORK}"
-        team_size(body, self.abi, work)
+        # a result larger than the kept buffers stays on one thread: its threads' buffers would
+        # be fresh pages every call, a second copy of it (see KEEP)
+        big = f"(double)ocap * (double)(sizeof({it}) + sizeof({vt})) > (double)LS_KEEP_MAX"
+        team_size(body, self.abi, f"({big}) ? 0.0 : ({work})")
         body.add(Decl("const int64_t", "ls_pch", omp_chunk("ls_nt", n)),
                  Decl("const int64_t", "ls_nch", f"({n} + ls_pch - 1) / ls_pch"),
                  Decl("const int64_t", "ls_tcap", "ls_nt > 1 ? ocap / ls_nt + 16 : ocap"),
