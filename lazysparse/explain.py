@@ -85,6 +85,11 @@ def explain(*arrays, fusion="auto", schedule=None) -> str:
                          f"copied and one value computed per entry, in one pass over its positions "
                          f"where nothing else reads the coordinates; computed zeros, if any were "
                          f"counted, are squeezed out at the end (planner/workspace.py map_access)")
+        if "#define ls_fail ls_tfail" in runner.source:  # (lower/lowering.py emit_par_rows)
+            lines.append("  threads: the rows in chunks on the team (ls.set_num_threads; one thread "
+                         "under the work threshold or for a result over 64 MiB), each thread "
+                         "appending to buffers of its own, kept for the next call, copied in row "
+                         "order after")
         if runner.sites is not None and hasattr(runner.sites, "slots"):  # tuning.Flags
             lines.append("  run-time schedule: each row's products summed into a dense row, or "
                          "the mask probed per product, the faster measured on the first calls with "

@@ -99,12 +99,13 @@ def test_the_row_loop_is_chunked_on_the_team():
     A, _ = _matrix(50, 40, 0.2, np.float64, np.int32, 1)
     ls.set_num_threads(2)
     try:
-        for expr in (ls.asarray(A) + ls.asarray(A), ls.asarray(A) @ ls.asarray(A.T.tocsr())):
+        for make in (lambda: ls.asarray(A) + ls.asarray(A), lambda: ls.asarray(A) @ ls.asarray(A.T.tocsr())):
             with kernel_log() as log:
-                expr.materialize()
+                make().materialize()
             (spec, runner), = log
             assert "#pragma omp for schedule(dynamic, 1)" in runner.source
             assert "ls_keep_get(" in runner.source and "#define ls_fail ls_tfail" in runner.source
+            assert "threads: the rows in chunks on the team" in ls.explain(make())
     finally:
         ls.set_num_threads(1)
 
