@@ -984,8 +984,11 @@ class Lowerer:
         # mode "map" writes each stored entry's value at its own position, whatever the loop:
         # its row loop, or the flat walk of the positions (``flat_map``); the zeros are summed
         mapped = self.spec.mode == "map" and not self.count
+        # mode "mask" adds each row's sums at that row's own positions of the copied structure
+        masked = self.spec.mode == "mask"
         if not forced and ((depth and not (mapped and self.flat_map)) or v not in self.outs or followers
-                           or (self.spec.mode not in ("dense", "dense-inter", "dense-acc") and not mapped)):
+                           or (self.spec.mode not in ("dense", "dense-inter", "dense-acc")
+                               and not mapped and not masked)):
             return blk
         nt = self.abi.int(("threads",))
         if not forced:  # (a schedule's parallel loop runs on the threads asked for)
@@ -1323,10 +1326,11 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
         the innermost loop of a masked product (mode "mask") can sum its products into a dense
         row instead of probing the mask: the statement is ``M * rest`` (or ``rest * M``) with
         both factors and the product in the result's dtype, ``rest`` free of M, one sorted
-        unique level drives the loop, M is located and the loop runs on one thread. Else None.
-        (Not in an ``ls.opcount`` build: it counts the probe's operations.)"""
+        unique level drives the loop and M is located (on threads, each thread has its own row:
+        ``emit_row_acc``). Else None. (Not in an ``ls.opcount`` build: it counts the probe's
+        operations.)"""
         e = self.stmt.expr
-        if (self.spec.mode != "mask" or self.count or self.par_open or depth != len(self.order) - 1
+        if (self.spec.mode != "mask" or self.count or depth != len(self.order) - 1
                 or len(located) != 1 or located[0].q != self.mask_q or self.stmt.reduce != "sum"
                 or not isinstance(e, Call) or e.op != "multiply" or len(e.args) != 2
                 or len(iters) != 2 or len(keys) != 2):
@@ -1355,11 +1359,26 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
         u = U[drv.q]
         crd = f"c{drv.slot}_{drv.lvl}"
         n = self.ext[v]
-        if "racc" not in self.locs:
-            self.sched.add(Decl(f"{self.oct} *", "racc", f"({n} <= {locate.LIMIT}) ? ({self.oct} *)calloc((size_t){n} + 1, "
-                                                         f"sizeof({self.oct})) : NULL"))
-            self.sched.add(Decl("int64_t", "rlo", "INT64_MAX"), Decl("int64_t", "rhi", "-1"))
-            self.locs.append("racc")
+        h = locate.hoist_depth(self, m)
+        host, at, post = self.hoist_at[h]
+        private = self.par_open and h > 0  # rows on threads: a row and its span per thread
+        if "racc" not in self.locs and "ls_racc" not in self.locs:
+            base = "ls_racc" if private else "racc"
+            copies = f"(size_t){self.abi.int(('threads',))} * " if private else ""
+            self.sched.add(Decl(f"{self.oct} *", base, f"({n} <= {locate.LIMIT}) ? ({self.oct} *)calloc({copies}((size_t){n} + 1), "
+                                                       f"sizeof({self.oct})) : NULL"))
+            if not private:
+                self.sched.add(Decl("int64_t", "rlo", "INT64_MAX"), Decl("int64_t", "rhi", "-1"))
+            elif locate.THREAD_NUM not in self.prelude_extra:
+                self.prelude_extra.append(locate.THREAD_NUM)
+            self.locs.append(base)
+        if private and ("racc-row", id(post)) not in self.loc_names:
+            # (the span is empty between rows: each row starts one)
+            self.loc_names[("racc-row", id(post))] = post
+            host.body.insert(at, Decl("int64_t", "rhi", "-1"))
+            host.body.insert(at, Decl("int64_t", "rlo", "INT64_MAX"))
+            host.body.insert(at, Decl(f"{self.oct} *", "racc", f"ls_racc ? ls_racc + (int64_t)omp_get_thread_num() * "
+                                                               f"((int64_t){n} + 1) : NULL"))
         blk.add(If(f"b{u} < z{u}", Block().add(
             f"if ((int64_t){crd}[b{u}] < rlo) rlo = (int64_t){crd}[b{u}];",
             f"if ((int64_t){crd}[z{u} - 1] > rhi) rhi = (int64_t){crd}[z{u} - 1];")))
@@ -1377,8 +1396,6 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
         for a in self.accs:
             a.restore(snap[a.q])
         # once per row, after the loop between: the mask's entries take M times the row's sum
-        h = locate.hoist_depth(self, m)
-        _, _, post = self.hoist_at[h]
         key = ("racc", id(post))
         if key in self.loc_names:
             return
