@@ -65,6 +65,26 @@ def choose(lw, depth, iters, pat, keys):
     return [cands[q] for q in sorted(cands)]
 
 
+def dense_row(lw, name, ctype, n, private):
+    """Allocate (in the kernel's run-time block) a zeroed array of ``n + 1`` ``ctype`` for the
+    loops to index, or NULL when ``n`` is over ``LIMIT``; ``private``: filled inside a parallel
+    loop, so one such array per thread, under ``ls_<name>`` (``thread_row`` picks a thread's).
+    Freed with the kernel's other arrays (``lw.locs``)."""
+    base = f"ls_{name}" if private else name
+    lw.locs.append(base)
+    copies = f"(size_t){lw.abi.int(('threads',))} * " if private else ""
+    lw.sched.add(Decl(f"{ctype} *", base, f"({n} <= {LIMIT}) ? ({ctype} *)calloc({copies}((size_t){n} + 1), "
+                                          f"sizeof({ctype})) : NULL"))
+    if private and THREAD_NUM not in lw.prelude_extra:
+        lw.prelude_extra.append(THREAD_NUM)
+
+
+def thread_row(name, ctype, n):
+    """The declaration of ``name``: this thread's array of a private ``dense_row``."""
+    return Decl(f"{ctype} *", name, f"ls_{name} ? ls_{name} + (int64_t)omp_get_thread_num() * "
+                                    f"((int64_t){n} + 1) : NULL")
+
+
 def scatter(lw, a, depth):
     """Allocate ``a``'s scatter array, fill it where its position becomes known and clear it
     after that loop; returns the array's C name."""
@@ -75,13 +95,7 @@ def scatter(lw, a, depth):
     n = lw.ext[lw.order[depth]]
     if name is None:  # one array per access and level: its scatters never overlap in time
         name = lw.loc_names[("array", a.q, a.lvl, private)] = f"loc{len(lw.locs)}"
-        base = f"ls_{name}" if private else name
-        lw.locs.append(base)
-        copies = f"(size_t){lw.abi.int(('threads',))} * " if private else ""
-        lw.sched.add(Decl("int32_t *", base, f"({n} <= {LIMIT}) ? (int32_t *)calloc({copies}((size_t){n} + 1), "
-                                             f"sizeof(int32_t)) : NULL"))
-        if private and THREAD_NUM not in lw.prelude_extra:
-            lw.prelude_extra.append(THREAD_NUM)
+        dense_row(lw, name, "int32_t", n, private)
     # lattice points of a loop in between share one scatter (the entry keeps ``post`` alive,
     # so its id is not reused while the kernel is lowered)
     key = ("fill", id(post), a.q, a.lvl)
@@ -98,8 +112,7 @@ def scatter(lw, a, depth):
     host.body.insert(at, Comment(f"access {a.q} level {a.lvl}: scattered once here, located in the loop over "
                                  f"{lw.vname[lw.order[depth]]} ({name})"))
     if private:
-        host.body.insert(at, Decl("int32_t *", name, f"ls_{name} ? ls_{name} + (int64_t)omp_get_thread_num() * "
-                                                     f"((int64_t){n} + 1) : NULL"))
+        host.body.insert(at, thread_row(name, "int32_t", n))
     post.append(If(name, clear))
     return name
 

@@ -600,10 +600,14 @@ class Lowerer:
                  "ls_ck = (int64_t *)malloc(((size_t)4 * ls_nch + (size_t)3 * ls_nt + 1) * sizeof(int64_t));",
                  "if (!ls_tp || !ls_ck) goto ls_fail;",
                  Decl("int", "ls_bad", "0"), Decl("const int", "ls_own", "ls_nt > 1 && ls_keep_take()"))
+        # (a thread's counts start as its buffers' sizes: a thread the runtime did not start, as
+        # without OpenMP, leaves them so, and they are what goes back to the pool)
         own = Block().add(For("t", "0", "ls_nt", Block().add(
             f"ls_tp[2 * t] = ls_keep_get(ls_own, 2 * t, (size_t)ls_tcap * sizeof({it}));",
             f"ls_tp[2 * t + 1] = ls_keep_get(ls_own, 2 * t + 1, (size_t)ls_tcap * sizeof({vt}));",
-            "if (!ls_tp[2 * t] || !ls_tp[2 * t + 1]) ls_bad = 1;")))
+            "if (!ls_tp[2 * t] || !ls_tp[2 * t + 1]) ls_bad = 1;",
+            "ls_ck[4 * ls_nch + 3 * t] = 0;", "ls_ck[4 * ls_nch + 3 * t + 1] = ls_tcap;",
+            "ls_ck[4 * ls_nch + 3 * t + 2] = ls_tcap;")))
         body.add(If("ls_nt > 1", own, Block().add("ls_tp[0] = (void *)oc1;", "ls_tp[1] = (void *)ov;")))
         region = Block()
         body.add(Line("#pragma omp parallel num_threads((int)ls_nt) if(ls_nt > 1)"), region)
@@ -651,12 +655,19 @@ class Lowerer:
                            Decl("const int64_t", "r1_", f"(k + 1) * ls_pch < {n} ? (k + 1) * ls_pch : {n}"),
                            If("b_ != s_", Block().add(For("r", "k * ls_pch", "r1_", Block().add(
                                f"op1[r + 1] += ({it})(b_ - s_);")))))
+        # (grown here without LS_GROW's jump: the threads' buffers and the pool are handed back
+        # below first)
+        grow = [If(f"ls_tot > {cap}", Block().add(
+                    Decl(f"{t} *", f"{g}_", f"({t} *)ls_realloc({buf}, (size_t)ls_tot * sizeof({t}))"),
+                    If(f"{g}_", Block().add(f"{buf} = {g}_;", f"{cap} = ls_tot;"), Block().add("ls_bad = 1;"))))
+                for buf, cap, t, g in (("oc1", "occ1", it, "gc"), ("ov", "ovc", vt, "gv"))]
         team = Block().add(
             Decl("int64_t", "ls_tot", "0"),
             For("k", "0", "ls_nch", Block().add("ls_ck[4 * k + 3] = ls_tot;", "ls_tot += ls_ck[4 * k + 1];")),
-            f"LS_GROW({it}, oc1, occ1, ls_tot);", f"LS_GROW({vt}, ov, ovc, ls_tot);",
-            Line("#pragma omp parallel for schedule(dynamic, 1) num_threads((int)ls_nt) if(ls_nt > 1)"),
-            For("k", "0", "ls_nch", copy), "on1 = ls_tot;")
+            *grow,
+            If("!ls_bad", Block().add(
+                Line("#pragma omp parallel for schedule(dynamic, 1) num_threads((int)ls_nt) if(ls_nt > 1)"),
+                For("k", "0", "ls_nch", copy), "on1 = ls_tot;")))
         body.add(If("ls_nt == 1", one, Block().add(If("!ls_bad", team))))
         # (on a team of one, its buffers are the kernel's again: nothing left to free)
         # (after a failure nothing is kept: the memory goes back at once)
@@ -1363,22 +1374,15 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
         host, at, post = self.hoist_at[h]
         private = self.par_open and h > 0  # rows on threads: a row and its span per thread
         if "racc" not in self.locs and "ls_racc" not in self.locs:
-            base = "ls_racc" if private else "racc"
-            copies = f"(size_t){self.abi.int(('threads',))} * " if private else ""
-            self.sched.add(Decl(f"{self.oct} *", base, f"({n} <= {locate.LIMIT}) ? ({self.oct} *)calloc({copies}((size_t){n} + 1), "
-                                                       f"sizeof({self.oct})) : NULL"))
+            locate.dense_row(self, "racc", self.oct, n, private)
             if not private:
                 self.sched.add(Decl("int64_t", "rlo", "INT64_MAX"), Decl("int64_t", "rhi", "-1"))
-            elif locate.THREAD_NUM not in self.prelude_extra:
-                self.prelude_extra.append(locate.THREAD_NUM)
-            self.locs.append(base)
         if private and ("racc-row", id(post)) not in self.loc_names:
             # (the span is empty between rows: each row starts one)
             self.loc_names[("racc-row", id(post))] = post
             host.body.insert(at, Decl("int64_t", "rhi", "-1"))
             host.body.insert(at, Decl("int64_t", "rlo", "INT64_MAX"))
-            host.body.insert(at, Decl(f"{self.oct} *", "racc", f"ls_racc ? ls_racc + (int64_t)omp_get_thread_num() * "
-                                                               f"((int64_t){n} + 1) : NULL"))
+            host.body.insert(at, locate.thread_row("racc", self.oct, n))
         blk.add(If(f"b{u} < z{u}", Block().add(
             f"if ((int64_t){crd}[b{u}] < rlo) rlo = (int64_t){crd}[b{u}];",
             f"if ((int64_t){crd}[z{u} - 1] > rhi) rhi = (int64_t){crd}[z{u} - 1];")))
