@@ -25,6 +25,27 @@ def _execute():
     return _EXEC[0]
 
 
+def _known(x):
+    """The storage of an operand that needs no kernel: a concrete array's, a lazy one's value
+    computed already, or the view a relabelling of a concrete array is (``A.T``), made by an
+    earlier call (runtime/execute.py ``_relabel_view`` keeps it in the source's stats); else
+    None. ``A.T @ x`` in a loop then takes the bound plan straight away, as ``A @ x`` does."""
+    st = x._storage
+    if st is not None:
+        return st
+    n = x._node
+    if n.result is not None:
+        return n.result
+    if len(n.children) == 1:
+        src = n.children[0]._storage
+        if src is not None and src.stats is not None:
+            view = src.stats.get(("view", n.stmt, n.format))
+            if view is not None:
+                n.result = view
+                return view
+    return None
+
+
 class Array:
     """A lazysparse array. Create one with ``ls.asarray``; operators on it are lazy.
 
@@ -136,7 +157,7 @@ class Array:
         else:
             ex = _EXEC[0] if _EXEC else _execute()
             ch = node.children
-            a, b = (ch[0]._storage, ch[1]._storage) if len(ch) == 2 else (None, None)
+            a, b = (_known(ch[0]), _known(ch[1])) if len(ch) == 2 else (None, None)
             if len(ch) == 1 and schedule is None and ch[0]._storage is not None:
                 # one operation on one concrete operand (A.sum(), A.max(axis=1), abs(A)): the
                 # same inline lookup as below, keyed as execute keys one storage

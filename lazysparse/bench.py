@@ -15,7 +15,8 @@ axis 0/1, ``tocsc`` conversion, ``ttv`` einsum('ijk,k->ij') on tensors.  Only on
 A@A, ``add3`` A+B+C, ``masked`` A*(A@A) (masked SpGEMM; GraphBLAS: ``mxm`` under the structural
 mask ``A.S``, which skips the final multiply by A's values: on pattern matrices the same result),
 ``sumall`` A.sum(), ``max1`` A.max(axis=1), ``maxall`` A.max() (NumPy's semantics: implicit zeros
-count; GraphBLAS and torch reduce stored values only, so they are not asked), ``scale`` 2.5 * A.
+count; GraphBLAS and torch reduce stored values only, so they are not asked), ``scale`` 2.5 * A,
+``spmv_t`` A.T@x and ``spmm_t`` A.T@X (128 columns; x and X over A's rows).
 
 Method: each lazysparse result is first checked against scipy (``np.allclose``; failures are marked
 and not timed).  Then every library gets one warm-up call (lazysparse compiles here; its time is
@@ -49,7 +50,8 @@ DEFAULT_KERNELS = ("spmv", "spmm", "add_t", "add_r", "mul_t", "mul_r", "sum0", "
                    "ttv")
 # Compound kernels of shared/PEERS.md, run only when asked for with --kernels (an unfused
 # implementation of sddmm forms the dense n x n product U @ V.T: tens of GB on the larger graphs).
-EXTRA_KERNELS = ("sddmm", "gnn", "spgemm", "add3", "masked", "sumall", "max1", "maxall", "scale")
+EXTRA_KERNELS = ("sddmm", "gnn", "spgemm", "add3", "masked", "sumall", "max1", "maxall", "scale",
+                 "spmv_t", "spmm_t")
 KERNELS = DEFAULT_KERNELS + EXTRA_KERNELS
 TENSOR_KERNELS = ("ttv",)
 MATRIX_KERNELS = tuple(k for k in KERNELS if k not in TENSOR_KERNELS)
@@ -213,6 +215,8 @@ def matrix_inputs(A, kernels=KERNELS, seed=0):
         inp["X64"], inp["W"] = rng.random((n, 64)), rng.random((64, 16))
     if "sddmm" in kernels:
         inp["U"], inp["V"] = rng.random((m, 32)), rng.random((n, 32))
+    if "spmv_t" in kernels or "spmm_t" in kernels:  # (A.T @ x: x over A's rows)
+        inp["xt"], inp["Xt"] = rng.random(m), rng.random((m, 128))
     return inp
 
 
@@ -232,6 +236,8 @@ def scipy_matrix_kernels(inp, square):
     if "U" in inp:
         from .demo import sddmm_scipy
         k["sddmm"] = lambda: sddmm_scipy(A, inp["U"], inp["V"])
+    if "xt" in inp:
+        k["spmv_t"], k["spmm_t"] = (lambda: A.T @ inp["xt"]), (lambda: A.T @ inp["Xt"])
     return k
 
 
@@ -258,6 +264,10 @@ def lazysparse_matrix_kernels(inp, square):
     if "U" in inp:
         lU, lV = ls.asarray(inp["U"]), ls.asarray(inp["V"])
         k["sddmm"] = lambda: (lA * (lU @ lV.T)).materialize()
+    if "xt" in inp:
+        lxt, lXt = ls.asarray(inp["xt"]), ls.asarray(inp["Xt"])
+        k["spmv_t"] = lambda: (lA.T @ lxt).materialize()
+        k["spmm_t"] = lambda: (lA.T @ lXt).materialize()
     return k
 
 
@@ -277,6 +287,8 @@ def pydata_matrix_kernels(inp, square):
         k["add3"] = lambda: A + B + C
     if "W" in inp:
         k["gnn"] = lambda: A @ (inp["X64"] @ inp["W"])
+    if "xt" in inp:
+        k["spmv_t"], k["spmm_t"] = (lambda: A.T @ inp["xt"]), (lambda: A.T @ inp["Xt"])
     return k
 
 
@@ -296,6 +308,9 @@ def graphblas_matrix_kernels(inp, square):
     if "C" in inp:
         C = gb.io.from_scipy_sparse(inp["C"])
         k["add3"] = lambda: A.ewise_add(B).new().ewise_add(C).new()
+    if "xt" in inp:
+        xt, Xt = gb.Vector.from_dense(inp["xt"]), gb.Matrix.from_dense(inp["Xt"])
+        k["spmv_t"], k["spmm_t"] = (lambda: A.T.mxv(xt).new()), (lambda: A.T.mxm(Xt).new())
     return k
 
 
@@ -309,6 +324,9 @@ def mkl_matrix_kernels(inp, square):
         k["spgemm"] = lambda: dot_product_mkl(A, A)
     if "W" in inp:
         k["gnn"] = lambda: dot_product_mkl(A, inp["X64"] @ inp["W"])
+    if "xt" in inp:
+        At = A.T  # (a CSC view of A's arrays: MKL multiplies by the transpose)
+        k["spmv_t"], k["spmm_t"] = (lambda: dot_product_mkl(At, inp["xt"])), (lambda: dot_product_mkl(At, inp["Xt"]))
     return k
 
 

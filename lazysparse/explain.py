@@ -90,6 +90,11 @@ def explain(*arrays, fusion="auto", schedule=None) -> str:
                          "under the work threshold or for a result over 64 MiB), each thread "
                          "appending to buffers of its own, kept for the next call, copied in row "
                          "order after")
+        if "ls_o0" in runner.source:  # (lower/lowering.py emit_private)
+            lines.append("  threads: the outer loop's reduction on the team (ls.set_num_threads; one "
+                         "thread under the work threshold, or for a result of half the work or "
+                         "more), each thread a static share of it summed into a private copy of "
+                         "the result, the copies added in thread order after")
         if runner.sites is not None and hasattr(runner.sites, "slots"):  # tuning.Flags
             lines.append("  run-time schedule: each row's products summed into a dense row, or "
                          "the mask probed per product, the faster measured on the first calls with "

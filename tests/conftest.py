@@ -59,6 +59,25 @@ def _in_threads(work, n):
     return errors
 
 
+def _calls_at_once(call, check, rounds=20, n=3):
+    """``check(call())`` ``rounds`` times in each of ``n`` Python threads at once, the kernels on
+    two OpenMP threads (compiled by a first call before the threads start); returns what the
+    threads raised."""
+    import lazysparse as ls
+    ls.set_num_threads(2)
+    try:
+        check(call())
+        return _in_threads(lambda _: [check(call()) for _ in range(rounds)], n)
+    finally:
+        ls.set_num_threads(1)
+
+
+@pytest.fixture
+def calls_at_once():
+    """``calls_at_once(call, check)``: one kernel called from several Python threads at once."""
+    return _calls_at_once
+
+
 @pytest.fixture
 def in_threads():
     """``in_threads(work, n)``: run ``work(0..n-1)`` concurrently, return what they raised."""

@@ -6,8 +6,6 @@ after. Values and structure against dense NumPy and bitwise against one thread, 
 densities, dtypes, index widths, stored zeros and empty rows."""
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -124,31 +122,14 @@ def test_kept_buffers_serve_larger_and_smaller_calls():
         ls.set_num_threads(1)
 
 
-def test_concurrent_calls_of_one_kernel():
+def test_concurrent_calls_of_one_kernel(calls_at_once):
     """Python threads running the same kernel at once: one holds the kept buffers, the others
     allocate their own; every result is right."""
     A, DA = _matrix(200, 150, 0.1, np.float64, np.int32, 7)
     B, DB = _matrix(150, 200, 0.1, np.float64, np.int32, 8)
     a, b = ls.asarray(A), ls.asarray(B)
     want = DA @ DB
-    ls.set_num_threads(2)
-    (a @ b).materialize()  # compiled before the threads start
-    errors = []
-
-    def work():
-        try:
-            for _ in range(20):
-                _check((a @ b).materialize(), want)
-        except Exception as e:  # pragma: no cover - reported below
-            errors.append(e)
-    try:
-        ts = [threading.Thread(target=work) for _ in range(3)]
-        for t in ts:
-            t.start()
-        for t in ts:
-            t.join()
-    finally:
-        ls.set_num_threads(1)
+    errors = calls_at_once(lambda: (a @ b).materialize(), lambda got: _check(got, want))
     assert not errors, errors
 
 
@@ -210,3 +191,28 @@ def test_masked_product_rows_are_private_to_threads():
     src = [r.source for _, r in log if getattr(r, "source", None)] or \
           [e.kernel.source for e in log if hasattr(e, "kernel")]
     assert any("ls_racc" in s and "#pragma omp parallel for" in s for s in src), src
+
+
+@settings(max_examples=25, deadline=None)
+@given(m=hst.integers(0, 30), n=hst.integers(0, 25), density=hst.floats(0, 1),
+       index=hst.sampled_from([np.int32, np.int64]), seed=hst.integers(0, 2**16),
+       threads=hst.sampled_from([2, 3]))
+def test_operands_walked_by_coordinates_stay_right_on_threads(m, n, density, index, seed, threads):
+    """A result appended row by row whose outer loop walks an operand's stored coordinates
+    (COO's first level, or a transposed COO's) rather than a range of rows: its rows cannot be
+    handed out as ranges, and it stays on one thread (a chunk running every row wrote each
+    result entry once per chunk)."""
+    (A, DA), (B, DB) = (_matrix(m, n, density, np.float64, index, seed + k) for k in range(2))
+    X = np.random.default_rng(seed).integers(-2, 3, (m, 4)).astype(np.float64)
+    ca, cb = (ls.asarray(sp.coo_array(x)) for x in (A, B))
+    cases = [("coo.T @ X", lambda: ca.T @ ls.asarray(X), DA.T @ X),
+             ("coo + coo", lambda: ca + cb, DA + DB),
+             ("coo @ coo.T", lambda: ca @ cb.T, DA @ DB.T),
+             ("coo.T * coo.T", lambda: ca.T * cb.T, (DA * DB).T)]
+    ls.set_num_threads(threads)
+    try:
+        for name, expr, want in cases:
+            got = expr().materialize()
+            np.testing.assert_allclose(got.todense(), want, rtol=1e-12, atol=1e-12, err_msg=name)
+    finally:
+        ls.set_num_threads(1)

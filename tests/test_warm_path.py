@@ -585,3 +585,26 @@ def test_scalar_decisions_are_the_pattern_walks_value_dependent_ones():
             rest = tuple(d for i, d in enumerate(dec) if i not in at)
             assert fixed is None or rest == fixed
             fixed = rest
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo", "dense"])
+def test_a_transposed_operand_is_one_view_call_after_call(fmt):
+    """``A.T @ x`` in a loop: the transpose of a concrete array is a view of its arrays, made
+    once and kept with the array (runtime/execute.py ``_relabel_view``), so later calls take the
+    product's bound plan at once (``array._known``). Values against NumPy every call; ``A.T``
+    stays lazy until a call materializes it; a new array gets its own view."""
+    D = np.arange(35.0).reshape(5, 7) % 4
+    x = np.arange(5.0) - 2
+    A = ls.asarray(sp.csr_array(D).asformat(fmt) if fmt != "dense" else D)
+    lx = ls.asarray(x)
+    assert A.T.is_lazy
+    views = set()
+    for _ in range(3):
+        t = A.T
+        np.testing.assert_array_equal((t @ lx).materialize().todense(), D.T @ x)
+        if t._node.result is not None:  # (a dense transpose is a view as well)
+            views.add(id(t._node.result))
+    assert len(views) <= 1
+    B = ls.asarray(sp.csr_array(D * 2).asformat(fmt) if fmt != "dense" else D * 2)
+    np.testing.assert_array_equal((B.T @ lx).materialize().todense(), 2 * D.T @ x)
+    np.testing.assert_array_equal((A.T @ lx).materialize().todense(), D.T @ x)

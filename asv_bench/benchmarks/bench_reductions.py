@@ -72,3 +72,36 @@ class ScalarTimesMatrix:
 
     def time_scipy(self, name):
         2.5 * self.A
+
+
+class SumsOverRowsTwoThreads:
+    """Results summed over the outer loop on two threads, each thread summing into a private
+    copy of the result (lower/lowering.py, ``emit_private``): column sums, ``A.T @ x``,
+    ``A.T @ X`` (16 columns), and ``A @ x`` on a COO operand (its rows walked by stretches of
+    one coordinate, each thread a share: ``share_positions``). scipy runs them on one thread."""
+    params = [MATRICES, ["sum0", "spmv_t", "spmm_t", "coo_spmv"]]
+    param_names = ["matrix", "kernel"]
+
+    def setup(self, name, kernel):
+        self.A = matrix(name)
+        m, n = self.A.shape
+        rng = np.random.default_rng(0)
+        self.x, self.X, self.y = rng.random(m), rng.random((m, 16)), rng.random(n)
+        self.C = self.A.tocoo()
+        lA, lx, lX, ly, lC = map(ls.asarray, (self.A, self.x, self.X, self.y, self.C))
+        self.lazy = {"sum0": lambda: lA.sum(axis=0), "spmv_t": lambda: lA.T @ lx,
+                     "spmm_t": lambda: lA.T @ lX, "coo_spmv": lambda: lC @ ly}[kernel]
+        ls.set_num_threads(2)
+        for _ in range(8):  # the run-time tuner's first calls
+            run(self.lazy())
+
+    def teardown(self, name, kernel):
+        ls.set_num_threads(1)
+
+    def time_lazysparse(self, name, kernel):
+        run(self.lazy())
+
+    def time_scipy(self, name, kernel):
+        A = self.A
+        {"sum0": lambda: A.sum(axis=0), "spmv_t": lambda: A.T @ self.x,
+         "spmm_t": lambda: A.T @ self.X, "coo_spmv": lambda: self.C @ self.y}[kernel]()

@@ -32,6 +32,11 @@ extern int omp_get_thread_num(void);
 #else
 static inline int omp_get_thread_num(void) { return 0; }
 #endif"""
+TEAM_NUM = """#ifdef _OPENMP
+extern int omp_get_num_threads(void);
+#else
+static inline int omp_get_num_threads(void) { return 1; }
+#endif"""
 
 LIMIT = 1 << 24  # points of a located dimension: 64 MB of address space, touched only where rows have entries
 

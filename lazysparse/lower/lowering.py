@@ -28,7 +28,7 @@ from ..planner import patterns as P
 from ..planner.plan import KernelSpec, level_vars
 from ..planner.workspace import hoisted, map_access, outside, spec_mask, storage_vars
 from . import counting, locate, simd, tiling, workspace
-from .locate import THREAD_NUM
+from .locate import TEAM_NUM, THREAD_NUM
 from .loopir import Block, Decl, For, If, Line, While
 
 
@@ -191,7 +191,8 @@ def work_estimate(stmts, ext, abi):
 def team_size(blk, abi, work, name="ls_nt", report=True):
     """Declare in ``blk`` the thread count a parallel loop runs with, ``name``: the caller's
     ``ls.set_num_threads`` when the work estimate reaches the threshold the call passes
-    (``("parmin",)``), else one; the kernel reports it in ``("team",)`` (tests read it) unless
+    (``("parmin",)``), else one (a negative estimate: one, whatever the threshold); the kernel
+    reports it in ``("team",)`` (tests read it) unless
     ``report`` is off (a team for a kernel's preparation, before its main loops')."""
     nt = abi.int(("threads",))
     blk.add(Decl("const int64_t", name, f"({nt} > 1 && ({work}) >= (double){abi.int(('parmin',))}) ? {nt} : 1"))
@@ -245,9 +246,16 @@ static inline void ls_keep_put(int own, int64_t k, void *b, size_t n) {
 APPEND_WORK = 0.125
 
 
+class NoShare(Exception):
+    """The outermost loop the lowerer emitted did not take the threads' shares that
+    ``emit_private`` or ``emit_par_rows`` set up for it (a loop shape they do not expect):
+    ``lower`` then emits the kernel without them, on one thread."""
+
+
 class Lowerer:
-    def __init__(self, spec: KernelSpec, count=False):
+    def __init__(self, spec: KernelSpec, count=False, shares=True):
         self.spec = spec
+        self.shares = shares  # the outer loop may be shared out by rows or positions
         self.count = count  # an instrumented build for ls.opcount (lower/counting.py)
         self.stmt = spec.stmt
         self.abi = ABI()
@@ -295,6 +303,12 @@ class Lowerer:
         self.hoist_at, self.locs, self.loc_names, self.prelude_extra = {}, [], {}, []
         self.par_open = False  # the loops being emitted run inside an OpenMP region
         self.par_rows = False  # a sparse result's rows appended on threads (emit_par_rows)
+        # a dense result summed over the outermost loop, on threads with private copies of it
+        # (emit_private): the loop's partition, or None
+        self.private = None
+        self.flat_span = None  # the positions a thread's flat walk visits (emit_private)
+        self.span_uses = 0  # loops that took the threads' shares (emit_private checks)
+        self.pos_share = False  # the outer walk's positions shared out (emit_private, "pos")
         # leaves add into the result atomically: a schedule runs a reduction's loop on threads
         # (planner/loops.py), or tiles of nonzeros on threads cut rows (lower/tiling.py)
         par = spec.loops.parallel if spec.loops is not None else None
@@ -347,8 +361,11 @@ class Lowerer:
         self.declare_output(top)
         body = Block()
         top.add(body)
+        self.private = self._private()
         if self.par_rows:
             self.emit_par_rows(body)
+        elif self.private is not None:
+            self.emit_private(body)
         elif self.row_span is not None:  # each thread places its own rows at its own cursors
             self.hname = "ht"
             region = Block().add(Decl("const int64_t", "tid", "(int64_t)omp_get_thread_num()"),
@@ -563,10 +580,27 @@ class Lowerer:
         are the schedule's). (An instrumented build is the same code plus its counters, which
         are atomic: lower/counting.py.)"""
         mode = self.spec.mode
-        return (self.spec.loops is None and len(self.outs) == 2
+        return (self.spec.loops is None and self.shares and len(self.outs) == 2
                 and self.kd == 1 and not self.ocoo and self.olv[1].kind == "compressed"
-                and self.order[0] == self.ovars[0]
+                and self.order[0] == self.ovars[0] and self._outer_range() is not None
                 and (mode == "append" or (self.ws and self.ws_h == 1)))
+
+    def _outer_range(self):
+        """The outermost loop runs over a range (no operand walks stored coordinates there: a
+        thread's share of it is a range of rows, ``row_span``): the position array of a
+        CSR-like operand's level under it (row ranges of about equal entries), "" when none
+        has one; None when some operand walks a compressed level there (COO's first level,
+        DCSR's rows: the walk's iterator carries from row to row)."""
+        v, weights = self.order[0], ""
+        for a in self.accs:
+            if a.spec.dense or not a.lvars or a.lvars[0] != v:
+                continue
+            levels = a.spec.format.levels
+            if levels[0].kind != "dense":
+                return None
+            if not weights and len(levels) > 1 and levels[1].kind == "compressed":
+                weights = f"p{a.slot}_1"
+        return weights
 
     def emit_par_rows(self, body):
         """The row loop of a ``_par_rows`` result in chunks of rows (``omp_chunk``) handed out
@@ -592,7 +626,7 @@ class Lowerer:
         # a result larger than the kept buffers stays on one thread: its threads' buffers would
         # be fresh pages every call, a second copy of it (see KEEP)
         big = f"(double)ocap * (double)(sizeof({it}) + sizeof({vt})) > (double)LS_KEEP_MAX"
-        team_size(body, self.abi, f"({big}) ? 0.0 : ({work})")
+        team_size(body, self.abi, f"({big}) ? -1.0 : ({work})")
         body.add(Decl("const int64_t", "ls_pch", omp_chunk("ls_nt", n)),
                  Decl("const int64_t", "ls_nch", f"({n} + ls_pch - 1) / ls_pch"),
                  Decl("const int64_t", "ls_tcap", "ls_nt > 1 ? ocap / ls_nt + 16 : ocap"),
@@ -634,8 +668,11 @@ class Lowerer:
         rows = Block()
         chunk.add(rows)
         self.row_span = ("ls_r0", "ls_r1")
+        self.span_uses = 0
         self.emit_versions(rows)
         self.row_span = None
+        if not self.span_uses:  # (every chunk would run every row: never emitted so)
+            raise NoShare(self.stmt)
         chunk.add(Line("#undef ls_fail"),
                   "ls_ck[4 * ls_k] = ls_s0;", "ls_ck[4 * ls_k + 1] = on1 - ls_s0;", "ls_ck[4 * ls_k + 2] = tid;",
                   "continue;", "ls_tfail: ;", Line("#pragma omp atomic write"), "ls_bad = 1;")
@@ -676,6 +713,122 @@ class Lowerer:
         body.add(For("t", "0", "ls_nt", back), "if (ls_own) ls_keep_give();",
                  "free(ls_ck); free(ls_tp); ls_ck = NULL; ls_tp = NULL;",
                  "if (ls_bad) goto ls_fail;")
+
+    def _private(self):
+        """A dense result summed over its outermost loop, which is a reduction (``A.T @ x``:
+        ``o[j] += A[i, j] * x[i]`` over the rows i of A; ``A.sum(axis=0)``; ``A.sum()``): no
+        row of the loop owns a part of the result, so ``parallel`` keeps it on one thread. It
+        can run on threads each summing into a private copy of the result (paper 001's
+        "temporary" race strategy), the copies added after (``emit_private``). Sums only: a
+        max or min folds in the implicit zeros by counts, which a partial walk does not know.
+        Returns ``("rows", positions or None)``: the outermost loop is a range (row ranges of
+        about equal entries when a CSR-like operand's positions lie under it); ``("flat",
+        access)``: a scalar's flat walk of one operand's positions (``emit_flat``); or None.
+        Not under a schedule (its loops are the schedule's)."""
+        if (self.spec.loops is not None or not self.shares or self.stmt.reduce != "sum"
+                or not self.order or self.order[0] not in self.red):
+            return None
+        mode = self.spec.mode
+        if not (mode == "dense-inter" or (mode == "dense-acc" and not self.outs)):
+            return None
+        if not self.outs:
+            flat = self._sole_walk()
+            if flat is not None:
+                return ("flat", flat)
+        if len(self.order) < 2:
+            return None  # (a lone dense range is emit_dense_reduction's, which takes no span)
+        weights = self._outer_range()
+        if weights is None:  # one operand's stored coordinates: a share of its positions each
+            return ("pos", None) if self._outer_walker() is not None else None
+        return ("rows", weights or None)
+
+    def _outer_walker(self):
+        """The one access that walks a compressed level (COO's first, DCSR's rows) in the
+        outermost loop, when it is the only one reading that loop's index at its first level;
+        else None."""
+        v = self.order[0]
+        walkers = [a for a in self.accs if not a.spec.dense and a.lvars and a.lvars[0] == v]
+        if len(walkers) != 1 or walkers[0].spec.format.levels[0].kind != "compressed":
+            return None
+        return walkers[0]
+
+    def emit_private(self, body):
+        """The loops of a ``_private`` kernel on the team: thread t > 0 sums into its own
+        zeroed copy of the result (the loops' ``o``, shadowed), thread 0 into the result
+        itself; each takes a static share of the outermost loop (rows of about equal stored
+        entries, or an equal share of the flat walk's positions), then, after a barrier, each
+        adds the copies into its share of the result, in thread order. The values are the same
+        from call to call at one thread count; they differ from one thread's in rounding
+        only, as NumPy's pairwise sums differ from a loop's. Copies are kept by the kernel
+        between calls (``KEEP``: allocated each call they were fresh pages each time). The
+        team runs when the result is small against the work (the copies are zeroed and added:
+        a result of half the work or more stays on one thread), its copies fit the kept
+        buffers' limit and its strides pack it (a strided view stays on one thread). A
+        kernel whose copies cannot be allocated runs on one thread."""
+        kind, arg = self.private
+        T = self.oct
+        for pre in (THREAD_NUM, TEAM_NUM, KEEP):
+            if pre not in self.prelude_extra:
+                self.prelude_extra.append(pre)
+        if self.outs:
+            exts = [self.ext[v] for v in self.outs]
+            span = "1 + " + " + ".join(f"({e} - 1) * os{m}" for m, e in enumerate(exts))
+            body.add(Decl("const int64_t", "ls_ofull", " * ".join(f"({e})" for e in exts)),
+                     Decl("const int64_t", "ls_osz", f"ls_ofull > 0 ? {span} : 0"))
+            packed = "ls_osz == ls_ofull"
+        else:
+            body.add(Decl("const int64_t", "ls_osz", "1"))
+            packed = "1"
+        nt, work = self.abi.int(("threads",)), self.work()
+        copies = f"(double)({nt} - 1) * (double)ls_osz * (double)sizeof({T})"
+        team_size(body, self.abi, f"(!({packed}) || {copies} > (double)LS_KEEP_MAX "
+                                  f"|| 2.0 * (double)ls_osz > ({work})) ? -1.0 : ({work})")
+        size = f"(size_t)(ls_pt - 1) * (size_t)ls_osz * sizeof({T})"
+        # (copies that cannot be allocated leave the loops on one thread: a dense kernel has no
+        # failure path, and its loops never jump to one)
+        body.add(Decl(f"{T} *", "ls_pv", "NULL"),
+                 Decl("const int", "ls_own", "ls_nt > 1 && ls_keep_take()"),
+                 Decl(f"{T} *const", "ls_o0", "o"), Decl("int64_t", "ls_pt", "ls_nt"),
+                 If("ls_nt > 1", Block().add(f"ls_pv = ({T} *)ls_keep_get(ls_own, 0, {size});")),
+                 "if (!ls_pv) ls_pt = 1;", f"{self.abi.int(('team',))} = ls_pt;")
+        region = Block().add(Decl("const int64_t", "tid", "(int64_t)omp_get_thread_num()"),
+                             Decl("const int64_t", "ls_tn", "(int64_t)omp_get_num_threads()"))
+        body.add(Line("#pragma omp parallel num_threads((int)ls_pt) if(ls_pt > 1)"), region)
+        # (the loops in a block of their own: their restrict ``o`` ends before the copies are
+        # added through ``ls_o0``)
+        own = Block().add(Decl(f"{T} *restrict", "o", "tid ? ls_pv + (tid - 1) * ls_osz : ls_o0"),
+                          f"if (tid) memset(o, 0, (size_t)ls_osz * sizeof({T}));")
+        region.add(own)
+        if kind == "pos":
+            self.pos_share = True  # (emit_single_driver shares out the walk's positions)
+        elif kind == "flat":
+            a = arg
+            count = level_count(a.spec.format, a.slot, len(a.lvars) - 1)
+            own.add(Decl("const int64_t", "ls_f0", f"({count}) * tid / ls_tn"),
+                    Decl("const int64_t", "ls_f1", f"({count}) * (tid + 1) / ls_tn"))
+            self.flat_span = ("ls_f0", "ls_f1")
+        else:
+            n = self.ext[self.order[0]]
+            if arg is not None:
+                own.add(*self._row_range(arg, n, "ls_tn"))
+            else:
+                own.add(Decl("const int64_t", "ls_r0", f"{n} * tid / ls_tn"),
+                        Decl("const int64_t", "ls_r1", f"{n} * (tid + 1) / ls_tn"))
+            self.row_span = ("ls_r0", "ls_r1")
+        self.span_uses = 0
+        self.emit_versions(own)
+        self.row_span = self.flat_span = None
+        self.pos_share = False
+        if not self.span_uses:  # (every thread would run the whole loop: never emitted so)
+            raise NoShare(self.stmt)
+        add = Block().add(Decl(f"const {T} *restrict", "q_", "ls_pv + (t - 1) * ls_osz"),
+                          For("e", "e0_", "e1_", Block().add(C.reduce_step("sum", "ls_o0[e]", "q_[e]", self.odt))))
+        region.add(If("ls_tn > 1", Block().add(
+            Line("#pragma omp barrier"),
+            Decl("const int64_t", "e0_", "ls_osz * tid / ls_tn"),
+            Decl("const int64_t", "e1_", "ls_osz * (tid + 1) / ls_tn"),
+            For("t", "1", "ls_tn", add))))
+        body.add(f"ls_keep_put(ls_own, 0, ls_pv, {size});", "if (ls_own) ls_keep_give();")
 
     def _plain_transposition(self):
         """The one sparse access of a transposition (``direct``) that reads it at the loop
@@ -719,18 +872,18 @@ class Lowerer:
         self.row_span = ("ls_r0", "ls_r1")
 
     @staticmethod
-    def _row_range(p, n):
+    def _row_range(p, n, nt="ls_nt"):
         """Declarations of ``ls_r0``/``ls_r1``, thread ``tid``'s rows of an operand with row
         positions ``p`` over ``n`` rows: ranges of about equal stored entries (a power-law
         graph's rows split by count put most entries on one thread), found by binary search, the
         same in every pass that uses them."""
         def first(share):  # the first row whose entries start at or past the share's target
             return (f"({{ const int64_t g_ = (int64_t){p}[0] + ((int64_t){p}[{n}] - (int64_t){p}[0]) "
-                    f"* ({share}) / ls_nt; int64_t l_ = 0, u_ = {n}; while (l_ < u_) {{ "
+                    f"* ({share}) / {nt}; int64_t l_ = 0, u_ = {n}; while (l_ < u_) {{ "
                     f"const int64_t m_ = (l_ + u_) / 2; if ((int64_t){p}[m_] < g_) l_ = m_ + 1; "
                     f"else u_ = m_; }} l_; }})")
         return [Decl("const int64_t", "ls_r0", first("tid")),
-                Decl("const int64_t", "ls_r1", f"(tid + 1 == ls_nt) ? {n} : {first('tid + 1')}")]
+                Decl("const int64_t", "ls_r1", f"(tid + 1 == {nt}) ? {n} : {first('tid + 1')}")]
 
     def _squeeze(self, L, rows):
         """The block that drops the zero values of a result whose last level ``L`` holds
@@ -879,7 +1032,7 @@ class Lowerer:
         if depth == 0 and self.in_acc and not self.outs:
             flat = self._flat_access()
             if flat is not None:
-                self.emit_flat(flat, blk)
+                self.emit_flat(flat, blk, self.flat_span)
                 return
         if depth == 0 and mode == "map" and self._map_flat():
             self.flat_map = True  # (its walk of the positions may run on threads: parallel)
@@ -989,7 +1142,8 @@ class Lowerer:
         in chunks of ``chunk`` iterations; under a schedule no other loop is parallel."""
         if self.spec.loops is not None and not forced:
             return blk
-        if self.par_rows and depth == 0:  # (emit_par_rows: the region is open around the loop)
+        if (self.par_rows or self.private is not None) and depth == 0:
+            # (emit_par_rows, emit_private: the region is open around the loop)
             self.par_open = True
             return blk
         # mode "map" writes each stored entry's value at its own position, whatever the loop:
@@ -1307,12 +1461,15 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
         j = f"j{U[q0]}"
         lv = d0.spec.format.levels[d0.lvl]
         crd = f"c{d0.slot}_{d0.lvl}"
+        shared = depth == 0 and not followers and (self.pos_share or (not lv.unique and self._coo_team(v)))
+        if shared:  # each thread a share of the walk's positions (``share_positions``)
+            blk = self.share_positions(blk, U[q0], crd, lv.unique)
         if lv.unique:
             loop = For(j, f"b{U[q0]}", f"z{U[q0]}", body)
             body.add(Decl("int64_t", x, f"(int64_t){crd}[{j}]"))
             self.prefetch_segments(v, d0, j, body)
             seg = None
-            where = self.parallel(depth, v, followers, blk, f"z{U[q0]} - b{U[q0]}")
+            where = blk if shared else self.parallel(depth, v, followers, blk, f"z{U[q0]} - b{U[q0]}")
         else:
             where = blk
             blk.add(Decl("int64_t", f"g{U[q0]}", "0"))
@@ -1331,6 +1488,44 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
         self.bound.discard(v)
         for a in self.accs:
             a.restore(snap[a.q])
+
+    def _coo_team(self, v):
+        """A dense result whose outermost loop walks a non-unique compressed level (COO's rows:
+        ``A @ x``, TTV on a COO tensor) over one of its own indices: each stretch of equal
+        coordinates writes its own points of the result, so the walk may run on threads, each
+        a share of the positions cut at a change of coordinate (``share_positions``)."""
+        return (self.shares and self.spec.loops is None and not self.par_open and self.private is None
+                and self.spec.mode in ("dense", "dense-acc", "dense-inter") and v in self.outs
+                and not self.in_acc)
+
+    def share_positions(self, blk, u, crd, unique):
+        """A block inside ``blk`` where the outer walk's bounds ``b{u}``/``z{u}`` are this
+        thread's share of them: an equal part of the positions, moved on (non-unique levels)
+        to where the coordinate changes, so that no stretch of one coordinate is split. In an
+        ``emit_private`` region the team is open; otherwise one is opened here (``_coo_team``),
+        sized by the work estimate."""
+        for pre in (THREAD_NUM, TEAM_NUM):
+            if pre not in self.prelude_extra:
+                self.prelude_extra.append(pre)
+        if self.private is None:
+            team_size(blk, self.abi, self.work())
+            region = Block().add(Decl("const int64_t", "tid", "(int64_t)omp_get_thread_num()"),
+                                 Decl("const int64_t", "ls_tn", "(int64_t)omp_get_num_threads()"))
+            blk.add(Line("#pragma omp parallel num_threads((int)ls_nt) if(ls_nt > 1)"), region)
+            blk = region
+            self.par_open = True
+        self.span_uses += 1
+        b, z = f"b{u}", f"z{u}"
+
+        def cut(name, share):
+            blk.add(Decl("int64_t", name, f"{b} + ({z} - {b}) * ({share}) / ls_tn"))
+            if not unique:
+                blk.add(f"while ({name} > {b} && {name} < {z} && {crd}[{name}] == {crd}[{name} - 1]) {name}++;")
+        cut(f"ls_lo{u}", "tid")
+        cut(f"ls_hi{u}", "tid + 1")
+        inner = Block().add(Decl("int64_t", b, f"ls_lo{u}"), Decl("int64_t", z, f"ls_hi{u}"))
+        blk.add(inner)
+        return inner
 
     def row_acc_plan(self, depth, located, keys, byq, iters):
         """(driver, mask access, the other factor, its first access number, mask first?) when
@@ -1624,8 +1819,10 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
         u = f"{a.q}_{L - 1}"
         U, byq = {a.q: u}, {a.q: a}
         lo, hi = span or ("0", level_count(a.spec.format, a.slot, L - 1))
+        if span is not None and span == self.flat_span:
+            self.span_uses += 1
         blk.add(Decl("int64_t", f"b{u}", lo), Decl("int64_t", f"z{u}", hi))
-        if span is None and self._can_split_acc(depth, a, [a]):
+        if (span is None or self.flat_span is not None) and self._can_split_acc(depth, a, [a]):
             self.emit_segment_variants(depth, v, blk, a, {a.q}, byq, [a], U, snap)
         else:
             self.emit_single_driver(depth, v, blk, {a.q}, byq, [a], U, snap)
@@ -2193,7 +2390,13 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
 
 
 def lower(spec: KernelSpec, count=False):
-    """KernelSpec -> (loop IR Block, ABI); ``count``: the instrumented build (lower/counting.py)."""
-    lw = Lowerer(spec, count)
-    blk = lw.lower()
+    """KernelSpec -> (loop IR Block, ABI); ``count``: the instrumented build (lower/counting.py).
+    A kernel whose outer loop could not take the threads' shares (``NoShare``) is lowered
+    again with its loops on one thread."""
+    try:
+        lw = Lowerer(spec, count)
+        blk = lw.lower()
+    except NoShare:
+        lw = Lowerer(spec, count, shares=False)
+        blk = lw.lower()
     return blk, lw.abi

@@ -58,6 +58,8 @@ def range_loop(lw, depth, v, blk, body, followers):
         if plan is not None:
             _unrolled(lw, name, where, v=v)
         lo, hi = lw.row_span if depth == 0 and lw.row_span is not None else ("0", n)
+        if depth == 0 and lw.row_span is not None:
+            lw.span_uses += 1
         where.add(For(x, lo, hi, body))
         return
     lw.split_done.add(v)

@@ -257,11 +257,11 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=Non
         bkey = (id(stmt0), *[id(s) for s in specs0], req_format) + ((_PLANNED,) if planned else ())
     # a relabelling whose result format mirrors the operand is a view: no kernel
     if _is_relabel(stmt) and out_fmt is not None:
-        view = _relabel_view(stmt, storages[0], out_fmt, out_shape)
+        view = _relabel_view(stmt, storages[0], out_fmt, out_shape, req_format)
         if view is not None:
             if bkey is not None and fixed is not None:
                 _BOUND[bkey] = lambda sts, shape, name, buf=None, stmt0=stmt0: _relabel_view(
-                    stmt, sts[0], out_fmt, shape)
+                    stmt, sts[0], out_fmt, shape, req_format)
             return view
     concordance = "concordance" in _PASSES[0]
     okey = (stmt, specs, out_fmt, decisions, concordance)
@@ -526,7 +526,27 @@ def _bind(stmt0, extra, runner, out_fmt, density_rule, sparse_out, ws=None, sdec
     return runner.bind(L, env)
 
 
-def _relabel_view(stmt, src, out_fmt, out_shape):
+def _relabel_view(stmt, src, out_fmt, out_shape, req_format=None):
+    """The view a relabelling of ``src`` is (``A.T`` of a CSR array: its arrays as CSC), or
+    None when it is not one. Made once per source storage and kept in its ``stats`` (storages
+    never change) under the statement and the format asked for (None: the inferred one, which
+    for a relabelling depends on the operand's format alone): the same view object every call
+    keeps its spec and the next kernel's bound buffers, and ``Array.materialize`` finds it
+    without planning (``Array._known``). A fresh view a call made ``A.T @ x`` on cora 72-92 us
+    against 26-37 on a CSC operand: a new Format, spec, DAG key and glue binding per call."""
+    stats = src.stats
+    if stats is None:
+        stats = src.stats = {}
+    key = ("view", stmt, req_format)
+    view = stats.get(key)
+    if view is None:
+        view = _new_view(stmt, src, out_fmt, out_shape)
+        if view is not None:
+            stats[key] = view
+    return view
+
+
+def _new_view(stmt, src, out_fmt, out_shape):
     acc = stmt.expr
     if src.format.is_dense and out_fmt.is_dense:
         perm = [acc.indices.index(ix) for ix in stmt.out_indices]
