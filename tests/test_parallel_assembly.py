@@ -197,22 +197,49 @@ def test_masked_product_rows_are_private_to_threads():
 @given(m=hst.integers(0, 30), n=hst.integers(0, 25), density=hst.floats(0, 1),
        index=hst.sampled_from([np.int32, np.int64]), seed=hst.integers(0, 2**16),
        threads=hst.sampled_from([2, 3]))
-def test_operands_walked_by_coordinates_stay_right_on_threads(m, n, density, index, seed, threads):
+def test_rows_walked_by_coordinates_run_in_chunks_of_positions(m, n, density, index, seed, threads):
     """A result appended row by row whose outer loop walks an operand's stored coordinates
-    (COO's first level, or a transposed COO's) rather than a range of rows: its rows cannot be
-    handed out as ranges, and it stays on one thread (a chunk running every row wrote each
-    result entry once per chunk)."""
+    (COO's first level, a transposed COO's, a COO tensor's in TTV) rather than a range of rows:
+    its chunks are runs of positions cut where the coordinate changes, each recording the rows
+    it spans (a chunk running every row wrote each result entry once per chunk, session 25)."""
+    import sparse
     (A, DA), (B, DB) = (_matrix(m, n, density, np.float64, index, seed + k) for k in range(2))
     X = np.random.default_rng(seed).integers(-2, 3, (m, 4)).astype(np.float64)
     ca, cb = (ls.asarray(sp.coo_array(x)) for x in (A, B))
+    D3 = np.stack([DA, 0 * DA, -DA])  # (an empty middle slab: rows no chunk visits)
+    T3 = ls.asarray(sparse.COO.from_numpy(D3))
+    v = np.arange(n, dtype=np.float64) - 2
     cases = [("coo.T @ X", lambda: ca.T @ ls.asarray(X), DA.T @ X),
              ("coo + coo", lambda: ca + cb, DA + DB),
              ("coo @ coo.T", lambda: ca @ cb.T, DA @ DB.T),
-             ("coo.T * coo.T", lambda: ca.T * cb.T, (DA * DB).T)]
-    ls.set_num_threads(threads)
+             ("coo.T * coo.T", lambda: ca.T * cb.T, (DA * DB).T),
+             ("ttv", lambda: ls.einsum("ijk,k->ij", T3, ls.asarray(v)),
+              np.einsum("ijk,k->ij", D3, v))]
     try:
         for name, expr, want in cases:
+            ls.set_num_threads(1)
+            one = expr().materialize()
+            ls.set_num_threads(threads)
             got = expr().materialize()
             np.testing.assert_allclose(got.todense(), want, rtol=1e-12, atol=1e-12, err_msg=name)
+            np.testing.assert_allclose(got.todense(), one.todense(), rtol=1e-12, atol=1e-12, err_msg=name)
+    finally:
+        ls.set_num_threads(1)
+
+
+def test_a_coo_tensor_walk_is_chunked_by_positions():
+    import sparse
+    D3 = np.zeros((40, 6, 5))
+    D3[::3, 1, :] = 1.0
+    D3[7, :, 2] = 2.0
+    T3 = ls.asarray(sparse.COO.from_numpy(D3))
+    v = np.arange(5.0)
+    ls.set_num_threads(2)
+    try:
+        with kernel_log() as log:
+            got = ls.einsum("ijk,k->ij", T3, ls.asarray(v)).materialize()
+        (spec, runner), = log
+        assert spec.mode == "append" and "ls_ck[6 * ls_k + 4]" in runner.source
+        _check(got, np.einsum("ijk,k->ij", D3, v))
     finally:
         ls.set_num_threads(1)

@@ -194,3 +194,19 @@ def test_skewed_rows_split_by_entries(threads):
             _close(ls.asarray(a).sum(axis=0).materialize(), D.sum(axis=0), np.float64, "skew")
     finally:
         ls.set_num_threads(1)
+
+
+@pytest.mark.parametrize("per_column,team", [(5, 1), (20, 2)])
+def test_copies_past_the_cache_need_more_work_per_point(per_column, team, two):
+    """A result whose copy exceeds a core's cache (``PRIVATE_SMALL``: 1100 x 128 doubles) runs
+    on threads only with ``PRIVATE_RATIO[1]`` (12) entries or more a column: its zeroing and
+    adding go to memory."""
+    n, k = 1100, 128
+    rng = np.random.default_rng(per_column)
+    rows = rng.integers(0, 3000, n * per_column)
+    cols = np.repeat(np.arange(n), per_column)
+    a = sp.csr_array((np.ones(n * per_column), (rows, cols)), shape=(3000, n))
+    X = rng.random((3000, k))
+    got, teams, srcs = _team(ls.asarray(a).T @ ls.asarray(X))
+    _close(got, a.T @ X, np.float64, "A.T @ X")
+    assert teams == [team] and REGION in srcs[0]

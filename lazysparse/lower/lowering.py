@@ -245,6 +245,20 @@ static inline void ls_keep_put(int own, int64_t k, void *b, size_t n) {
 # entries, not the products, which are many more (cora's A @ A, 11k entries: 783 -> 494 us).
 APPEND_WORK = 0.125
 
+# Private copies of a result summed on threads (``emit_private``) are zeroed and added: the work
+# must be PRIVATE_RATIO[0] times the result's points where a copy fits in PRIVATE_SMALL bytes
+# (a core's cache), PRIVATE_RATIO[1] times where it does not (its zeroing, adding and scattered
+# sums then go to memory). Measured on the corpus, two threads over one (bench --scaling 2):
+# A.T @ x (results up to 512 KB) 1.26-1.79 from 4.8 entries a column up; A.T @ X with 128
+# columns (results of 4-38 MB) 0.66-0.97 below 12 entries a column (fe_4elt2 5.9, vt2010 4.8,
+# NSR8K 8.6, email-Enron 10), 1.12-1.60 above (ca-CondMat 8.5 at 1.12 the exception).
+PRIVATE_SMALL = float(1 << 20)
+PRIVATE_RATIO = (2.0, 12.0)
+# A flat sum's entry (one vector lane of an add) is far cheaper than a SpMV's multiply-add with a
+# gather: its work counts an eighth against the thread threshold. A.sum() two threads over
+# one: 0.77-0.97 below 66k entries, 1.11-1.21 at 88k-180k, 1.5-1.84 from 180k up.
+FLAT_WORK = 0.125
+
 
 class NoShare(Exception):
     """The outermost loop the lowerer emitted did not take the threads' shares that
@@ -309,6 +323,7 @@ class Lowerer:
         self.flat_span = None  # the positions a thread's flat walk visits (emit_private)
         self.span_uses = 0  # loops that took the threads' shares (emit_private checks)
         self.pos_share = False  # the outer walk's positions shared out (emit_private, "pos")
+        self.pos_chunk = None  # (chunk, chunks, table width): emit_par_rows' chunks of positions
         # leaves add into the result atomically: a schedule runs a reduction's loop on threads
         # (planner/loops.py), or tiles of nonzeros on threads cut rows (lower/tiling.py)
         par = spec.loops.parallel if spec.loops is not None else None
@@ -582,7 +597,8 @@ class Lowerer:
         mode = self.spec.mode
         return (self.spec.loops is None and self.shares and len(self.outs) == 2
                 and self.kd == 1 and not self.ocoo and self.olv[1].kind == "compressed"
-                and self.order[0] == self.ovars[0] and self._outer_range() is not None
+                and self.order[0] == self.ovars[0]
+                and (self._outer_range() is not None or self._outer_walker() is not None)
                 and (mode == "append" or (self.ws and self.ws_h == 1)))
 
     def _outer_range(self):
@@ -615,11 +631,25 @@ class Lowerer:
         allocation) cannot jump out of it: the chunk's ``goto ls_fail`` becomes ``goto
         ls_tfail`` (a macro around the loops), which flags it; the rest skip their chunks and the
         kernel fails after the region. Each row is computed by one thread as the serial loop
-        computes it, so the values are bitwise the serial ones."""
+        computes it, so the values are the serial ones. Where the outer loop walks an
+        operand's stored coordinates (COO's first level, a COO tensor's in TTV) instead of a
+        range of rows, a chunk is a run of its positions cut where the coordinate changes
+        (``share_positions``), and records the rows it spans for the shift."""
         it, vt, n = self.oit, self.oct, self.ext[self.order[0]]
         for pre in (THREAD_NUM, KEEP):
             if pre not in self.prelude_extra:
                 self.prelude_extra.append(pre)
+        # rows walked as a range: chunks of rows; walked by an operand's stored coordinates
+        # (COO's first level, DCSR's rows): chunks of its positions, cut where the coordinate
+        # changes (``share_positions``), each recording the rows it spans (two more slots)
+        walker = self._outer_walker() if self._outer_range() is None else None
+        W = 6 if walker is not None else 4
+        count = n
+        if walker is not None:
+            p0 = f"p{walker.slot}_0"
+            body.add(Decl("const int64_t", "ls_pb", f"(int64_t){p0}[0]"),
+                     Decl("const int64_t", "ls_pz", f"(int64_t){p0}[1]"))
+            count = "(ls_pz - ls_pb)"
         work = self.work()
         if self.spec.mode == "append":
             work = f"({work}) * {APPEND_WORK}"
@@ -627,11 +657,11 @@ class Lowerer:
         # be fresh pages every call, a second copy of it (see KEEP)
         big = f"(double)ocap * (double)(sizeof({it}) + sizeof({vt})) > (double)LS_KEEP_MAX"
         team_size(body, self.abi, f"({big}) ? -1.0 : ({work})")
-        body.add(Decl("const int64_t", "ls_pch", omp_chunk("ls_nt", n)),
-                 Decl("const int64_t", "ls_nch", f"({n} + ls_pch - 1) / ls_pch"),
+        body.add(Decl("const int64_t", "ls_pch", omp_chunk("ls_nt", count)),
+                 Decl("const int64_t", "ls_nch", f"({count} + ls_pch - 1) / ls_pch"),
                  Decl("const int64_t", "ls_tcap", "ls_nt > 1 ? ocap / ls_nt + 16 : ocap"),
                  "ls_tp = (void **)calloc((size_t)2 * ls_nt, sizeof(void *));",
-                 "ls_ck = (int64_t *)malloc(((size_t)4 * ls_nch + (size_t)3 * ls_nt + 1) * sizeof(int64_t));",
+                 f"ls_ck = (int64_t *)malloc(((size_t){W} * ls_nch + (size_t)3 * ls_nt + 1) * sizeof(int64_t));",
                  "if (!ls_tp || !ls_ck) goto ls_fail;",
                  Decl("int", "ls_bad", "0"), Decl("const int", "ls_own", "ls_nt > 1 && ls_keep_take()"))
         # (a thread's counts start as its buffers' sizes: a thread the runtime did not start, as
@@ -640,8 +670,8 @@ class Lowerer:
             f"ls_tp[2 * t] = ls_keep_get(ls_own, 2 * t, (size_t)ls_tcap * sizeof({it}));",
             f"ls_tp[2 * t + 1] = ls_keep_get(ls_own, 2 * t + 1, (size_t)ls_tcap * sizeof({vt}));",
             "if (!ls_tp[2 * t] || !ls_tp[2 * t + 1]) ls_bad = 1;",
-            "ls_ck[4 * ls_nch + 3 * t] = 0;", "ls_ck[4 * ls_nch + 3 * t + 1] = ls_tcap;",
-            "ls_ck[4 * ls_nch + 3 * t + 2] = ls_tcap;")))
+            f"ls_ck[{W} * ls_nch + 3 * t] = 0;", f"ls_ck[{W} * ls_nch + 3 * t + 1] = ls_tcap;",
+            f"ls_ck[{W} * ls_nch + 3 * t + 2] = ls_tcap;")))
         body.add(If("ls_nt > 1", own, Block().add("ls_tp[0] = (void *)oc1;", "ls_tp[1] = (void *)ov;")))
         region = Block()
         body.add(Line("#pragma omp parallel num_threads((int)ls_nt) if(ls_nt > 1)"), region)
@@ -660,37 +690,42 @@ class Lowerer:
         chunk = Block()
         region.add(Line("#pragma omp for schedule(dynamic, 1)"), For("ls_k", "0", "ls_nch", chunk))
         chunk.add(Decl("int", "ls_b"), Line("#pragma omp atomic read"), "ls_b = ls_bad;",
-                  "if (ls_b) continue;",
-                  Decl("const int64_t", "ls_r0", "ls_k * ls_pch"),
-                  Decl("const int64_t", "ls_r1", f"ls_r0 + ls_pch < {n} ? ls_r0 + ls_pch : {n}"),
-                  Decl("const int64_t", "ls_s0", "on1"),
-                  Line("#define ls_fail ls_tfail"))
+                  "if (ls_b) continue;")
+        if walker is None:
+            chunk.add(Decl("const int64_t", "ls_r0", "ls_k * ls_pch"),
+                      Decl("const int64_t", "ls_r1", f"ls_r0 + ls_pch < {n} ? ls_r0 + ls_pch : {n}"))
+        chunk.add(Decl("const int64_t", "ls_s0", "on1"), Line("#define ls_fail ls_tfail"))
         rows = Block()
         chunk.add(rows)
-        self.row_span = ("ls_r0", "ls_r1")
+        if walker is None:
+            self.row_span = ("ls_r0", "ls_r1")
+        else:
+            self.pos_chunk = ("ls_k", "ls_nch", W)
         self.span_uses = 0
         self.emit_versions(rows)
-        self.row_span = None
+        self.row_span = self.pos_chunk = None
         if not self.span_uses:  # (every chunk would run every row: never emitted so)
             raise NoShare(self.stmt)
         chunk.add(Line("#undef ls_fail"),
-                  "ls_ck[4 * ls_k] = ls_s0;", "ls_ck[4 * ls_k + 1] = on1 - ls_s0;", "ls_ck[4 * ls_k + 2] = tid;",
+                  f"ls_ck[{W} * ls_k] = ls_s0;", f"ls_ck[{W} * ls_k + 1] = on1 - ls_s0;", f"ls_ck[{W} * ls_k + 2] = tid;",
                   "continue;", "ls_tfail: ;", Line("#pragma omp atomic write"), "ls_bad = 1;")
         region.add("ls_tp[2 * tid] = (void *)oc1;", "ls_tp[2 * tid + 1] = (void *)ov;",
-                   "ls_ck[4 * ls_nch + 3 * tid] = on1;", "ls_ck[4 * ls_nch + 3 * tid + 1] = occ1;",
-                   "ls_ck[4 * ls_nch + 3 * tid + 2] = ovc;")
+                   f"ls_ck[{W} * ls_nch + 3 * tid] = on1;", f"ls_ck[{W} * ls_nch + 3 * tid + 1] = occ1;",
+                   f"ls_ck[{W} * ls_nch + 3 * tid + 2] = ovc;")
         if self.ws:
             region.add(workspace.FREE)
         one = Block().add(f"oc1 = ({it} *)ls_tp[0];", f"ov = ({vt} *)ls_tp[1];", "ls_tp[0] = ls_tp[1] = NULL;",
-                          "on1 = ls_ck[4 * ls_nch];", "occ1 = ls_ck[4 * ls_nch + 1];",
-                          "ovc = ls_ck[4 * ls_nch + 2];")
+                          f"on1 = ls_ck[{W} * ls_nch];", f"occ1 = ls_ck[{W} * ls_nch + 1];",
+                          f"ovc = ls_ck[{W} * ls_nch + 2];")
         # a team: where each chunk lands, then the copies (on the team) into the kernel's buffers
-        copy = Block().add(Decl("const int64_t", "s_", "ls_ck[4 * k]"), Decl("const int64_t", "c_", "ls_ck[4 * k + 1]"),
-                           Decl("const int64_t", "t_", "ls_ck[4 * k + 2]"), Decl("const int64_t", "b_", "ls_ck[4 * k + 3]"),
+        lo_r, hi_r = ("k * ls_pch", "r1_") if walker is None else (f"ls_ck[{W} * k + 4]", f"ls_ck[{W} * k + 5]")
+        copy = Block().add(Decl("const int64_t", "s_", f"ls_ck[{W} * k]"), Decl("const int64_t", "c_", f"ls_ck[{W} * k + 1]"),
+                           Decl("const int64_t", "t_", f"ls_ck[{W} * k + 2]"), Decl("const int64_t", "b_", f"ls_ck[{W} * k + 3]"),
                            f"memcpy(oc1 + b_, ({it} *)ls_tp[2 * t_] + s_, (size_t)c_ * sizeof({it}));",
                            f"memcpy(ov + b_, ({vt} *)ls_tp[2 * t_ + 1] + s_, (size_t)c_ * sizeof({vt}));",
-                           Decl("const int64_t", "r1_", f"(k + 1) * ls_pch < {n} ? (k + 1) * ls_pch : {n}"),
-                           If("b_ != s_", Block().add(For("r", "k * ls_pch", "r1_", Block().add(
+                           *([Decl("const int64_t", "r1_", f"(k + 1) * ls_pch < {n} ? (k + 1) * ls_pch : {n}")]
+                             if walker is None else []),
+                           If("b_ != s_", Block().add(For("r", lo_r, hi_r, Block().add(
                                f"op1[r + 1] += ({it})(b_ - s_);")))))
         # (grown here without LS_GROW's jump: the threads' buffers and the pool are handed back
         # below first)
@@ -700,7 +735,7 @@ class Lowerer:
                 for buf, cap, t, g in (("oc1", "occ1", it, "gc"), ("ov", "ovc", vt, "gv"))]
         team = Block().add(
             Decl("int64_t", "ls_tot", "0"),
-            For("k", "0", "ls_nch", Block().add("ls_ck[4 * k + 3] = ls_tot;", "ls_tot += ls_ck[4 * k + 1];")),
+            For("k", "0", "ls_nch", Block().add(f"ls_ck[{W} * k + 3] = ls_tot;", f"ls_tot += ls_ck[{W} * k + 1];")),
             *grow,
             If("!ls_bad", Block().add(
                 Line("#pragma omp parallel for schedule(dynamic, 1) num_threads((int)ls_nt) if(ls_nt > 1)"),
@@ -708,8 +743,8 @@ class Lowerer:
         body.add(If("ls_nt == 1", one, Block().add(If("!ls_bad", team))))
         # (on a team of one, its buffers are the kernel's again: nothing left to free)
         # (after a failure nothing is kept: the memory goes back at once)
-        back = Block().add(f"ls_keep_put(ls_own && !ls_bad, 2 * t, ls_tp[2 * t], (size_t)ls_ck[4 * ls_nch + 3 * t + 1] * sizeof({it}));",
-                           f"ls_keep_put(ls_own && !ls_bad, 2 * t + 1, ls_tp[2 * t + 1], (size_t)ls_ck[4 * ls_nch + 3 * t + 2] * sizeof({vt}));")
+        back = Block().add(f"ls_keep_put(ls_own && !ls_bad, 2 * t, ls_tp[2 * t], (size_t)ls_ck[{W} * ls_nch + 3 * t + 1] * sizeof({it}));",
+                           f"ls_keep_put(ls_own && !ls_bad, 2 * t + 1, ls_tp[2 * t + 1], (size_t)ls_ck[{W} * ls_nch + 3 * t + 2] * sizeof({vt}));")
         body.add(For("t", "0", "ls_nt", back), "if (ls_own) ls_keep_give();",
                  "free(ls_ck); free(ls_tp); ls_ck = NULL; ls_tp = NULL;",
                  "if (ls_bad) goto ls_fail;")
@@ -762,8 +797,8 @@ class Lowerer:
         only, as NumPy's pairwise sums differ from a loop's. Copies are kept by the kernel
         between calls (``KEEP``: allocated each call they were fresh pages each time). The
         team runs when the result is small against the work (the copies are zeroed and added:
-        a result of half the work or more stays on one thread), its copies fit the kept
-        buffers' limit and its strides pack it (a strided view stays on one thread). A
+        ``PRIVATE_RATIO``), its copies fit the kept buffers' limit and its strides pack it (a
+        strided view stays on one thread). A
         kernel whose copies cannot be allocated runs on one thread."""
         kind, arg = self.private
         T = self.oct
@@ -780,9 +815,14 @@ class Lowerer:
             body.add(Decl("const int64_t", "ls_osz", "1"))
             packed = "1"
         nt, work = self.abi.int(("threads",)), self.work()
+        if kind == "flat":
+            work = f"({work}) * {FLAT_WORK}"
         copies = f"(double)({nt} - 1) * (double)ls_osz * (double)sizeof({T})"
+        # (the work per point of the result the copies need: PRIVATE_RATIO, cache-sized or not)
+        ratio = (f"((double)ls_osz * (double)sizeof({T}) <= {PRIVATE_SMALL:.1f} ? "
+                 f"{PRIVATE_RATIO[0]:.1f} : {PRIVATE_RATIO[1]:.1f})")
         team_size(body, self.abi, f"(!({packed}) || {copies} > (double)LS_KEEP_MAX "
-                                  f"|| 2.0 * (double)ls_osz > ({work})) ? -1.0 : ({work})")
+                                  f"|| {ratio} * (double)ls_osz > ({work})) ? -1.0 : ({work})")
         size = f"(size_t)(ls_pt - 1) * (size_t)ls_osz * sizeof({T})"
         # (copies that cannot be allocated leave the loops on one thread: a dense kernel has no
         # failure path, and its loops never jump to one)
@@ -1461,7 +1501,8 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
         j = f"j{U[q0]}"
         lv = d0.spec.format.levels[d0.lvl]
         crd = f"c{d0.slot}_{d0.lvl}"
-        shared = depth == 0 and not followers and (self.pos_share or (not lv.unique and self._coo_team(v)))
+        shared = depth == 0 and not followers and (self.pos_share or self.pos_chunk is not None
+                                                   or (not lv.unique and self._coo_team(v)))
         if shared:  # each thread a share of the walk's positions (``share_positions``)
             blk = self.share_positions(blk, U[q0], crd, lv.unique)
         if lv.unique:
@@ -1507,7 +1548,10 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
         for pre in (THREAD_NUM, TEAM_NUM):
             if pre not in self.prelude_extra:
                 self.prelude_extra.append(pre)
-        if self.private is None:
+        share, parts = "tid", "ls_tn"
+        if self.pos_chunk is not None:  # (emit_par_rows: this chunk's share of the positions)
+            share, parts, W = self.pos_chunk
+        elif self.private is None:
             team_size(blk, self.abi, self.work())
             region = Block().add(Decl("const int64_t", "tid", "(int64_t)omp_get_thread_num()"),
                                  Decl("const int64_t", "ls_tn", "(int64_t)omp_get_num_threads()"))
@@ -1517,12 +1561,19 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
         self.span_uses += 1
         b, z = f"b{u}", f"z{u}"
 
-        def cut(name, share):
-            blk.add(Decl("int64_t", name, f"{b} + ({z} - {b}) * ({share}) / ls_tn"))
+        def cut(name, k):
+            blk.add(Decl("int64_t", name, f"{b} + ({z} - {b}) * ({k}) / {parts}"))
             if not unique:
                 blk.add(f"while ({name} > {b} && {name} < {z} && {crd}[{name}] == {crd}[{name} - 1]) {name}++;")
-        cut(f"ls_lo{u}", "tid")
-        cut(f"ls_hi{u}", "tid + 1")
+        cut(f"ls_lo{u}", share)
+        cut(f"ls_hi{u}", f"{share} + 1")
+        if self.pos_chunk is not None:
+            # the rows the chunk spans, for the shift of their ends once the chunks are placed
+            # (rows it does not visit keep 0, which the shift leaves below the row before them:
+            # finish_output's pass over the ends lifts them to it)
+            lo, hi = f"ls_lo{u}", f"ls_hi{u}"
+            blk.add(f"ls_ck[{W} * {share} + 4] = {lo} < {hi} ? (int64_t){crd}[{lo}] : 0;",
+                    f"ls_ck[{W} * {share} + 5] = {lo} < {hi} ? (int64_t){crd}[{hi} - 1] + 1 : 0;")
         inner = Block().add(Decl("int64_t", b, f"ls_lo{u}"), Decl("int64_t", z, f"ls_hi{u}"))
         blk.add(inner)
         return inner
