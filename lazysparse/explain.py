@@ -156,6 +156,10 @@ def _fused_lines(k, run):
     if temps:
         out.append("  temporaries: " + "; ".join(temps))
     out.append("  result: " + (f"the pattern and format of v{run.like}" if run.like is not None else "dense"))
+    if "ls_o0" in run.kernel.source:  # (lower/fused.py parallel_loop: private copies)
+        out.append("  threads: the loop, which only the result's operation sums over, in static "
+                   "chunks on the team (ls.set_num_threads), each thread summing into a private "
+                   "copy of the result, the copies added in thread order after")
     out.append(f"  signature: {run.kernel.key}")
     out.append(run.kernel.source)
     return out

@@ -210,3 +210,45 @@ def test_copies_past_the_cache_need_more_work_per_point(per_column, team, two):
     got, teams, srcs = _team(ls.asarray(a).T @ ls.asarray(X))
     _close(got, a.T @ X, np.float64, "A.T @ X")
     assert teams == [team] and REGION in srcs[0]
+
+
+def _fused_cases(a, D, rng):
+    m, n = D.shape
+    x, y, X, W = rng.random(m), rng.random(m), rng.random((m, 6)), rng.random((6, 3))
+    z = rng.random(n)
+    la, lx, ly, lX, lW, lz = map(ls.asarray, (a, x, y, X, W, z))
+    return [("A.T @ (x * y)", lambda: la.T @ (lx * ly), D.T @ (x * y)),
+            ("A.T @ (A @ z)", lambda: la.T @ (la @ lz), D.T @ (D @ z)),
+            ("(A.T @ X) @ W", lambda: (la.T @ lX) @ lW, (D.T @ X) @ W),
+            ("x @ (A @ z)", lambda: lx @ (la @ lz), x @ (D @ z))]
+
+
+@settings(max_examples=25, deadline=None)
+@given(m=hst.integers(0, 40), n=hst.integers(0, 30), density=hst.floats(0, 1),
+       index=hst.sampled_from([np.int32, np.int64]), seed=hst.integers(0, 2**16),
+       threads=hst.sampled_from([2, 3]))
+def test_fused_kernels_summed_over_their_loop_on_threads(m, n, density, index, seed, threads):
+    """Fused kernels (lower/fused.py) whose one loop only the result's operation sums over:
+    each thread sums into a private copy of the result (``FusedLowerer.parallel_loop``)."""
+    a, D = _matrix(m, n, density, np.float64, index, seed, "csr")
+    try:
+        for name, expr, want in _fused_cases(a, D, np.random.default_rng(seed)):
+            ls.set_num_threads(1)
+            one = _close(expr().materialize(), want, np.float64, name)
+            ls.set_num_threads(threads)
+            many = _close(expr().materialize(), want, np.float64, name)
+            np.testing.assert_array_equal(many, _close(expr().materialize(), want, np.float64, name))
+            _close(many, one, np.float64, name)
+    finally:
+        ls.set_num_threads(1)
+
+
+def test_fused_private_copies_are_used(two):
+    a, D = _matrix(60, 50, 0.3, np.float64, np.int32, 5, "csr")
+    for name, expr, want in _fused_cases(a, D, np.random.default_rng(0)):
+        with kernel_log() as log:
+            got = expr().materialize()
+        _close(got, want, np.float64, name)
+        (run,) = log
+        assert "ls_pv" in run.kernel.source and "schedule(static, ls_chunk)" in run.kernel.source, name
+        assert "summing into a private copy of the result" in ls.explain(expr()), name

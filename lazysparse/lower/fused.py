@@ -105,14 +105,23 @@ class FusedLowerer:
         """The outermost loop, when it may run on several threads: the whole tree is one loop
         over a result dimension that no operation reduces and no temporary keeps (each thread
         writes its own rows of the result and keeps its own temporaries), driven by a dense
-        range or a unique sparse level (distinct positions are distinct coordinates)."""
+        range or a unique sparse level (distinct positions are distinct coordinates). Or a loop
+        that only the result's operation sums over, into a dense result (``A.T @ (x * y)``,
+        ``(A * B).sum(axis=0)``): each thread then sums into a private copy of the result
+        (``self.private``; lowering.private_team), the copies added after."""
+        self.private = False
         tree = self.plan.tree
         if len(tree) != 1 or not isinstance(tree[0], Loop):
             return None
         lp = tree[0]
         out_op = next(o for o in self.prog.ops if o.out == self.out)
-        if lp.var not in out_op.stmt.out_indices or any(lp.var in o.stmt.reduce_indices for o in self.prog.ops):
+        if any(lp.var in o.stmt.reduce_indices for o in self.prog.ops if o is not out_op):
             return None
+        if lp.var not in out_op.stmt.out_indices:
+            if (self.out_like is not None or self.count or lp.var not in out_op.stmt.reduce_indices
+                    or out_op.stmt.reduce != "sum"):
+                return None
+            self.private = True
         if any(lp.var in kept for _, kept in self.temps.values()):
             return None
         if lp.space != P.TRUE:
@@ -888,7 +897,16 @@ static inline float ls_hsum_vf(ls_vf v) {
             return self.with_prelude(top)
         # OpenMP on the outermost loop, thread-private temporaries; one thread unless the
         # caller asks for more (d[]: ls.set_num_threads), and no runtime at all without OpenMP
-        nt = lowering.team_size(body, self.abi, self.work())
+        if self.private:
+            T = C.ctype(self.prog.values[self.out].dtype)
+            for pre in (lowering.THREAD_NUM, lowering.TEAM_NUM, lowering.KEEP):
+                if pre not in self.prelude:
+                    self.prelude.append(pre)
+            body.add(Decl("const int64_t", "ls_osz", self.abi.int(("out", "len"))))
+            lowering.private_team(body, self.abi, T, self.work())
+            nt = "ls_pt"
+        else:
+            nt = lowering.team_size(body, self.abi, self.work())
         top.body.insert(top.body.index(body), Decl("int32_t", "ls_bad", "0"))
         if par.space == P.TRUE:
             count = self.ext[par.var]
@@ -910,10 +928,22 @@ static inline float ls_hsum_vf(ls_vf v) {
         fills = self.out_like is None
         prep(region, "#pragma omp for schedule(dynamic, 1)" + ("" if fills else " nowait"))
         body.add(Line(f"#pragma omp parallel num_threads((int){nt}) if({nt} > 1)"), region)
-        self.versions([par], region, lambda b: self.emit_loop(
-            par, b, "#pragma omp for schedule(dynamic, ls_chunk)", "if (!ls_ok) continue;"))
+        if self.private:
+            # after the zero fill (its omp for ends in a barrier): each thread's own result, and
+            # a static share of the loop, so that the copies add up the same way every call
+            own = Block().add(*lowering.private_copy(T))
+            region.add(Decl("const int64_t", "tid", "(int64_t)omp_get_thread_num()"),
+                       Decl("const int64_t", "ls_tn", "(int64_t)omp_get_num_threads()"), own)
+            self.versions([par], own, lambda b: self.emit_loop(
+                par, b, "#pragma omp for schedule(static, ls_chunk)", "if (!ls_ok) continue;"))
+            region.add(lowering.add_copies(T, self.prog.values[self.out].dtype))
+        else:
+            self.versions([par], region, lambda b: self.emit_loop(
+                par, b, "#pragma omp for schedule(dynamic, ls_chunk)", "if (!ls_ok) continue;"))
         if self.free_temps():
             region.add(Line(self.free_temps()))
+        if self.private:
+            body.add(*lowering.release_copies(T))
         top.add("return ls_bad;")
         return self.with_prelude(top)
 

@@ -201,6 +201,57 @@ def team_size(blk, abi, work, name="ls_nt", report=True):
     return name
 
 
+def private_team(body, abi, T, work, packed="1"):
+    """Private copies of a dense result summed on threads (paper 001's "temporary" race
+    strategy: ``Lowerer.emit_private``, ``FusedLowerer``'s loop over a summed index): declares
+    the team (``ls_nt``: the caller's threads when the work pays for the copies,
+    ``PRIVATE_RATIO``, and they fit the kept buffers' limit), the copies of ``ls_osz`` elements
+    of C type ``T`` for threads 1.. (``ls_pv``, kept by the kernel between calls: ``KEEP``), the
+    result's own pointer ``ls_o0`` (read from ``o``) and the team that runs (``ls_pt``: one when
+    the copies cannot be allocated; a dense kernel has no failure path)."""
+    nt = abi.int(("threads",))
+    copies = f"(double)({nt} - 1) * (double)ls_osz * (double)sizeof({T})"
+    ratio = (f"((double)ls_osz * (double)sizeof({T}) <= {PRIVATE_SMALL:.1f} ? "
+             f"{PRIVATE_RATIO[0]:.1f} : {PRIVATE_RATIO[1]:.1f})")
+    team_size(body, abi, f"(!({packed}) || {copies} > (double)LS_KEEP_MAX "
+                         f"|| {ratio} * (double)ls_osz > ({work})) ? -1.0 : ({work})")
+    body.add(Decl(f"{T} *", "ls_pv", "NULL"),
+             Decl("const int", "ls_own", "ls_nt > 1 && ls_keep_take()"),
+             Decl(f"{T} *const", "ls_o0", "o"), Decl("int64_t", "ls_pt", "ls_nt"),
+             If("ls_nt > 1", Block().add(f"ls_pv = ({T} *)ls_keep_get(ls_own, 0, {_copies_size(T)});")),
+             "if (!ls_pv) ls_pt = 1;", f"{abi.int(('team',))} = ls_pt;")
+
+
+def _copies_size(T):
+    return f"(size_t)(ls_pt - 1) * (size_t)ls_osz * sizeof({T})"
+
+
+def private_copy(T):
+    """The thread's result inside the region (thread ``tid``): its zeroed copy, or for thread 0
+    the result itself, as ``o``: the loops are emitted unchanged. Put the loops in a block of
+    their own with these: their restrict ``o`` must end before ``add_copies`` reads the copies
+    through ``ls_o0``."""
+    return [Decl(f"{T} *restrict", "o", "tid ? ls_pv + (tid - 1) * ls_osz : ls_o0"),
+            f"if (tid) memset(o, 0, (size_t)ls_osz * sizeof({T}));"]
+
+
+def add_copies(T, dtype):
+    """After the loops, in the region: each thread adds the copies into its share of the
+    result, in thread order (the same values from call to call at one thread count)."""
+    add = Block().add(Decl(f"const {T} *restrict", "q_", "ls_pv + (t - 1) * ls_osz"),
+                      For("e", "e0_", "e1_", Block().add(C.reduce_step("sum", "ls_o0[e]", "q_[e]", dtype))))
+    return If("ls_tn > 1", Block().add(
+        Line("#pragma omp barrier"),
+        Decl("const int64_t", "e0_", "ls_osz * tid / ls_tn"),
+        Decl("const int64_t", "e1_", "ls_osz * (tid + 1) / ls_tn"),
+        For("t", "1", "ls_tn", add)))
+
+
+def release_copies(T):
+    """After the region: the copies back to the kernel's pool."""
+    return [f"ls_keep_put(ls_own, 0, ls_pv, {_copies_size(T)});", "if (ls_own) ls_keep_give();"]
+
+
 # The threads' buffers of a sparse result appended on threads (emit_par_rows), kept by the
 # kernel between calls: allocated and freed each call they came back as fresh pages every
 # call (glibc trims the top of its heap, or maps a large block afresh), 2,400 page faults and
@@ -798,8 +849,8 @@ class Lowerer:
         between calls (``KEEP``: allocated each call they were fresh pages each time). The
         team runs when the result is small against the work (the copies are zeroed and added:
         ``PRIVATE_RATIO``), its copies fit the kept buffers' limit and its strides pack it (a
-        strided view stays on one thread). A
-        kernel whose copies cannot be allocated runs on one thread."""
+        strided view stays on one thread); copies that cannot be allocated leave it on one
+        (``private_team``)."""
         kind, arg = self.private
         T = self.oct
         for pre in (THREAD_NUM, TEAM_NUM, KEEP):
@@ -814,30 +865,14 @@ class Lowerer:
         else:
             body.add(Decl("const int64_t", "ls_osz", "1"))
             packed = "1"
-        nt, work = self.abi.int(("threads",)), self.work()
+        work = self.work()
         if kind == "flat":
             work = f"({work}) * {FLAT_WORK}"
-        copies = f"(double)({nt} - 1) * (double)ls_osz * (double)sizeof({T})"
-        # (the work per point of the result the copies need: PRIVATE_RATIO, cache-sized or not)
-        ratio = (f"((double)ls_osz * (double)sizeof({T}) <= {PRIVATE_SMALL:.1f} ? "
-                 f"{PRIVATE_RATIO[0]:.1f} : {PRIVATE_RATIO[1]:.1f})")
-        team_size(body, self.abi, f"(!({packed}) || {copies} > (double)LS_KEEP_MAX "
-                                  f"|| {ratio} * (double)ls_osz > ({work})) ? -1.0 : ({work})")
-        size = f"(size_t)(ls_pt - 1) * (size_t)ls_osz * sizeof({T})"
-        # (copies that cannot be allocated leave the loops on one thread: a dense kernel has no
-        # failure path, and its loops never jump to one)
-        body.add(Decl(f"{T} *", "ls_pv", "NULL"),
-                 Decl("const int", "ls_own", "ls_nt > 1 && ls_keep_take()"),
-                 Decl(f"{T} *const", "ls_o0", "o"), Decl("int64_t", "ls_pt", "ls_nt"),
-                 If("ls_nt > 1", Block().add(f"ls_pv = ({T} *)ls_keep_get(ls_own, 0, {size});")),
-                 "if (!ls_pv) ls_pt = 1;", f"{self.abi.int(('team',))} = ls_pt;")
+        private_team(body, self.abi, T, work, packed)
         region = Block().add(Decl("const int64_t", "tid", "(int64_t)omp_get_thread_num()"),
                              Decl("const int64_t", "ls_tn", "(int64_t)omp_get_num_threads()"))
         body.add(Line("#pragma omp parallel num_threads((int)ls_pt) if(ls_pt > 1)"), region)
-        # (the loops in a block of their own: their restrict ``o`` ends before the copies are
-        # added through ``ls_o0``)
-        own = Block().add(Decl(f"{T} *restrict", "o", "tid ? ls_pv + (tid - 1) * ls_osz : ls_o0"),
-                          f"if (tid) memset(o, 0, (size_t)ls_osz * sizeof({T}));")
+        own = Block().add(*private_copy(T))
         region.add(own)
         if kind == "pos":
             self.pos_share = True  # (emit_single_driver shares out the walk's positions)
@@ -861,14 +896,8 @@ class Lowerer:
         self.pos_share = False
         if not self.span_uses:  # (every thread would run the whole loop: never emitted so)
             raise NoShare(self.stmt)
-        add = Block().add(Decl(f"const {T} *restrict", "q_", "ls_pv + (t - 1) * ls_osz"),
-                          For("e", "e0_", "e1_", Block().add(C.reduce_step("sum", "ls_o0[e]", "q_[e]", self.odt))))
-        region.add(If("ls_tn > 1", Block().add(
-            Line("#pragma omp barrier"),
-            Decl("const int64_t", "e0_", "ls_osz * tid / ls_tn"),
-            Decl("const int64_t", "e1_", "ls_osz * (tid + 1) / ls_tn"),
-            For("t", "1", "ls_tn", add))))
-        body.add(f"ls_keep_put(ls_own, 0, ls_pv, {size});", "if (ls_own) ls_keep_give();")
+        region.add(add_copies(T, self.odt))
+        body.add(*release_copies(T))
 
     def _plain_transposition(self):
         """The one sparse access of a transposition (``direct``) that reads it at the loop
