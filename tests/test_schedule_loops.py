@@ -549,3 +549,41 @@ def test_an_expression_whose_inlining_nests_sums_keeps_one_kernel_per_operation(
     s = ls.Schedule().split("i0", "r0", "r1", 4).parallelize("r0")
     assert sum(ln.startswith("kernel ") for ln in ls.explain(e, schedule=s).splitlines()) == 2
     np.testing.assert_allclose(e.materialize(schedule=s).todense(), A0 @ (X @ W), rtol=1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(m=st.integers(0, 45), n=st.integers(1, 30), density=st.floats(0, 0.6),
+       factor=st.integers(1, 40), seed=st.integers(0, 10_000),
+       how=st.sampled_from(["plain", "split", "divide"]), threads=st.sampled_from([1, 2, 3]),
+       dtype=st.sampled_from([np.float64, np.float32, np.int64]))
+def test_a_reduction_loop_on_threads_with_private_copies(m, n, density, factor, seed, how, threads, dtype):
+    """``parallelize(var, races="temporary")`` on a reduction loop: each thread sums into a
+    private copy of the dense result, the copies added after (``Lowerer.private_loop``); against
+    NumPy, over sizes that do not divide the factors."""
+    A0 = _csr(m, n, density, seed).astype(dtype)
+    x0 = np.random.default_rng(seed).integers(-3, 4, m).astype(dtype)
+    s = {"plain": ls.Schedule(),
+         "split": ls.Schedule().split("i1", "i1o", "i1i", factor),
+         "divide": ls.Schedule().divide("i1", "i1o", "i1i", factor)}[how]
+    s = s.parallelize("i1" if how == "plain" else "i1o", races="temporary")
+    ls.set_num_threads(threads)
+    try:
+        e = _kernel_c(ls.explain(x0 @ ls.asarray(A0), schedule=s))
+        assert "ls_pv" in e and "#pragma omp atomic" not in e
+        out = (x0 @ ls.asarray(A0)).materialize(schedule=s)
+    finally:
+        ls.set_num_threads(1)
+    want = x0 @ A0.toarray()
+    if np.dtype(dtype).kind == "f":
+        tol = 1e-4 if dtype == np.float32 else 1e-11  # (sums that cancel: an absolute bound too)
+        np.testing.assert_allclose(out.todense(), want, rtol=tol, atol=tol)
+    else:
+        np.testing.assert_array_equal(out.todense(), want)
+
+
+def test_private_copies_need_a_result_with_indices():
+    A0 = _csr(30, 20, 0.3, 1)
+    x0 = np.random.default_rng(1).random(30)
+    with pytest.raises(ValueError, match="races='temporary' gives each thread a private copy"):
+        ls.einsum("ij,i->", ls.asarray(A0), ls.asarray(x0)).materialize(
+            schedule=ls.Schedule().parallelize("i0", races="temporary"))

@@ -856,15 +856,7 @@ class Lowerer:
         for pre in (THREAD_NUM, TEAM_NUM, KEEP):
             if pre not in self.prelude_extra:
                 self.prelude_extra.append(pre)
-        if self.outs:
-            exts = [self.ext[v] for v in self.outs]
-            span = "1 + " + " + ".join(f"({e} - 1) * os{m}" for m, e in enumerate(exts))
-            body.add(Decl("const int64_t", "ls_ofull", " * ".join(f"({e})" for e in exts)),
-                     Decl("const int64_t", "ls_osz", f"ls_ofull > 0 ? {span} : 0"))
-            packed = "ls_osz == ls_ofull"
-        else:
-            body.add(Decl("const int64_t", "ls_osz", "1"))
-            packed = "1"
+        packed = self._result_span(body)
         work = self.work()
         if kind == "flat":
             work = f"({work}) * {FLAT_WORK}"
@@ -1224,6 +1216,8 @@ class Lowerer:
                            or (self.spec.mode not in ("dense", "dense-inter", "dense-acc")
                                and not mapped and not masked)):
             return blk
+        if forced and self.spec.loops.parallel[1] == "temporary" and v in self.red:
+            return self.private_loop(blk, count, chunk)
         nt = self.abi.int(("threads",))
         if not forced:  # (a schedule's parallel loop runs on the threads asked for)
             nt = team_size(blk, self.abi, self.work())
@@ -1233,6 +1227,43 @@ class Lowerer:
         blk.add(Line(f"#pragma omp parallel for schedule(dynamic, ls_chunk) num_threads((int){nt}) "
                      f"if({nt} > 1){red}"))
         return blk
+
+    def private_loop(self, blk, count, chunk):
+        """A schedule's parallel loop over a reduction variable with ``races="temporary"``
+        (checked in planner/loops.py: a dense result with indices, summed, mode dense-inter):
+        the team (the threads asked for, one if the copies would pass the kept buffers' limit
+        or a strided result) opens here, each thread sums into a private copy of the result
+        (``private_copy``) over the chunks it takes (``omp for``, dynamic: the schedule's
+        chunks), and the copies are added after (``add_copies``). Returns the block the loop
+        goes in."""
+        T = self.oct
+        for pre in (THREAD_NUM, TEAM_NUM, KEEP):
+            if pre not in self.prelude_extra:
+                self.prelude_extra.append(pre)
+        packed = self._result_span(blk)
+        private_team(blk, self.abi, T, "1e300", packed)
+        blk.add(Decl("const int64_t", "ls_chunk", chunk or omp_chunk("ls_pt", count)),
+                Line("#pragma omp parallel num_threads((int)ls_pt) if(ls_pt > 1)"))
+        own = Block().add(*private_copy(T))
+        region = Block().add(Decl("const int64_t", "tid", "(int64_t)omp_get_thread_num()"),
+                             Decl("const int64_t", "ls_tn", "(int64_t)omp_get_num_threads()"),
+                             own, add_copies(T, self.odt))
+        blk.add(region, *release_copies(T))
+        own.add(Line("#pragma omp for schedule(dynamic, ls_chunk)"))
+        self.par_open = True
+        return own
+
+    def _result_span(self, body):
+        """Declares ``ls_osz``, the dense result's span in its buffer; returns the C condition
+        that its strides pack it (a strided view is not copied: it stays on one thread)."""
+        if not self.outs:
+            body.add(Decl("const int64_t", "ls_osz", "1"))
+            return "1"
+        exts = [self.ext[v] for v in self.outs]
+        span = "1 + " + " + ".join(f"({e} - 1) * os{m}" for m, e in enumerate(exts))
+        body.add(Decl("const int64_t", "ls_ofull", " * ".join(f"({e})" for e in exts)),
+                 Decl("const int64_t", "ls_osz", f"ls_ofull > 0 ? {span} : 0"))
+        return "ls_osz == ls_ofull"
 
     def work(self):
         """This kernel's work estimate (``work_estimate``)."""

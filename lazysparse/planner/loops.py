@@ -410,10 +410,20 @@ def _parallel(args, order, splits, tiles, stmt, out_fmt, where, accs, specs, ren
                                       f"same entries of a {out_fmt!r} result, which takes no atomics")
         if tiles is not None:
             raise _todo("parallelize", f"tiles of stored entries writing a {out_fmt!r} result")
-    if red and races in ("no-races", "temporary", "parallel-reduction"):
+    # races="temporary": each thread sums into a private copy of a dense result, the copies
+    # added after (lower/lowering.py, Lowerer.parallel); the leaves must add (a sum whose result
+    # has indices: a scalar's sum is folded in a local first)
+    private = (races == "temporary" and bool(red) and stmt.reduce == "sum" and tiles is None
+               and (out_fmt is None or out_fmt.is_dense) and bool(stmt.out_indices))
+    if red and races == "temporary" and not private:
+        raise _err("parallelize", f"the loop over {var!r} runs reduction variable "
+                                  f"{', '.join(map(repr, red))}: races='temporary' gives each thread a "
+                                  f"private copy of a dense result with indices, summed; {where} is not "
+                                  f"one (use races='atomics')")
+    if red and races in ("no-races", "parallel-reduction"):
         raise _err("parallelize", f"the loop over {var!r} runs reduction variable "
                                   f"{', '.join(map(repr, red))}: iterations add into the same results, "
-                                  f"so races={races!r} cannot hold; use races='atomics'")
+                                  f"so races={races!r} cannot hold; use races='atomics' or 'temporary'")
     if red and races == "atomics" and stmt.reduce != "sum":
         raise _todo("parallelize", f"atomic {stmt.reduce} reductions in {where}")
     if races == "atomics" and np.dtype(stmt.dtype).kind == "c":
