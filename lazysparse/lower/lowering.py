@@ -201,45 +201,65 @@ def team_size(blk, abi, work, name="ls_nt", report=True):
     return name
 
 
-def private_team(body, abi, T, work, packed="1"):
+def private_team(body, abi, T, work, packed="1", counts=False):
     """Private copies of a dense result summed on threads (paper 001's "temporary" race
     strategy: ``Lowerer.emit_private``, ``FusedLowerer``'s loop over a summed index): declares
     the team (``ls_nt``: the caller's threads when the work pays for the copies,
     ``PRIVATE_RATIO``, and they fit the kept buffers' limit), the copies of ``ls_osz`` elements
     of C type ``T`` for threads 1.. (``ls_pv``, kept by the kernel between calls: ``KEEP``), the
     result's own pointer ``ls_o0`` (read from ``o``) and the team that runs (``ls_pt``: one when
-    the copies cannot be allocated; a dense kernel has no failure path)."""
+    the copies cannot be allocated; a dense kernel has no failure path). ``counts``: a max, min
+    or product whose entries are counted per point (mode "dense-count": ``ocnt``) gets copies of
+    the counts too (``ls_pc``, ``ls_c0``)."""
     nt = abi.int(("threads",))
-    copies = f"(double)({nt} - 1) * (double)ls_osz * (double)sizeof({T})"
+    item = f"(sizeof({T}) + sizeof(int64_t))" if counts else f"sizeof({T})"
+    copies = f"(double)({nt} - 1) * (double)ls_osz * (double){item}"
     ratio = (f"((double)ls_osz * (double)sizeof({T}) <= {PRIVATE_SMALL:.1f} ? "
              f"{PRIVATE_RATIO[0]:.1f} : {PRIVATE_RATIO[1]:.1f})")
     team_size(body, abi, f"(!({packed}) || {copies} > (double)LS_KEEP_MAX "
                          f"|| {ratio} * (double)ls_osz > ({work})) ? -1.0 : ({work})")
     body.add(Decl(f"{T} *", "ls_pv", "NULL"),
              Decl("const int", "ls_own", "ls_nt > 1 && ls_keep_take()"),
-             Decl(f"{T} *const", "ls_o0", "o"), Decl("int64_t", "ls_pt", "ls_nt"),
-             If("ls_nt > 1", Block().add(f"ls_pv = ({T} *)ls_keep_get(ls_own, 0, {_copies_size(T)});")),
-             "if (!ls_pv) ls_pt = 1;", f"{abi.int(('team',))} = ls_pt;")
+             Decl(f"{T} *const", "ls_o0", "o"), Decl("int64_t", "ls_pt", "ls_nt"))
+    get = Block().add(f"ls_pv = ({T} *)ls_keep_get(ls_own, 0, {_copies_size(T)});")
+    if counts:
+        body.add(Decl("int64_t *", "ls_pc", "NULL"), Decl("int64_t *const", "ls_c0", "ocnt"))
+        get.add(f"ls_pc = (int64_t *)ls_keep_get(ls_own, 1, {_copies_size('int64_t')});")
+    body.add(If("ls_nt > 1", get), "if (!ls_pv) ls_pt = 1;")
+    if counts:
+        body.add("if (!ls_pc) ls_pt = 1;")
+    body.add(f"{abi.int(('team',))} = ls_pt;")
 
 
 def _copies_size(T):
     return f"(size_t)(ls_pt - 1) * (size_t)ls_osz * sizeof({T})"
 
 
-def private_copy(T):
-    """The thread's result inside the region (thread ``tid``): its zeroed copy, or for thread 0
-    the result itself, as ``o``: the loops are emitted unchanged. Put the loops in a block of
+def private_copy(T, ident=None, counts=False):
+    """The thread's result inside the region (thread ``tid``): its copy, started at zero (or at
+    ``ident``, a max's or min's identity), or for thread 0 the result itself, as ``o`` (and
+    ``ocnt``, with ``counts``): the loops are emitted unchanged. Put the loops in a block of
     their own with these: their restrict ``o`` must end before ``add_copies`` reads the copies
     through ``ls_o0``."""
-    return [Decl(f"{T} *restrict", "o", "tid ? ls_pv + (tid - 1) * ls_osz : ls_o0"),
-            f"if (tid) memset(o, 0, (size_t)ls_osz * sizeof({T}));"]
+    out = [Decl(f"{T} *restrict", "o", "tid ? ls_pv + (tid - 1) * ls_osz : ls_o0"),
+           f"if (tid) memset(o, 0, (size_t)ls_osz * sizeof({T}));" if ident is None else
+           If("tid", Block().add(For("e", "0", "ls_osz", Block().add(f"o[e] = {ident};"))))]
+    if counts:
+        out += [Decl("int64_t *restrict", "ocnt", "tid ? ls_pc + (tid - 1) * ls_osz : ls_c0"),
+                "if (tid) memset(ocnt, 0, (size_t)ls_osz * sizeof(int64_t));"]
+    return out
 
 
-def add_copies(T, dtype):
-    """After the loops, in the region: each thread adds the copies into its share of the
-    result, in thread order (the same values from call to call at one thread count)."""
-    add = Block().add(Decl(f"const {T} *restrict", "q_", "ls_pv + (t - 1) * ls_osz"),
-                      For("e", "e0_", "e1_", Block().add(C.reduce_step("sum", "ls_o0[e]", "q_[e]", dtype))))
+def add_copies(T, dtype, red="sum", counts=False):
+    """After the loops, in the region: each thread folds the copies into its share of the
+    result (``red``: sum, max, min, prod; ``counts``: the entry counts added), in thread order
+    (the same values from call to call at one thread count)."""
+    add = Block().add(Decl(f"const {T} *restrict", "q_", "ls_pv + (t - 1) * ls_osz"))
+    step = Block().add(C.reduce_step(red, "ls_o0[e]", "q_[e]", dtype))
+    if counts:
+        add.add(Decl("const int64_t *restrict", "qc_", "ls_pc + (t - 1) * ls_osz"))
+        step.add("ls_c0[e] += qc_[e];")
+    add.add(For("e", "e0_", "e1_", step))
     return If("ls_tn > 1", Block().add(
         Line("#pragma omp barrier"),
         Decl("const int64_t", "e0_", "ls_osz * tid / ls_tn"),
@@ -247,9 +267,12 @@ def add_copies(T, dtype):
         For("t", "1", "ls_tn", add)))
 
 
-def release_copies(T):
+def release_copies(T, counts=False):
     """After the region: the copies back to the kernel's pool."""
-    return [f"ls_keep_put(ls_own, 0, ls_pv, {_copies_size(T)});", "if (ls_own) ls_keep_give();"]
+    out = [f"ls_keep_put(ls_own, 0, ls_pv, {_copies_size(T)});"]
+    if counts:
+        out.append(f"ls_keep_put(ls_own, 1, ls_pc, {_copies_size('int64_t')});")
+    return out + ["if (ls_own) ls_keep_give();"]
 
 
 # The threads' buffers of a sparse result appended on threads (emit_par_rows), kept by the
@@ -805,17 +828,23 @@ class Lowerer:
         ``o[j] += A[i, j] * x[i]`` over the rows i of A; ``A.sum(axis=0)``; ``A.sum()``): no
         row of the loop owns a part of the result, so ``parallel`` keeps it on one thread. It
         can run on threads each summing into a private copy of the result (paper 001's
-        "temporary" race strategy), the copies added after (``emit_private``). Sums only: a
-        max or min folds in the implicit zeros by counts, which a partial walk does not know.
+        "temporary" race strategy), the copies added after (``emit_private``). Sums, and a
+        max, min or product over a result with indices (mode "dense-count": the copies carry
+        their entry counts, added, so that the implicit zeros are folded in after as before).
         Returns ``("rows", positions or None)``: the outermost loop is a range (row ranges of
         about equal entries when a CSR-like operand's positions lie under it); ``("flat",
         access)``: a scalar's flat walk of one operand's positions (``emit_flat``); or None.
         Not under a schedule (its loops are the schedule's)."""
-        if (self.spec.loops is not None or not self.shares or self.stmt.reduce != "sum"
-                or not self.order or self.order[0] not in self.red):
-            return None
         mode = self.spec.mode
-        if not (mode == "dense-inter" or (mode == "dense-acc" and not self.outs)):
+        if (self.spec.loops is not None or not self.shares or not self.order
+                or self.order[0] not in self.red):
+            return None
+        if self.stmt.reduce == "sum":
+            if not (mode == "dense-inter" or (mode == "dense-acc" and not self.outs)):
+                return None
+        elif mode != "dense-count" or not self.outs:
+            # (a max, min or product over the outer loop counts its entries per point: the
+            # copies hold counts too, added, and the implicit zeros are folded in after)
             return None
         if not self.outs:
             flat = self._sole_walk()
@@ -860,11 +889,13 @@ class Lowerer:
         work = self.work()
         if kind == "flat":
             work = f"({work}) * {FLAT_WORK}"
-        private_team(body, self.abi, T, work, packed)
+        private_team(body, self.abi, T, work, packed, self.spec.mode == "dense-count")
         region = Block().add(Decl("const int64_t", "tid", "(int64_t)omp_get_thread_num()"),
                              Decl("const int64_t", "ls_tn", "(int64_t)omp_get_num_threads()"))
         body.add(Line("#pragma omp parallel num_threads((int)ls_pt) if(ls_pt > 1)"), region)
-        own = Block().add(*private_copy(T))
+        red, counts = self.stmt.reduce, self.spec.mode == "dense-count"
+        ident = None if red == "sum" else C.literal(ops.reduce_identity(red, self.odt), self.odt)
+        own = Block().add(*private_copy(T, ident, counts))
         region.add(own)
         if kind == "pos":
             self.pos_share = True  # (emit_single_driver shares out the walk's positions)
@@ -888,8 +919,8 @@ class Lowerer:
         self.pos_share = False
         if not self.span_uses:  # (every thread would run the whole loop: never emitted so)
             raise NoShare(self.stmt)
-        region.add(add_copies(T, self.odt))
-        body.add(*release_copies(T))
+        region.add(add_copies(T, self.odt, red, counts))
+        body.add(*release_copies(T, counts))
 
     def _plain_transposition(self):
         """The one sparse access of a transposition (``direct``) that reads it at the loop
