@@ -899,9 +899,7 @@ static inline float ls_hsum_vf(ls_vf v) {
         # caller asks for more (d[]: ls.set_num_threads), and no runtime at all without OpenMP
         if self.private:
             T = C.ctype(self.prog.values[self.out].dtype)
-            for pre in (lowering.THREAD_NUM, lowering.TEAM_NUM, lowering.KEEP):
-                if pre not in self.prelude:
-                    self.prelude.append(pre)
+            ids = lowering.team_ids(self.prelude, lowering.KEEP)
             body.add(Decl("const int64_t", "ls_osz", self.abi.int(("out", "len"))))
             lowering.private_team(body, self.abi, T, self.work())
             nt = "ls_pt"
@@ -932,8 +930,7 @@ static inline float ls_hsum_vf(ls_vf v) {
             # after the zero fill (its omp for ends in a barrier): each thread's own result, and
             # a static share of the loop, so that the copies add up the same way every call
             own = Block().add(*lowering.private_copy(T))
-            region.add(Decl("const int64_t", "tid", "(int64_t)omp_get_thread_num()"),
-                       Decl("const int64_t", "ls_tn", "(int64_t)omp_get_num_threads()"), own)
+            region.add(*ids, own)
             self.versions([par], own, lambda b: self.emit_loop(
                 par, b, "#pragma omp for schedule(static, ls_chunk)", "if (!ls_ok) continue;"))
             region.add(lowering.add_copies(T, self.prog.values[self.out].dtype))

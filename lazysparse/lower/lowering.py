@@ -201,6 +201,17 @@ def team_size(blk, abi, work, name="ls_nt", report=True):
     return name
 
 
+def team_ids(prelude, *more):
+    """The declarations a region's body starts with, ``tid`` (this thread) and ``ls_tn`` (the
+    team that runs it: fewer than asked when the runtime gives fewer), with the prelude that
+    defines them without OpenMP added to ``prelude`` (and ``more``: KEEP for kept buffers)."""
+    for pre in (THREAD_NUM, TEAM_NUM, *more):
+        if pre not in prelude:
+            prelude.append(pre)
+    return [Decl("const int64_t", "tid", "(int64_t)omp_get_thread_num()"),
+            Decl("const int64_t", "ls_tn", "(int64_t)omp_get_num_threads()")]
+
+
 def private_team(body, abi, T, work, packed="1", counts=False):
     """Private copies of a dense result summed on threads (paper 001's "temporary" race
     strategy: ``Lowerer.emit_private``, ``FusedLowerer``'s loop over a summed index): declares
@@ -882,16 +893,12 @@ class Lowerer:
         (``private_team``)."""
         kind, arg = self.private
         T = self.oct
-        for pre in (THREAD_NUM, TEAM_NUM, KEEP):
-            if pre not in self.prelude_extra:
-                self.prelude_extra.append(pre)
         packed = self._result_span(body)
         work = self.work()
         if kind == "flat":
             work = f"({work}) * {FLAT_WORK}"
         private_team(body, self.abi, T, work, packed, self.spec.mode == "dense-count")
-        region = Block().add(Decl("const int64_t", "tid", "(int64_t)omp_get_thread_num()"),
-                             Decl("const int64_t", "ls_tn", "(int64_t)omp_get_num_threads()"))
+        region = Block().add(*team_ids(self.prelude_extra, KEEP))
         body.add(Line("#pragma omp parallel num_threads((int)ls_pt) if(ls_pt > 1)"), region)
         red, counts = self.stmt.reduce, self.spec.mode == "dense-count"
         ident = None if red == "sum" else C.literal(ops.reduce_identity(red, self.odt), self.odt)
@@ -1268,17 +1275,12 @@ class Lowerer:
         chunks), and the copies are added after (``add_copies``). Returns the block the loop
         goes in."""
         T = self.oct
-        for pre in (THREAD_NUM, TEAM_NUM, KEEP):
-            if pre not in self.prelude_extra:
-                self.prelude_extra.append(pre)
         packed = self._result_span(blk)
         private_team(blk, self.abi, T, "1e300", packed)
         blk.add(Decl("const int64_t", "ls_chunk", chunk or omp_chunk("ls_pt", count)),
                 Line("#pragma omp parallel num_threads((int)ls_pt) if(ls_pt > 1)"))
         own = Block().add(*private_copy(T))
-        region = Block().add(Decl("const int64_t", "tid", "(int64_t)omp_get_thread_num()"),
-                             Decl("const int64_t", "ls_tn", "(int64_t)omp_get_num_threads()"),
-                             own, add_copies(T, self.odt))
+        region = Block().add(*team_ids(self.prelude_extra, KEEP), own, add_copies(T, self.odt))
         blk.add(region, *release_copies(T))
         own.add(Line("#pragma omp for schedule(dynamic, ls_chunk)"))
         self.par_open = True
@@ -1636,16 +1638,12 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
         to where the coordinate changes, so that no stretch of one coordinate is split. In an
         ``emit_private`` region the team is open; otherwise one is opened here (``_coo_team``),
         sized by the work estimate."""
-        for pre in (THREAD_NUM, TEAM_NUM):
-            if pre not in self.prelude_extra:
-                self.prelude_extra.append(pre)
         share, parts = "tid", "ls_tn"
         if self.pos_chunk is not None:  # (emit_par_rows: this chunk's share of the positions)
             share, parts, W = self.pos_chunk
         elif self.private is None:
             team_size(blk, self.abi, self.work())
-            region = Block().add(Decl("const int64_t", "tid", "(int64_t)omp_get_thread_num()"),
-                                 Decl("const int64_t", "ls_tn", "(int64_t)omp_get_num_threads()"))
+            region = Block().add(*team_ids(self.prelude_extra))
             blk.add(Line("#pragma omp parallel num_threads((int)ls_nt) if(ls_nt > 1)"), region)
             blk = region
             self.par_open = True
