@@ -20,6 +20,7 @@ from .ir import ops
 from .ir.einsum import label_name, parse_einsum
 from .ir.nodes import Access, Call, Const, Index, Statement
 from .ir.notation import Affine, Bin, Neg, Num, Ref, children, parse_notation
+from . import windows
 from .errors import shown
 
 _IDX = build._IDX
@@ -54,13 +55,6 @@ class UnsupportedFormatError(ValueError, NotImplementedError):
     """A well-formed format the compiler cannot assemble results in yet. A ``ValueError`` because
     it is reported where the user writes the format (not as a failure inside ``compute()``), and a
     ``NotImplementedError`` because it is a missing feature rather than a mistake."""
-
-
-class UnsupportedSubscriptError(ValueError, NotImplementedError):
-    """An ``expr`` subscript API.md describes that the compiler cannot lower yet (affine
-    subscripts). A ``ValueError`` like every other rejected notation (issue 5, guarantee 9: only
-    ValueError/TypeError come out of the parsers), and a ``NotImplementedError`` because it is a
-    missing feature rather than a mistake."""
 
 
 def result_format(format, ndim, opname):
@@ -479,8 +473,7 @@ _EXPR_FUNCS = dict(_UNARY, max="maximum", min="minimum", maximum="maximum", mini
 
 
 def _describe(ref):
-    subs = ",".join(s.text if isinstance(s, Affine) else str(s) for s in ref.subs)
-    return f"{ref.name}[{subs}]" if ref.subs else ref.name
+    return windows.describe(ref.name, ref.subs) if ref.subs else ref.name
 
 
 def _refs(tree):
@@ -496,9 +489,10 @@ def _refs(tree):
 class _ExprBuilder:
     """Turns a parsed notation into one Statement; operands get slots in first-use order."""
 
-    def __init__(self, arrays, names):
+    def __init__(self, arrays, names, extent=None):
         self.arrays = arrays      # operand name -> Array
-        self.names = names        # index name -> Index
+        self.names = names        # index name -> Index, in the statement's order
+        self.extent = extent      # index name -> extent
         self.children = []
         self.slots = {}
 
@@ -507,6 +501,14 @@ class _ExprBuilder:
             self.slots[key] = len(self.children)
             self.children.append(array)
         return self.slots[key]
+
+    def window(self, ref, a):
+        """An operand read at affine subscripts: its window (windows.py) at plain ones."""
+        axes = windows.axes_of(ref.subs, list(self.names))
+        key = ("win", ref.name, ref.subs)
+        if key not in self.slots:
+            self.slot(key, windows.window(a, ref.name, ref.subs, axes, self.extent))
+        return Access(self.slots[key], tuple(self.names[v] for v in axes))
 
     def literal(self, value, dtype):
         try:
@@ -523,6 +525,8 @@ class _ExprBuilder:
             return None, tree.value
         if isinstance(tree, Ref):
             a = self.arrays[tree.name]
+            if any(isinstance(s, Affine) for s in tree.subs):
+                return self.window(tree, a), str(a.dtype)
             subs = tuple(s if isinstance(s, int) else self.names[s] for s in tree.subs)
             subs = tuple(Const(s) if isinstance(s, int) else s for s in subs)
             return Access(self.slot(("op", tree.name), a), subs), str(a.dtype)
@@ -560,9 +564,10 @@ def _py_dtype(value):
 
 
 def _check_refs(p, arrays, notation):
-    """Validate operand references; returns ``{index name: extent}`` in first-seen order."""
+    """Validate operand references; returns ``{index name: extent}`` in first-seen order (an
+    index read only in affine subscripts last, its extent inferred: windows.py)."""
     extent, where = {}, {}
-    affine = None
+    uses = []  # affine subscripts: (operand name, subs, dim, Affine, axis size)
     for ref in _refs(p.rhs):
         if ref.name not in arrays:
             given = ", ".join(arrays) or "none"
@@ -571,9 +576,10 @@ def _check_refs(p, arrays, notation):
         if len(ref.subs) != a.ndim:
             raise ValueError(f"expr: operand {ref.name} of shape {tuple(a.shape)} is accessed with "
                              f"{len(ref.subs)} subscript(s) in {_describe(ref)}")
-        for s, n in zip(ref.subs, a.shape):
+        for d, (s, n) in enumerate(zip(ref.subs, a.shape)):
             if isinstance(s, Affine):
-                affine = affine or (s, ref)
+                windows.check_form(s, ref.name, ref.subs)
+                uses.append((ref.name, ref.subs, d, s, n))
             elif isinstance(s, int):
                 if not 0 <= s < n:
                     raise ValueError(f"expr: constant subscript {s} is out of range for an axis of size "
@@ -583,9 +589,8 @@ def _check_refs(p, arrays, notation):
                                  f"{_describe(ref)} (shape {tuple(a.shape)})")
             else:
                 where.setdefault(s, f"{_describe(ref)} (shape {tuple(a.shape)})")
-    if affine:
-        raise UnsupportedSubscriptError(f"expr: affine subscripts such as {shown(affine[0].text)} in "
-                                  f"{_describe(affine[1])} are not supported yet")
+    if uses:
+        windows.infer_extents(uses, extent, where)
     return extent
 
 
@@ -624,7 +629,7 @@ def expr(notation, *, format=None, reduce="sum", **operands):
                          "zero-size reduction with no identity")
     if len(order) > len(_IDX):
         raise ValueError(f"expr: {len(order)} indices are more than the {len(_IDX)} supported")
-    b = _ExprBuilder(arrays, {ix: _IDX[k] for k, ix in enumerate(order)})
+    b = _ExprBuilder(arrays, {ix: _IDX[k] for k, ix in enumerate(order)}, extent)
     ir, dtype = b.root(p.rhs)
     if reduce in ("max", "min") and len(order) > len(out) and np.dtype(dtype).kind == "c":
         raise TypeError(f"expr: reduce={shown(reduce)} over complex values ({dtype}) has no ordering")

@@ -1,6 +1,6 @@
 """A recursive-descent parser for the index notation of ``ls.expr``.
 
-Grammar (``sub`` are subscripts; affine ones are parsed, then rejected for now)::
+Grammar (``sub`` are subscripts; an affine one is kept as its linear form, ``Affine``)::
 
     statement := NAME ['[' [NAME (',' NAME)*] ']'] '=' expr END
     expr      := term (('+' | '-') term)*
@@ -41,7 +41,16 @@ class Ref:
 
 @dataclass(frozen=True)
 class Affine:
-    text: str  # the subscript as written, for the error message
+    """A compound subscript ``c1*i + c2*j + ... + b`` (paper 002's grammar, Fig. 4).
+
+    ``terms``: ``((index name, coefficient), ...)`` in first-seen order, like names merged
+    (``i+i`` is ``2*i``), zero coefficients dropped; ``const``: the intercept. Negative
+    coefficients or intercepts and products of two indices parse; the front end rejects them
+    (``problem``) with the subscript's text."""
+    text: str  # the subscript as written, for messages
+    terms: tuple = ()
+    const: int = 0
+    problem: str = ""  # why the subscript is not an affine form lazysparse can read, or ""
 
 
 @dataclass(frozen=True)
@@ -240,7 +249,16 @@ class _Parser:
         text = self.text[start:self.toks[self.k][2]].strip()
         if isinstance(tree, (str, int)):
             return tree
-        return Affine(text)
+        try:
+            coefs, const = _linear(tree)
+        except _NotLinear as e:
+            return Affine(text, problem=str(e))
+        terms = tuple((v, c) for v, c in coefs.items() if c != 0)
+        if not terms:
+            return const          # ``2*3``, ``i-i+1``: a constant subscript
+        if terms == ((terms[0][0], 1),) and const == 0:
+            return terms[0][0]    # ``(i)``, ``i+0``: a plain index
+        return Affine(text, terms, const)
 
     # subscripts are parsed to a tree whose leaves are names and ints; only leaves survive
     def sexpr(self):
@@ -271,6 +289,44 @@ class _Parser:
             self.expect(")")
             return e
         self.fail("expected an index name or an integer in a subscript", pos, kind, v)
+
+
+class _NotLinear(Exception):
+    pass
+
+
+def _linear(tree):
+    """``({name: coefficient}, constant)`` of a subscript tree (leaves: names and ints; nodes
+    ``(op, left, right)`` and ``("neg", arg)``). Iterative: ``i+i+...+i`` is a left-deep chain
+    as long as the text, which the parser's nesting limit does not bound."""
+    done = []                      # linear forms of finished subtrees, a stack
+    work = [(tree, False)]
+    while work:
+        node, ready = work.pop()
+        if isinstance(node, int):
+            done.append(({}, node))
+        elif isinstance(node, str):
+            done.append(({node: 1}, 0))
+        elif not ready:
+            work.append((node, True))
+            work.extend((kid, False) for kid in reversed(node[1:]))
+        elif node[0] == "neg":
+            c, b = done.pop()
+            done.append(({v: -k for v, k in c.items()}, -b))
+        else:
+            (rc, rb), (lc, lb) = done.pop(), done.pop()
+            if node[0] == "*":
+                if lc and rc:
+                    raise _NotLinear("a product of two indices is not affine")
+                c, k = (lc, rb) if lc else (rc, lb)
+                done.append(({v: x * k for v, x in c.items()}, lb * rb))
+            else:
+                sign = 1 if node[0] == "+" else -1
+                out = dict(lc)
+                for v, x in rc.items():
+                    out[v] = out.get(v, 0) + sign * x
+                done.append((out, lb + sign * rb))
+    return done[0]
 
 
 def children(node):

@@ -1126,6 +1126,10 @@ class Lowerer:
             self.emit_accumulate(depth, blk)
             return
         if depth == len(self.order):
+            if depth == 0:
+                # no loops (``y = x[3]``): the constant levels are resolved here, since no
+                # loop body will (every other kernel resolves them in its first loop's body)
+                self.cascade(blk)
             self.emit_leaf(blk)
             return
         if depth == 0 and self.in_acc and not self.outs:

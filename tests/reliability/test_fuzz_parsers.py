@@ -9,8 +9,8 @@
   (ValueError/TypeError), and otherwise both give the same shape and dtype.
 * ``expr`` statements come from a grammar with adversarial identifiers (C keywords, the generated
   code's own names) and random corruption; raw text goes through every parser. Only ValueError and
-  TypeError may come out (affine subscripts, documented but not supported yet, raise a ValueError
-  that is also a NotImplementedError); pathological inputs (deep nesting, 100k-character strings) finish quickly.
+  TypeError may come out (an affine subscript lazysparse cannot read is a ValueError naming it);
+  pathological inputs (deep nesting, 100k-character strings) finish quickly.
 """
 from __future__ import annotations
 
@@ -40,16 +40,27 @@ def examples(n, **kw):
 
 
 def allowed(e):
-    """ValueError/TypeError only (affine subscripts, not supported yet, are a ValueError that is
-    also a NotImplementedError)."""
+    """ValueError/TypeError only."""
     return isinstance(e, ALLOWED)
 
 
-@pytest.mark.parametrize("text", ["y[i] = x[i+1]", "y[i] = x[2*i]", "y[i] = x[-i]", "y = x[1+1]", "y[k] = x[i+1]"])
-def test_affine_subscripts_are_a_value_error_until_supported(text):
-    with pytest.raises(ValueError, match=r"^expr: affine subscripts .* not supported yet") as info:
-        ls.expr(text, x=np.ones(3))
-    assert isinstance(info.value, NotImplementedError)
+@pytest.mark.parametrize("text, want", [
+    ("y[i] = x[i+1]", [1.0, 2.0]), ("y[i] = x[2*i]", [0.0, 2.0]), ("y = x[1+1]", 2.0),
+    ("y[i] = x[-i]", "subtracts index 'i'"), ("y[k] = x[i+1]", "does not appear"),
+    ("y[i] = x[i+" + "+".join(["1"] * 5000) + "]", []),  # a window wider than x: none
+    ("y[i] = x[i*99999999999999999999]", [0.0]), ("y[i] = x[i*99999999999999999999+1]", [1.0]),
+    ("y[i] = x[i+99999999999999999999] * x[i]", "past its axis"),
+    ("y[i] = x[i+j+99999999999999999999] * x[j]", []),
+])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_affine_subscripts_read_or_raise_a_value_error(text, want, sparse):
+    x = np.arange(3.0)
+    x = ls.asarray(x, format=ls.Format(["compressed"])) if sparse else x
+    if isinstance(want, str):
+        with pytest.raises(ValueError, match=re.escape(want)):
+            ls.expr(text, x=x)
+    else:
+        np.testing.assert_array_equal(np.asarray(ls.expr(text, x=x).materialize().todense()), want)
 
 
 # -- the IR of an accepted expression carries no user text -----------------------------------------
@@ -162,7 +173,7 @@ def gen_statement(r: random.Random):
             toks.append(("idx", r.choice(indices)))
         elif c < 0.97:
             toks.append(("lit", str(r.choice([0, 1, 1, 2]))))  # 2 may be out of range
-        else:  # affine: parsed, reported as not supported yet
+        else:  # affine: a window, or a ValueError when it reads past the axis
             toks.extend([("idx", r.choice(indices)), ("lit", "+"), ("lit", "1")])
 
     def primary(depth):

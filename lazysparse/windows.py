@@ -1,0 +1,280 @@
+"""Affine subscripts (``I[h+r, w+q]``, ``I[2*h+r]``, ``J[i, j+2]``) as window operands.
+
+An operand read at compound subscripts is replaced by its *window*: an array with one axis per
+index of those subscripts, ``W[h, r, w, q] = I[h+r, w+q]``, read at plain subscripts, so the
+statement the compiler plans is ordinary index notation and every pass (fusion, formats,
+workspaces, schedules, threads) applies unchanged (docs/design.md, "Affine subscripts").
+
+* A dense operand's window is a strided view of its buffer (no copy): an index's stride is the
+  sum over the dimensions it appears in of coefficient times that dimension's stride, and the
+  intercepts move the start.
+* A sparse operand's window holds each stored entry once for every assignment of the
+  subscript's indices that reads it: entry ``x`` of ``I[h+r]`` appears at ``(x-r, r)`` for the
+  ``r`` that keep ``x-r`` in range. Its levels are all compressed, outermost the indices the
+  statement puts first, so the kernel's loops visit only the non-empty windows (paper 002's
+  non-empty subsections; its digest, tests 1 and 2): work and storage are bounded by the stored
+  entries times the window size, never by the operand's extent.
+
+Extents follow paper 002 §2.1: an index that appears alone in some subscript takes that axis's
+extent; one that appears only in compound subscripts takes the largest extent that keeps every
+subscript it is the one unknown index of inside its axis ("valid" convolution: ``I[h+r]`` with
+``|I| = N``, ``|r| = K`` gives ``|h| = N-K+1``). Subscripts never read outside the operand:
+padding is the caller's (a padded operand), as in the paper.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .errors import shown
+from .ir.notation import Affine
+
+
+def describe(name, subs):
+    text = ",".join(s.text if isinstance(s, Affine) else str(s) for s in subs)
+    return f"{name}[{text}]"
+
+
+def check_form(sub: Affine, name, subs):
+    """Raise ``ValueError`` for an affine subscript lazysparse cannot read."""
+    where = f"{shown(sub.text)} in {describe(name, subs)}"
+    if sub.problem:
+        raise ValueError(f"expr: subscript {where}: {sub.problem}; subscripts are sums of "
+                         "index names times non-negative integers plus a non-negative integer")
+    neg = [v for v, c in sub.terms if c < 0]
+    if neg:
+        raise ValueError(f"expr: subscript {where} subtracts index {shown(neg[0])}; coefficients "
+                         "must be positive (paper 002's grammar has no subtraction)")
+    if sub.const < 0:
+        raise ValueError(f"expr: subscript {where} has the negative offset {sub.const}: it would "
+                         "read before the start of the axis; pad the operand instead")
+
+
+def _reach(sub: Affine, extent):
+    """The largest coordinate ``sub`` reads with the indices' extents (None when some extent
+    is 0: the subscript is never evaluated)."""
+    if any(extent[v] == 0 for v, _ in sub.terms):
+        return None
+    return sub.const + sum(c * (extent[v] - 1) for v, c in sub.terms)
+
+
+def infer_extents(uses, extent, where):
+    """Give every index of the affine subscripts in ``uses`` (``(ref name, subs, dim, Affine,
+    axis size)``) an extent, in place in ``extent`` (index -> extent; ``where``: index -> text
+    naming the operand that fixed it), then check that no subscript reads past its axis."""
+    unknown = {v for *_, sub, _n in uses for v, _ in sub.terms if v not in extent}
+    while unknown:
+        found = {}
+        for name, subs, _d, sub, n in uses:
+            free = [(v, c) for v, c in sub.terms if v not in extent]
+            if len(free) != 1:
+                continue
+            (v, c), = free
+            # the others at their largest (an empty one counts as 1: it reads nothing, and must
+            # not widen this one)
+            used = sub.const + sum(k * max(extent[u] - 1, 0) for u, k in sub.terms if u != v)
+            size = max((n - 1 - used) // c + 1, 0)
+            if v not in found or size < found[v][0]:
+                found[v] = (size, f"{describe(name, subs)} (shape axis of size {n})")
+        if not found:
+            v = sorted(unknown)[0]
+            seen = next(describe(name, subs) for name, subs, _d, sub, _n in uses
+                        if any(u == v for u, _ in sub.terms))
+            raise ValueError(f"expr: cannot infer the extent of index {shown(v)} in {seen}: it appears "
+                             "only in compound subscripts together with other indices of unknown "
+                             "extent; give one of them a plain subscript in another operand "
+                             "(e.g. a filter F[r])")
+        for v, (size, text) in found.items():
+            extent[v] = size
+            where[v] = text
+            unknown.discard(v)
+    for name, subs, _d, sub, n in uses:
+        reach = _reach(sub, extent)
+        if reach is not None and reach >= n:
+            bounds = ", ".join(f"{v} < {extent[v]}" for v, _ in sub.terms)
+            raise ValueError(f"expr: subscript {shown(sub.text)} of {describe(name, subs)} reaches {reach} "
+                             f"with {bounds}, past its axis of size {n}")
+
+
+def axes_of(subs, order):
+    """The window's axes: the indices of ``subs``, each once, in the statement's order (its
+    output indices first), so that a sparse window's levels lead with what the loops lead with."""
+    names = set()
+    for s in subs:
+        if isinstance(s, Affine):
+            names.update(v for v, _ in s.terms)
+        elif isinstance(s, str):
+            names.add(s)
+    return tuple(v for v in order if v in names)
+
+
+def _forms(subs):
+    """Each subscript as ``(terms, const)``; a plain index is ``(((v, 1),), 0)``, a constant
+    ``((), c)``."""
+    out = []
+    for s in subs:
+        if isinstance(s, Affine):
+            out.append((s.terms, s.const))
+        elif isinstance(s, str):
+            out.append((((s, 1),), 0))
+        else:
+            out.append(((), int(s)))
+    return tuple(out)
+
+
+def window(array, name, subs, axes, extent):
+    """The window operand (an ``Array``) of ``array`` read at ``subs`` (user names), with axes
+    ``axes`` of extents ``extent[v]``. A lazy ``array`` is materialized first (the window needs
+    its values); the window of a concrete sparse operand is kept with its storage for the next
+    expression that reads it the same way."""
+    from .array import Array
+    st = array.storage
+    shape = tuple(int(extent[v]) for v in axes)
+    # an index of extent 1 is always 0: its coefficient is moot (and may not fit in 64 bits;
+    # every other coefficient and intercept is below its axis size, infer_extents checked)
+    forms = tuple((tuple((v, c if extent[v] > 1 else 1) for v, c in terms), b)
+                  for terms, b in _forms(subs))
+    if 0 in shape:
+        from .formats.storage import Storage
+        if st.format.is_dense:
+            return Array._from_storage(Storage.from_dense(np.zeros(shape, dtype=st.dtype)))
+        return Array._from_storage(_csf(shape, [np.zeros(0, np.int64) for _ in axes], st.vals[:0]))
+    if st.format.is_dense:
+        return Array._from_storage(_dense_window(st, forms, axes, shape))
+    key = ("window", forms, axes, shape)
+    stats = st.stats if st.stats is not None else {}
+    hit = stats.get("window")
+    if hit is not None and hit[0] == key:
+        return Array._from_storage(hit[1])
+    w = _sparse_window(st, forms, axes, shape, name, subs)
+    if st.stats is None:
+        st.stats = stats
+    stats["window"] = (key, w)  # the last window only: a window can be K times its operand
+    return Array._from_storage(w)
+
+
+def _dense_window(st, forms, axes, shape):
+    from .formats.storage import Storage
+    base = st.vals
+    start = tuple(b for _t, b in forms)
+    strides = [0] * len(axes)
+    pos = {v: k for k, v in enumerate(axes)}
+    for (terms, _b), s in zip(forms, base.strides):
+        for v, c in terms:
+            strides[pos[v]] += c * s
+    view = np.lib.stride_tricks.as_strided(base[tuple(slice(b, None) for b in start)], shape,
+                                           tuple(strides), writeable=False)
+    return Storage.from_dense(view)
+
+
+def _sparse_window(st, forms, axes, shape, name, subs):
+    from .creation import _coords
+    from .runtime import memory
+    coords = _coords(st)
+    entries = np.arange(st.vals.shape[0], dtype=np.int64)
+    cols = {}
+    # copies of an entry the enumerated indices make, at most: the memory guard runs before
+    # anything that size is allocated
+    copies = 1
+    for terms, _b in forms:
+        free = sorted(shape[axes.index(v)] for v, _c in terms)
+        copies *= math.prod(free[:-1])
+    lim = memory.limit()
+    need = len(entries) * copies * (8 * (len(axes) + 3) + st.vals.itemsize)
+    if lim is not None and need > lim:
+        raise MemoryError(f"expr: the window of {describe(name, subs)} would hold up to "
+                          f"{len(entries) * copies:,} entries ({need / 2**20:.1f} MiB), over the memory "
+                          f"limit of {lim / 2**20:.1f} MiB (LAZYSPARSE_MEMORY_LIMIT)")
+    for d, (terms, b) in enumerate(forms):
+        rem = coords[d][entries].astype(np.int64)
+        if b:
+            rem -= b
+        for v, c in terms:
+            if v in cols:
+                rem -= c * cols[v]
+        free = [(v, c) for v, c in terms if v not in cols]
+        if not free:
+            keep = rem == 0
+            entries, cols = entries[keep], {v: col[keep] for v, col in cols.items()}
+            continue
+        # every free index but the widest is enumerated; the coordinate resolves the widest
+        ext = {v: shape[axes.index(v)] for v, _c in free}
+        last = max(range(len(free)), key=lambda k: (ext[free[k][0]], k))
+        u, cu = free[last]
+        others = [f for k, f in enumerate(free) if k != last]
+        if others:
+            # one copy of the entries per assignment, assignment-major: each copy keeps the
+            # storage's order, so the sort below merges already sorted runs
+            grid = np.indices([ext[v] for v, _c in others]).reshape(len(others), -1)
+            m, n = len(entries), grid.shape[1]
+            entries = np.tile(entries, n)
+            rem = np.tile(rem, n)
+            cols = {v: np.tile(col, n) for v, col in cols.items()}
+            for (v, c), g in zip(others, grid):
+                val = np.repeat(g.astype(np.int64), m)
+                rem -= c * val
+                cols[v] = val
+        keep = (rem >= 0) & (rem < cu * ext[u])
+        if cu != 1:
+            keep &= rem % cu == 0
+        entries, rem = entries[keep], rem[keep]
+        cols = {v: col[keep] for v, col in cols.items()}
+        cols[u] = rem // cu if cu != 1 else rem
+    out = [cols[v] if len(entries) else np.zeros(0, np.int64) for v in axes]
+    vals = st.vals[entries]
+    if len(entries) > 1:
+        out, vals = _sorted_unique(out, vals, shape)
+    return _csf(shape, out, vals)
+
+
+def _sorted_unique(cols, vals, shape):
+    """``cols`` (one coordinate array per axis) in lexicographic order, duplicates summed (a
+    COO operand may store a coordinate twice; the window then holds it twice too)."""
+    if math.prod(shape) < 2**62:
+        key = cols[0].copy()
+        for c, n in zip(cols[1:], shape[1:]):
+            key *= n
+            key += c
+        if not np.all(key[1:] > key[:-1]):
+            order = np.argsort(key, kind="stable")  # timsort: merges the assignment-major runs
+            cols, vals, key = [c[order] for c in cols], vals[order], key[order]
+        dup = key[1:] == key[:-1]
+    else:
+        order = np.lexsort(cols[::-1])
+        cols, vals = [c[order] for c in cols], vals[order]
+        dup = np.logical_and.reduce([c[1:] == c[:-1] for c in cols])
+    if dup.any():
+        starts = np.flatnonzero(np.concatenate(([True], ~dup)))
+        vals = np.add.reduceat(vals, starts).astype(vals.dtype, copy=False)
+        cols = [c[starts] for c in cols]
+    return cols, vals
+
+
+def _csf(shape, coords, vals):
+    """All-compressed storage of lexicographically sorted, unique coordinates: a level's
+    entries are where the coordinate prefix changes, its positions where the parent's does."""
+    from .formats.format import Format
+    from .formats.storage import Storage
+    nnz = len(vals)
+    idt = np.dtype(np.int32) if max(max(shape), nnz) < 2**31 else np.dtype(np.int64)
+    new = np.zeros(nnz, dtype=bool)  # the prefix up to this level changes here
+    prev = None
+    pos, crd = [], []
+    for c in coords:
+        if nnz:
+            new[0] = True
+            if prev is None:
+                np.not_equal(c[1:], c[:-1], out=new[1:])
+            else:
+                new[1:] |= c[1:] != c[:-1]
+        at = np.flatnonzero(new)
+        # the positions where a parent's entries start: the root's at 0, even with none
+        starts = np.flatnonzero(prev[at]) if prev is not None else np.zeros(1, np.int64)
+        p = np.empty(len(starts) + 1, dtype=idt)
+        p[:-1] = starts
+        p[-1] = len(at)
+        pos.append(p)
+        crd.append(c[at].astype(idt))
+        prev = new.copy()
+    return Storage(shape, Format(["compressed"] * len(shape)), pos, crd, np.ascontiguousarray(vals), idt)
