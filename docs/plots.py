@@ -5,7 +5,8 @@
 
 Each JSON is recognised by its keys: ``python -m lazysparse bench --json`` writes
 ``{meta, results, summary}`` ("bench"), ``python -m lazysparse.bench_fusion --json`` writes
-``{meta, rows, summary}`` ("fusion").  One SVG per kernel, ``<out>/<bench>-<kernel>.svg``: a
+``{meta, rows, summary}`` ("fusion"), ``python -m lazysparse.bench_conv --json`` writes
+``{meta, conv}`` ("conv": one plot per case, a bar per sparsity and peer).  One SVG per kernel, ``<out>/<bench>-<kernel>.svg``: a
 horizontal bar per input and compared column, on a log scale, drawn from 1.0 ("as fast") so a
 bar's direction says who won, with the kernel's targets as black dashed or dotted lines.  Ratios keep each
 benchmark's own convention, so they match the tables it prints: bench is lazysparse / peer
@@ -64,6 +65,22 @@ def fusion_cases(data):
     return cases, {k: fusion_targets(data.get("summary", {}), k) for k in cases}
 
 
+def conv_cases(data):
+    """bench_conv JSON -> {case: {"sparsity s": {peer: peer ms / lazysparse ms}}}, no targets.
+    Each peer against a new sparse input per call (the window built every call), and the best
+    peer against the window kept with its input."""
+    cases = {}
+    for r in data["conv"]:
+        ms = r["ms"]
+        fresh, kept = ms.get("ls sparse"), ms.get("ls kept")
+        peers = {k: v for k, v in ms.items() if not k.startswith("ls ")}
+        row = {f"{k} / ls sparse": v / fresh for k, v in peers.items() if fresh}
+        if kept and peers:
+            row["best peer / ls kept"] = min(peers.values()) / kept
+        cases.setdefault(r["case"], {})[f"sparsity {r['sparsity']}"] = row
+    return cases, {k: [] for k in cases}
+
+
 def title(bench, kernel, meta):
     git = meta.get("git") or {}  # only bench_fusion records the commit
     commit = (git.get("commit") or "")[:10] + (" +modified" if git.get("modified") else "")
@@ -117,7 +134,8 @@ def plot(path, head, xlabel, rows, targets):
 
 
 KINDS = {"bench": (bench_cases, "lazysparse time / peer time (below 1: lazysparse faster)"),
-         "fusion": (fusion_cases, "column time / auto time (above 1: auto faster)")}
+         "fusion": (fusion_cases, "column time / auto time (above 1: auto faster)"),
+         "conv": (conv_cases, "peer time / lazysparse time (above 1: lazysparse faster)")}
 
 
 def main(argv=None):
@@ -135,9 +153,10 @@ def main(argv=None):
     for src in args.json:
         with open(src) as f:
             data = json.load(f)
-        bench = "fusion" if "rows" in data else "bench" if "results" in data else None
+        bench = "fusion" if "rows" in data else "bench" if "results" in data else \
+            "conv" if "conv" in data else None
         if bench is None:
-            return f"{src}: neither bench nor bench_fusion JSON (no 'results' or 'rows')"  # exit 1
+            return f"{src}: not bench, bench_fusion or bench_conv JSON (no 'results', 'rows' or 'conv')"
         cases, targets = KINDS[bench][0](data)
         for kernel, rows in cases.items():
             if not any(rows.values()):
@@ -174,9 +193,12 @@ def selftest():
                             shape=[9, 9], nnz=20, cols={"auto": {"error": "boom"}})],
               "summary": {"sddmm": {"max_over_auto": {"target": 1.5},
                                     "best_peer_over_auto": {"target_geomean": 1.5}}}}
+    conv = {"meta": meta, "conv": [
+        dict(case="2d", sparsity="0.99", nnz=10, wrong=[],
+             ms={"ls sparse": 2.0, "ls kept": 1.0, "ls dense": 6.0, "signal": 120.0, "shifted": 3.0})]}
     with tempfile.TemporaryDirectory() as tmp:
-        srcs = [os.path.join(tmp, n) for n in ("bench.json", "fusion.json")]
-        for src, data in zip(srcs, (bench, fusion)):
+        srcs = [os.path.join(tmp, n) for n in ("bench.json", "fusion.json", "conv.json")]
+        for src, data in zip(srcs, (bench, fusion, conv)):
             with open(src, "w") as f:
                 json.dump(data, f)
         out = os.path.join(tmp, "img")
@@ -184,14 +206,15 @@ def selftest():
         expect = {"bench-spgemm.svg": ["cage10", "rmat-16 (FAILED)", "scipy", "0.769", "as fast"],
                   "bench-add3.svg": ["cage10", "0.667"],
                   "fusion-sddmm.svg": ["bcsstk13 K=32", "fe_4elt2 K=128 (auto failed)", "max",
-                                       "0123456789 +modified", "≥ 1.5"]}
+                                       "0123456789 +modified", "≥ 1.5"],
+                  "conv-2d.svg": ["sparsity 0.99", "shifted / ls sparse", "best peer / ls kept"]}
         assert sorted(os.listdir(out)) == sorted(expect), os.listdir(out)
         for name, words in expect.items():
             with open(os.path.join(out, name), encoding="utf-8") as f:
                 svg = f.read()
             missing = [w for w in words if w not in svg]
             assert not missing, f"{name} lacks {missing}"
-    print("selftest ok: 3 SVGs written, each names its inputs")
+    print("selftest ok: 4 SVGs written, each names its inputs")
     return 0
 
 

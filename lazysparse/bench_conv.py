@@ -170,7 +170,10 @@ def main(argv=None):
         print(f"| {name} | {s} | {nnz:,} | " + " | ".join(cells) + f" | {r1:.2f} | {r2:.2f} | {r3:.2f} |", flush=True)
         rows.append({"case": name, "sparsity": s, "nnz": nnz, "ms": med, "wrong": bad})
     if args.json:
-        Path(args.json).write_text(json.dumps(rows, indent=1))
+        import datetime
+        meta = {"lazysparse": ls.__version__, "threads": 1, "repeat": args.repeat,
+                "date": datetime.datetime.now().isoformat(timespec="seconds")}
+        Path(args.json).write_text(json.dumps({"meta": meta, "conv": rows}, indent=1))
 
 
 if __name__ == "__main__":

@@ -489,10 +489,11 @@ def _refs(tree):
 class _ExprBuilder:
     """Turns a parsed notation into one Statement; operands get slots in first-use order."""
 
-    def __init__(self, arrays, names, extent=None):
+    def __init__(self, arrays, names, extent=None, dense_result=None):
         self.arrays = arrays      # operand name -> Array
         self.names = names        # index name -> Index, in the statement's order
         self.extent = extent      # index name -> extent
+        self.dense_result = dense_result  # the format asked for is dense (None: not asked)
         self.children = []
         self.slots = {}
 
@@ -507,7 +508,7 @@ class _ExprBuilder:
         axes = windows.axes_of(ref.subs, list(self.names))
         key = ("win", ref.name, ref.subs)
         if key not in self.slots:
-            self.slot(key, windows.window(a, ref.name, ref.subs, axes, self.extent))
+            self.slot(key, windows.window(a, ref.name, ref.subs, axes, self.extent, self.dense_result))
         return Access(self.slots[key], tuple(self.names[v] for v in axes))
 
     def literal(self, value, dtype):
@@ -629,13 +630,15 @@ def expr(notation, *, format=None, reduce="sum", **operands):
                          "zero-size reduction with no identity")
     if len(order) > len(_IDX):
         raise ValueError(f"expr: {len(order)} indices are more than the {len(_IDX)} supported")
-    b = _ExprBuilder(arrays, {ix: _IDX[k] for k, ix in enumerate(order)}, extent)
+    shape = tuple(extent[ix] for ix in out)
+    fmt = _format(format, len(shape), "expr")
+    b = _ExprBuilder(arrays, {ix: _IDX[k] for k, ix in enumerate(order)}, extent,
+                     None if fmt is None else fmt.is_dense)
     ir, dtype = b.root(p.rhs)
     if reduce in ("max", "min") and len(order) > len(out) and np.dtype(dtype).kind == "c":
         raise TypeError(f"expr: reduce={shown(reduce)} over complex values ({dtype}) has no ordering")
-    shape = tuple(extent[ix] for ix in out)
     stmt = Statement(_IDX[:len(out)], ir, reduce, dtype)
-    return build._node_array(stmt, tuple(b.children), shape, dtype, _format(format, len(shape), "expr"))
+    return build._node_array(stmt, tuple(b.children), shape, dtype, fmt)
 
 
 # -- NumPy protocols ------------------------------------------------------------------------------

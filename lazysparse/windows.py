@@ -123,11 +123,17 @@ def _forms(subs):
     return tuple(out)
 
 
-def window(array, name, subs, axes, extent):
+def window(array, name, subs, axes, extent, dense_result=None):
     """The window operand (an ``Array``) of ``array`` read at ``subs`` (user names), with axes
     ``axes`` of extents ``extent[v]``. A lazy ``array`` is materialized first (the window needs
     its values); the window of a concrete sparse operand is kept with its storage for the next
-    expression that reads it the same way."""
+    expression that reads it the same way.
+
+    ``dense_result``: whether the expression's result is asked to be dense (True), sparse
+    (False) or left to the planner (None: estimated here). A sparse window is stored taps first
+    for a dense result (each tap adds a shifted copy of the operand: no sort to build, and the
+    kernel's inner loop runs along a stored row), output indices first otherwise (the result's
+    entries come out in order and are appended)."""
     from .array import Array
     st = array.storage
     shape = tuple(int(extent[v]) for v in axes)
@@ -139,19 +145,35 @@ def window(array, name, subs, axes, extent):
         from .formats.storage import Storage
         if st.format.is_dense:
             return Array._from_storage(Storage.from_dense(np.zeros(shape, dtype=st.dtype)))
-        return Array._from_storage(_csf(shape, [np.zeros(0, np.int64) for _ in axes], st.vals[:0]))
+        return Array._from_storage(_csf(shape, tuple(range(len(axes))),
+                                        [np.zeros(0, np.int64) for _ in axes], st.vals[:0]))
     if st.format.is_dense:
         return Array._from_storage(_dense_window(st, forms, axes, shape))
-    key = ("window", forms, axes, shape)
+    copies = _copies(forms, axes, shape)
+    if dense_result is None:
+        size = math.prod(st.shape)
+        density = st.nnz / size if size else 0.0
+        dense_result = 1.0 - (1.0 - density) ** copies > 0.5  # planner/plan.py's projection rule
+    key = ("window", forms, axes, shape, bool(dense_result))
     stats = st.stats if st.stats is not None else {}
     hit = stats.get("window")
     if hit is not None and hit[0] == key:
         return Array._from_storage(hit[1])
-    w = _sparse_window(st, forms, axes, shape, name, subs)
+    w = _sparse_window(st, forms, axes, shape, name, subs, copies, bool(dense_result))
     if st.stats is None:
         st.stats = stats
     stats["window"] = (key, w)  # the last window only: a window can be K times its operand
     return Array._from_storage(w)
+
+
+def _copies(forms, axes, shape):
+    """How many window entries one stored entry makes at most: the product, over the compound
+    subscripts, of the extents of all their indices but the widest (the enumerated ones)."""
+    copies = 1
+    for terms, _b in forms:
+        free = sorted(shape[axes.index(v)] for v, _c in terms)
+        copies *= math.prod(free[:-1])
+    return copies
 
 
 def _dense_window(st, forms, axes, shape):
@@ -168,24 +190,19 @@ def _dense_window(st, forms, axes, shape):
     return Storage.from_dense(view)
 
 
-def _sparse_window(st, forms, axes, shape, name, subs):
+def _sparse_window(st, forms, axes, shape, name, subs, copies, taps_first):
     from .creation import _coords
     from .runtime import memory
     coords = _coords(st)
     entries = np.arange(st.vals.shape[0], dtype=np.int64)
     cols = {}
-    # copies of an entry the enumerated indices make, at most: the memory guard runs before
-    # anything that size is allocated
-    copies = 1
-    for terms, _b in forms:
-        free = sorted(shape[axes.index(v)] for v, _c in terms)
-        copies *= math.prod(free[:-1])
-    lim = memory.limit()
+    lim = memory.limit()  # the guard runs before anything that size is allocated
     need = len(entries) * copies * (8 * (len(axes) + 3) + st.vals.itemsize)
     if lim is not None and need > lim:
         raise MemoryError(f"expr: the window of {describe(name, subs)} would hold up to "
                           f"{len(entries) * copies:,} entries ({need / 2**20:.1f} MiB), over the memory "
                           f"limit of {lim / 2**20:.1f} MiB (LAZYSPARSE_MEMORY_LIMIT)")
+    enumerated, resolved = [], {}  # (the order in which the entries come out, below)
     for d, (terms, b) in enumerate(forms):
         rem = coords[d][entries].astype(np.int64)
         if b:
@@ -205,7 +222,7 @@ def _sparse_window(st, forms, axes, shape, name, subs):
         others = [f for k, f in enumerate(free) if k != last]
         if others:
             # one copy of the entries per assignment, assignment-major: each copy keeps the
-            # storage's order, so the sort below merges already sorted runs
+            # storage's order
             grid = np.indices([ext[v] for v, _c in others]).reshape(len(others), -1)
             m, n = len(entries), grid.shape[1]
             entries = np.tile(entries, n)
@@ -215,17 +232,24 @@ def _sparse_window(st, forms, axes, shape, name, subs):
                 val = np.repeat(g.astype(np.int64), m)
                 rem -= c * val
                 cols[v] = val
+            enumerated[:0] = [v for v, _c in others]  # a later dimension's copies are outer
         keep = (rem >= 0) & (rem < cu * ext[u])
         if cu != 1:
             keep &= rem % cu == 0
         entries, rem = entries[keep], rem[keep]
         cols = {v: col[keep] for v, col in cols.items()}
         cols[u] = rem // cu if cu != 1 else rem
-    out = [cols[v] if len(entries) else np.zeros(0, np.int64) for v in axes]
+        resolved[d] = u
+    # the order the entries came out in: the enumerated indices (the last dimension's outermost),
+    # then the resolved ones in the storage's order of their dimensions, which each copy keeps
+    natural = enumerated + [resolved[m] for m in st.format.order if m in resolved]
+    store = tuple(natural) if taps_first else tuple(axes)
+    out = [cols[v] if len(entries) else np.zeros(0, np.int64) for v in store]
+    sizes = tuple(shape[axes.index(v)] for v in store)
     vals = st.vals[entries]
     if len(entries) > 1:
-        out, vals = _sorted_unique(out, vals, shape)
-    return _csf(shape, out, vals)
+        out, vals = _sorted_unique(out, vals, sizes)
+    return _csf(shape, tuple(axes.index(v) for v in store), out, vals)
 
 
 def _sorted_unique(cols, vals, shape):
@@ -251,9 +275,10 @@ def _sorted_unique(cols, vals, shape):
     return cols, vals
 
 
-def _csf(shape, coords, vals):
-    """All-compressed storage of lexicographically sorted, unique coordinates: a level's
-    entries are where the coordinate prefix changes, its positions where the parent's does."""
+def _csf(shape, order, coords, vals):
+    """All-compressed storage (modes stored in ``order``) of coordinates (one array per level)
+    sorted lexicographically and unique: a level's entries are where the coordinate prefix
+    changes, its positions where the parent's does."""
     from .formats.format import Format
     from .formats.storage import Storage
     nnz = len(vals)
@@ -277,4 +302,5 @@ def _csf(shape, coords, vals):
         pos.append(p)
         crd.append(c[at].astype(idt))
         prev = new.copy()
-    return Storage(shape, Format(["compressed"] * len(shape)), pos, crd, np.ascontiguousarray(vals), idt)
+    return Storage(shape, Format(["compressed"] * len(shape), order=order), pos, crd,
+                   np.ascontiguousarray(vals), idt)

@@ -132,14 +132,18 @@ def conv2d(I, F, s=1, b=0):
 
 
 @pytest.mark.parametrize("fmt", ["dense", "csr", "csc", "coo", "dcsr", "dcsc"])
-def test_two_d_convolution_formats(fmt):
+@pytest.mark.parametrize("density", [0.02, 0.2, 0.9])
+@pytest.mark.parametrize("out", [None, "dense", "csr", "csc", "coo"])
+def test_two_d_convolution_formats(fmt, density, out):
     rng = np.random.default_rng(3)
-    I = sp.random_array((17, 13), density=0.2, random_state=4).toarray()
+    I = sp.random_array((17, 13), density=density, random_state=4).toarray()
     I[5] = 0  # an empty row
     F = rng.random((3, 4))
-    got = ls.expr("O[h,w] = I[h+r, w+q] * F[r,q]", I=as_format(I, fmt), F=F).materialize()
+    got = ls.expr("O[h,w] = I[h+r, w+q] * F[r,q]", I=as_format(I, fmt), F=F, format=out).materialize()
     np.testing.assert_allclose(dense(got), conv2d(I, F))
     assert got.shape == (15, 10)
+    if out is not None:
+        assert got.format == ls.asarray(np.eye(2), format=out).format
 
 
 @pytest.mark.parametrize("fmt", ["dense", ls.Format(["dense", "dense", "dense", "compressed"]),
@@ -374,14 +378,18 @@ def window_cases(draw):
 
 @SETTINGS
 @given(case=window_cases(), density=st.sampled_from([0.0, 0.2, 0.7, 1.0]),
-       fmt=st.sampled_from(["dense", "coo", "csf", "dcsr-like"]), seed=st.integers(0, 2**16))
-def test_window_storage_is_valid_and_reads_the_operand(case, density, fmt, seed):
+       fmt=st.sampled_from(["dense", "coo", "csf", "dcsr-like", "csf-reversed"]),
+       dense_result=st.sampled_from([None, True, False]), seed=st.integers(0, 2**16))
+def test_window_storage_is_valid_and_reads_the_operand(case, density, fmt, dense_result, seed):
+    """Both storage orders of a sparse window (taps first for a dense result, output indices
+    first otherwise), over operands stored in any mode order."""
     from lazysparse.formats.validate import validate
     shape, forms, ext = case
     rng = np.random.default_rng(seed)
     I = rng.random(shape) * (rng.random(shape) < density)
     f = {"dense": "dense", "coo": "coo", "csf": "csf",
-         "dcsr-like": ls.Format(["dense"] + ["compressed"] * (len(shape) - 1))}[fmt]
+         "dcsr-like": ls.Format(["dense"] + ["compressed"] * (len(shape) - 1)),
+         "csf-reversed": ls.Format(["compressed"] * len(shape), order=tuple(reversed(range(len(shape)))))}[fmt]
     op = ls.asarray(I, format=f)
     subs = []
     for form in forms:
@@ -394,7 +402,7 @@ def test_window_storage_is_valid_and_reads_the_operand(case, density, fmt, seed)
     axes = tuple(sorted({v for form in forms if form[0] == "form" for v, _ in form[1]}))
     if not axes:
         return
-    w = windows.window(op, "I", tuple(subs), axes, ext)
+    w = windows.window(op, "I", tuple(subs), axes, ext, dense_result)
     if not w.storage.format.is_dense:
         validate(w.storage, "window")
     got = dense(w)
