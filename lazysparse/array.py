@@ -263,6 +263,21 @@ class Array:
     def __complex__(self):
         return self._scalar(complex)
 
+    def __getitem__(self, key):
+        """NumPy's basic indexing and one integer or boolean array (lazysparse/indexing.py);
+        eager, as in scipy: the result is concrete."""
+        from .indexing import getitem
+        return getitem(self, key)
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __setitem__(self, key, value):
+        raise TypeError("lazysparse arrays are immutable: build the changed array instead "
+                        "(e.g. ls.where(mask, value, A))")
+
     def __len__(self):
         if not self.shape:
             raise TypeError("len() of a 0-d array")

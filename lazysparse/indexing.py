@@ -1,0 +1,246 @@
+"""``Array.__getitem__``: NumPy's basic indexing, plus one integer or boolean array.
+
+``A[i]``, ``A[:, j]``, ``A[2:10:3, ::-1]``, ``A[..., None]``, ``A[[4, 1, 4]]``, ``A[mask]``
+(a 1-d mask along one axis), ``A[1, [0, 2]]``, as NumPy and scipy.sparse read them. Indexing is
+eager, as it is in scipy: a lazy array is computed first, and the result is concrete.
+
+* Dense storage: NumPy indexes the buffer (a view for basic indexing, as NumPy returns one).
+* Sparse storage: each stored entry's coordinates are mapped axis by axis (an integer keeps the
+  entries at it and drops the axis, a slice ``start:stop:step`` keeps ``x = start + k*step``
+  for ``0 <= k < len`` as coordinate ``k``, an integer array keeps an entry once per position
+  that names its coordinate), then stored in the operand's format when the result has its
+  dimensions, else in COO. Work is O(stored entries), or O(entries of the rows asked for) when
+  the outer axis of a CSR/CSC operand is an integer or a unit-step slice.
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from .errors import shown
+
+
+def _kind(item, name):
+    """``("none"|"ellipsis"|"int"|"slice"|"array", value)`` of one key item."""
+    if item is None:
+        return "none", None
+    if item is Ellipsis:
+        return "ellipsis", None
+    if isinstance(item, slice):
+        return "slice", item
+    if isinstance(item, (bool, np.bool_)):
+        raise IndexError(f"{name}: a boolean scalar index is not supported (use a boolean array)")
+    try:
+        return "int", operator.index(item)
+    except TypeError:
+        pass
+    if isinstance(item, (list, tuple, np.ndarray)):
+        arr = np.asarray(item)
+        if arr.dtype == bool or arr.dtype.kind in "iu" or arr.size == 0:
+            if arr.ndim != 1:
+                raise IndexError(f"{name}: only 1-d integer or boolean arrays index an axis, got "
+                                 f"{arr.ndim}-d")
+            return "array", arr
+    raise IndexError(f"{name}: only integers, slices (':'), ellipsis ('...'), None and one 1-d "
+                     f"integer or boolean array are valid indices, got {type(item).__name__}")
+
+
+def normalize(key, shape, name="getitem"):
+    """The key as ``[(kind, value, axis)]`` over the expanded items (``axis``: the operand's axis
+    an item reads, None for ``None``), integers and arrays bounds-checked and made non-negative,
+    slices as ``(start, step, count)``."""
+    items = [_kind(k, name) for k in (key if isinstance(key, tuple) else (key,))]
+    if sum(k == "ellipsis" for k, _ in items) > 1:
+        raise IndexError(f"{name}: an index can only have a single ellipsis ('...')")
+    used = sum(k not in ("none", "ellipsis") for k, _ in items)
+    nd = len(shape)
+    if used > nd:
+        raise IndexError(f"{name}: too many indices for array: array is {nd}-dimensional, "
+                         f"but {used} were indexed")
+    if not any(k == "ellipsis" for k, _ in items):
+        items.append(("ellipsis", None))
+    at = next(p for p, (k, _) in enumerate(items) if k == "ellipsis")
+    items[at:at + 1] = [("slice", slice(None))] * (nd - used)
+    out, axis = [], 0
+    for kind, v in items:
+        if kind == "none":
+            out.append(("none", None, None))
+            continue
+        n = shape[axis]
+        if kind == "int":
+            if not -n <= v < n:
+                raise IndexError(f"{name}: index {v} is out of bounds for axis {axis} with size {n}")
+            out.append(("int", v % n, axis))
+        elif kind == "slice":
+            start, stop, step = v.indices(n)  # ValueError for a zero step, as NumPy
+            out.append(("slice", (start, step, len(range(start, stop, step))), axis))
+        else:
+            if v.dtype == bool:
+                # (NumPy reads an empty mask as an empty list of positions, whatever the axis)
+                if v.shape[0] != n and v.size:
+                    raise IndexError(f"{name}: boolean index did not match indexed array along axis "
+                                     f"{axis}; size of axis is {n} but size of boolean index is {v.shape[0]}")
+                v = np.flatnonzero(v)
+            v = v.astype(np.int64)
+            bad = (v < -n) | (v >= n)
+            if bad.any():
+                raise IndexError(f"{name}: index {int(v[bad][0])} is out of bounds for axis {axis} "
+                                 f"with size {n}")
+            out.append(("array", v % n if n else v, axis))
+        axis += 1
+    if sum(k == "array" for k, _, _ in out) > 1:
+        raise IndexError(f"{name}: only one integer or boolean array index is supported")
+    return out
+
+
+def _out_axes(items):
+    """The result's axes: ``[(kind, item index)]`` in order. NumPy's rule for an array with
+    integers: the advanced indices (the array and the integers) broadcast to the array's axis,
+    which takes their place when they are next to each other and goes first otherwise."""
+    adv = [p for p, (k, _, _) in enumerate(items) if k in ("int", "array")]
+    arr = [p for p, (k, _, _) in enumerate(items) if k == "array"]
+    axes = [(k, p) for p, (k, _, _) in enumerate(items) if k in ("slice", "none", "array")]
+    if arr and adv != list(range(adv[0], adv[-1] + 1)):
+        axes.remove(("array", arr[0]))
+        axes.insert(0, ("array", arr[0]))
+    elif arr and adv[0] != arr[0]:  # together: at the first advanced index's place
+        axes.remove(("array", arr[0]))
+        before = sum(1 for k, p in axes if p < adv[0])
+        axes.insert(before, ("array", arr[0]))
+    return axes
+
+
+def _slice(start, step, count):
+    """A slice of NumPy's for ``count`` points from ``start`` by ``step`` (a normalized start
+    can be -1 for an empty one, which NumPy would read as the last point)."""
+    if count == 0:
+        return slice(0, 0)
+    stop = start + step * count
+    return slice(start, stop if stop >= 0 else None, step)
+
+
+def getitem(x, key):
+    from .array import Array
+    from .formats.storage import Storage
+    name = "lazysparse.Array[...]"
+    st = x.storage
+    items = normalize(key, st.shape, name)
+    if st.format.is_dense:
+        np_key = tuple(None if k == "none" else v if k in ("int", "array") else _slice(*v)
+                       for k, v, _ in items)
+        return Array._from_storage(Storage.from_dense(np.asarray(st.vals[np_key])))
+    return Array._from_storage(_sparse(st, items))
+
+
+def _rows(st, items):
+    """``(item position, entries, row coordinate)`` when ``st`` is CSR-like (a dense level over a
+    compressed one) and its outer axis takes an integer, a slice or an array: only the rows
+    asked for are read, in the order asked (the coordinate is the row's place in that order,
+    so an array that repeats a row repeats its entries). None otherwise."""
+    fmt = st.format
+    if [lv.kind for lv in fmt.levels] != ["dense", "compressed"]:
+        return None
+    p, (k, v, _) = next((p, i) for p, i in enumerate(items) if i[2] == fmt.order[0])
+    if k == "slice" and v == (0, 1, st.shape[fmt.order[0]]):
+        # every row: all the entries as they are; their rows are found after the other axes
+        # have filtered them (a column of a CSR matrix keeps few)
+        return p, np.arange(st.vals.shape[0], dtype=np.int64), None
+    if k == "int":
+        rows = np.array([v], dtype=np.int64)
+    elif k == "slice":
+        rows = np.arange(v[0], v[0] + v[1] * v[2], v[1], dtype=np.int64)[:v[2]]
+    else:
+        rows = v
+    pos = st.pos[1].astype(np.int64, copy=False)
+    starts, counts = pos[rows], pos[rows + 1] - pos[rows]
+    total = int(counts.sum())
+    # each row's positions, concatenated: its start, minus where it begins in the output
+    shift = np.repeat(starts - (np.cumsum(counts) - counts), counts)
+    entries = shift + np.arange(total, dtype=np.int64)
+    return p, entries, np.repeat(np.arange(len(rows), dtype=np.int64), counts)
+
+
+def _rows_of(st, item, entries, row):
+    """A CSR-like operand's rows (a slice or an array of them), the other axis whole: the same
+    format, positions from the rows' counts, nothing to sort."""
+    from .formats.storage import Storage
+    count = item[1][2] if item[0] == "slice" else len(item[1])
+    pos = np.zeros(count + 1, dtype=st.index_dtype)
+    np.cumsum(np.bincount(row, minlength=count), out=pos[1:])
+    shape = list(st.shape)
+    shape[item[2]] = count
+    return Storage(tuple(shape), st.format, [None, pos], [None, st.crd[1][entries]],
+                   st.vals[entries], st.index_dtype)
+
+
+def _sparse(st, items):
+    from .creation import _canonical, _coords, _from_coords, _fits32
+    from .formats import resolve_format
+    new = {}  # item position -> the entries' coordinate along that result axis
+    rows = _rows(st, items)
+    if rows is None:
+        entries, coords, done = np.arange(st.vals.shape[0], dtype=np.int64), _coords(st), None
+    else:
+        done, entries, row = rows
+        inner = items[1 - done] if len(items) == 2 else None
+        if row is not None and items[done][0] != "int" and inner is not None \
+                and inner[0] == "slice" and inner[1] == (0, 1, st.shape[inner[2]]):
+            return _rows_of(st, items[done], entries, row)
+        coords = [None] * st.ndim
+        coords[st.format.order[1]] = st.crd[1] if row is None else st.crd[1][entries]
+        if items[done][0] != "int":
+            new[done] = row
+    keep = np.ones(len(entries), dtype=bool)
+    array_at = None
+    for p, (k, v, axis) in enumerate(items):
+        if k == "none" or p == done:
+            continue
+        x = coords[axis].astype(np.int64, copy=False)
+        if k == "int":
+            keep &= x == v
+        elif k == "slice":
+            start, step, count = v
+            if (start, step, count) == (0, 1, st.shape[axis]):
+                new[p] = x  # the whole axis
+                continue
+            off = x - start
+            q = off // step
+            keep &= (off % step == 0) & (q >= 0) & (q < count)
+            new[p] = q
+        else:
+            array_at = p
+            new[p] = x
+    if not keep.all():
+        entries = entries[keep]
+        new = {p: c if c is None else c[keep] for p, c in new.items()}
+    if done is not None and new.get(done, 0) is None:  # every row: each entry's, by search
+        new[done] = np.searchsorted(st.pos[1], entries, "right").astype(np.int64) - 1
+    if array_at is not None:
+        # each entry once per position of the array that names its coordinate
+        idx = items[array_at][1]
+        order = np.argsort(idx, kind="stable")
+        srt = idx[order]
+        x = new[array_at]
+        lo, hi = np.searchsorted(srt, x, "left"), np.searchsorted(srt, x, "right")
+        cnt = hi - lo
+        rep = np.repeat(np.arange(len(entries)), cnt)
+        first = np.repeat(lo - np.concatenate(([0], np.cumsum(cnt)[:-1])), cnt)
+        entries = entries[rep]
+        new = {p: c[rep] for p, c in new.items()}
+        new[array_at] = order[np.arange(len(rep)) + first]
+    axes = _out_axes(items)
+    shape = tuple(1 if k == "none" else items[p][1][2] if k == "slice" else len(items[p][1])
+                  for k, p in axes)
+    cols = [np.zeros(len(entries), np.int64) if k == "none" else new[p] for k, p in axes]
+    vals = st.vals[entries]
+    nd = len(shape)
+    if nd == 0:
+        from .formats.storage import Storage
+        return Storage.from_dense(np.asarray(vals.sum() if len(vals) else np.zeros((), vals.dtype),
+                                             dtype=vals.dtype))
+    same = nd == st.ndim and all(k != "none" for k, _ in axes)
+    fmt = st.format if same else resolve_format("coo", nd)
+    idt = np.int32 if _fits32(len(vals), *shape) else np.int64
+    cols, vals = _canonical([c.astype(idt) for c in cols], vals)
+    return _from_coords(shape, fmt, cols, vals)
