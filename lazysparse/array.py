@@ -362,6 +362,37 @@ class Array:
                              f"(A ** n computes every element, implicit zeros included)")
         return self ** n
 
+    def conj(self): return self.conjugate()
+
+    def copy(self) -> "Array":
+        """A concrete copy that shares no buffer with this array (computes a lazy one)."""
+        from .creation import asarray
+        return asarray(self, copy=True)
+
+    def diagonal(self, k=0) -> "Array":
+        """The ``k``-th diagonal as a dense vector (scipy's ``diagonal``; indexing.py)."""
+        from .indexing import diagonal
+        return diagonal(self, k)
+
+    def trace(self, offset=0) -> "Array":
+        """The sum of the ``offset``-th diagonal (a lazy 0-d array: ``float()`` computes it)."""
+        return self.diagonal(offset).sum()
+
+    def nonzero(self):
+        """The coordinates of the nonzero values, one NumPy array per axis, row-major."""
+        from .indexing import nonzero
+        return nonzero(self)
+
+    def reshape(self, *shape, order="C") -> "Array":
+        """NumPy's ``reshape`` (eager; indexing.py)."""
+        from .indexing import reshape
+        return reshape(self, shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape, order)
+
+    def eliminate_zeros(self) -> "Array":
+        """This array without its explicit zeros (lazy). scipy's removes them in place and
+        returns None; lazysparse arrays are immutable, so use the returned array."""
+        return self * (self != 0)
+
     def count_nonzero(self) -> int:
         """The number of nonzero values (stored or not), as scipy's ``count_nonzero()``;
         computes the array."""

@@ -244,3 +244,91 @@ def _sparse(st, items):
     idt = np.int32 if _fits32(len(vals), *shape) else np.int64
     cols, vals = _canonical([c.astype(idt) for c in cols], vals)
     return _from_coords(shape, fmt, cols, vals)
+
+
+# -- scipy's selection methods -----------------------------------------------------------------
+def diagonal(x, k=0):
+    """``x.diagonal(k)``: the ``k``-th diagonal of a 2-d array as a dense vector, as scipy and
+    NumPy give it. The main diagonal of a square array stays lazy (``einsum("ii->i")``);
+    others read a window ``x[i, i+k]`` (lazysparse/windows.py) and are computed now."""
+    from . import windows
+    from .creation import convert
+    name = "diagonal"
+    if x.ndim != 2:
+        raise ValueError(f"{name}: needs a 2-d array, got shape {tuple(x.shape)}")
+    try:
+        k = operator.index(k)
+    except TypeError:
+        raise TypeError(f"{name}: k must be an integer, got {type(k).__name__}") from None
+    n, m = x.shape
+    if k == 0 and n == m:
+        from .frontend import einsum
+        return einsum("ii->i", x, format="dense")
+    length = max(0, min(n, m - k) if k >= 0 else min(n + k, m))
+    shifted = windows.Affine(f"i+{abs(k)}", (("i", 1),), abs(k))
+    subs = ("i", shifted) if k >= 0 else (shifted, "i")
+    w = windows.window(x, "A", subs, ("i",), {"i": length}, dense_result=True)
+    return w if w.format.is_dense else convert(w, "dense", name)
+
+
+def nonzero(x):
+    """``x.nonzero()``: the coordinates of the nonzero values (explicit zeros left out), one
+    array per axis, in row-major order, as NumPy and scipy give them."""
+    from .creation import _coords
+    st = x.storage
+    if st.format.is_dense:
+        return np.nonzero(np.asarray(st.vals))
+    coords = _coords(st)
+    keep = st.vals != 0
+    coords = [c[keep].astype(np.int64) for c in coords]
+    if st.format.order != tuple(range(st.ndim)) and len(coords) and len(coords[0]) > 1:
+        o = np.lexsort(coords[::-1])
+        coords = [c[o] for c in coords]
+    return tuple(coords)
+
+
+def reshape(x, shape, order="C"):
+    """``x.reshape(shape, order)``: NumPy's (one ``-1`` inferred; ``order`` "C" or "F").
+    Eager: a sparse array's entries are renumbered (their linear index in ``order``), then stored
+    in its format when the number of dimensions stays, in COO otherwise."""
+    import math
+    from .array import Array
+    from .creation import _canonical, _coords, _fits32, _from_coords
+    from .formats import resolve_format
+    from .formats.storage import Storage
+    name = "reshape"
+    if order not in ("C", "F"):
+        raise ValueError(f"{name}: order must be 'C' or 'F', got {shown(order)}")
+    if isinstance(shape, (int, np.integer)):
+        shape = (shape,)
+    try:
+        shape = [operator.index(s) for s in shape]
+    except TypeError:
+        raise TypeError(f"{name}: the new shape must be integers, got {shown(shape)}") from None
+    size = math.prod(x.shape)
+    if shape.count(-1) > 1 or any(s < -1 for s in shape):
+        raise ValueError(f"{name}: can only specify one unknown dimension (-1) and no other negative one, got {tuple(shape)}")
+    if -1 in shape:
+        rest = math.prod(s for s in shape if s != -1)
+        if rest == 0 or size % rest:
+            raise ValueError(f"{name}: cannot reshape array of size {size} into shape {tuple(shape)}")
+        shape[shape.index(-1)] = size // rest
+    shape = tuple(shape)
+    if math.prod(shape) != size:
+        raise ValueError(f"{name}: cannot reshape array of size {size} into shape {shape}")
+    st = x.storage
+    if st.format.is_dense:
+        return Array._from_storage(Storage.from_dense(np.asarray(st.vals).reshape(shape, order=order)))
+    if size >= 2**63:
+        raise ValueError(f"{name}: {size} elements do not have a 64-bit linear index")
+    coords = _coords(st)
+    lin = np.ravel_multi_index([c.astype(np.int64) for c in coords], x.shape, order=order) \
+        if x.ndim else np.zeros(len(st.vals), np.int64)
+    new = list(np.unravel_index(lin, shape, order=order)) if shape else []
+    vals = st.vals
+    if not shape:
+        return Array._from_storage(Storage.from_dense(np.asarray(vals.sum() if len(vals) else 0, dtype=vals.dtype)))
+    idt = np.int32 if _fits32(len(vals), *shape) else np.int64
+    new, vals = _canonical([c.astype(idt) for c in new], vals)
+    fmt = st.format if len(shape) == x.ndim else resolve_format("coo", len(shape))
+    return Array._from_storage(_from_coords(shape, fmt, new, vals))
