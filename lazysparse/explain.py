@@ -47,6 +47,11 @@ def explain(*arrays, fusion="auto", schedule=None) -> str:
         fmt = f"format {st.format!r}" if st is not None else ("not stored (computed inside a fused kernel, or reordered away: "
                                                       "see the kernels' statements)")
         lines.append(f"node {k}: {n.stmt!r}  shape={n.shape} dtype={n.dtype} -> {fmt}")
+        for j, c in enumerate(n.children):
+            label = (c._storage.stats or {}).get("window_of") if c._storage is not None else None
+            if label:
+                lines.append(f"  T{j}: the window of {label}, {c._storage.format!r} "
+                             f"(affine subscripts, lazysparse/windows.py)")
     for written, chosen in orders:
         lines.append("\nassociation: the chain runs in a cheaper order than written (planner/associate.py)")
         lines += ["  as written: " + ln.strip() for ln in repr(written).splitlines()[1:]]

@@ -674,8 +674,37 @@ def _np_where(*args):
     return where(*args) if len(args) == 3 else NotImplemented
 
 
+def _np_diagonal(a, offset=0, axis1=0, axis2=1):
+    if getattr(a, "ndim", 0) != 2 or (axis1 % 2, axis2 % 2) != (0, 1):
+        return NotImplemented
+    return a.diagonal(offset)
+
+
+def _np_trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    if dtype is not None or out is not None:
+        return NotImplemented
+    d = _np_diagonal(a, offset, axis1, axis2)
+    return d if d is NotImplemented else d.sum()
+
+
+def _np_reshape(a, shape=None, order="C", *, newshape=None, copy=None):
+    shape = newshape if shape is None else shape
+    if shape is None or copy is False:
+        return NotImplemented
+    return a.reshape(shape, order=order)
+
+
+def _np_count_nonzero(a, axis=None, *, keepdims=False):
+    return a.count_nonzero() if axis is None and not keepdims else NotImplemented
+
+
 _FUNCTIONS = {
     np.einsum: _np_einsum,
+    np.diagonal: _np_diagonal,
+    np.trace: _np_trace,
+    np.reshape: _np_reshape,
+    np.nonzero: lambda a: a.nonzero(),
+    np.count_nonzero: _np_count_nonzero,
     np.dot: _np_dot,
     np.tensordot: lambda a, b, axes=2: tensordot(a, b, axes),
     np.transpose: lambda a, axes=None: transpose(a, axes),

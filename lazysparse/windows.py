@@ -144,11 +144,11 @@ def window(array, name, subs, axes, extent, dense_result=None):
     if 0 in shape:
         from .formats.storage import Storage
         if st.format.is_dense:
-            return Array._from_storage(Storage.from_dense(np.zeros(shape, dtype=st.dtype)))
-        return Array._from_storage(_csf(shape, tuple(range(len(axes))),
-                                        [np.zeros(0, np.int64) for _ in axes], st.vals[:0]))
+            return _labelled(Storage.from_dense(np.zeros(shape, dtype=st.dtype)), name, subs, axes)
+        return _labelled(_csf(shape, tuple(range(len(axes))), [np.zeros(0, np.int64) for _ in axes],
+                              st.vals[:0]), name, subs, axes)
     if st.format.is_dense:
-        return Array._from_storage(_dense_window(st, forms, axes, shape))
+        return _labelled(_dense_window(st, forms, axes, shape), name, subs, axes)
     copies = _copies(forms, axes, shape)
     if dense_result is None:
         size = math.prod(st.shape)
@@ -158,12 +158,22 @@ def window(array, name, subs, axes, extent, dense_result=None):
     stats = st.stats if st.stats is not None else {}
     hit = stats.get("window")
     if hit is not None and hit[0] == key:
-        return Array._from_storage(hit[1])
+        return _labelled(hit[1], name, subs, axes)
     w = _sparse_window(st, forms, axes, shape, name, subs, copies, bool(dense_result))
     if st.stats is None:
         st.stats = stats
     stats["window"] = (key, w)  # the last window only: a window can be K times its operand
-    return Array._from_storage(w)
+    return _labelled(w, name, subs, axes)
+
+
+def _labelled(st, name, subs, axes):
+    """An Array over window storage ``st`` that ``explain`` names (its statement reads it at
+    plain subscripts, which alone would not say what it is)."""
+    from .array import Array
+    if st.stats is None:
+        st.stats = {}
+    st.stats["window_of"] = f"{describe(name, subs)} as W[{','.join(axes)}]"
+    return Array._from_storage(st)
 
 
 def _copies(forms, axes, shape):

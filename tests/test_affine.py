@@ -412,3 +412,12 @@ def test_window_storage_is_valid_and_reads_the_operand(case, density, fmt, dense
     idx = tuple(np.full(got.shape, form[1]) if form[0] == "const"
                 else form[2] + sum(c * g[v] for v, c in form[1]) for form in forms)
     np.testing.assert_array_equal(got, I[idx] if got.size else np.zeros(got.shape))
+
+
+def test_explain_names_the_windows():
+    I = ls.asarray(sp.random_array((9, 8), density=0.3, format="csr", random_state=2))
+    F = np.ones((2, 3))
+    text = ls.explain(ls.expr("O[h,w] = I[h+r, w+q] * F[r,q]", I=I, F=F))
+    assert "T0: the window of I[h+r,w+q] as W[h,w,r,q], ls.Format([compressed" in text
+    dense_text = ls.explain(ls.expr("O[h] = I[2*h+r, 0] * G[r]", I=I.todense(), G=np.ones(3)))
+    assert "T0: the window of I[2*h+r,0] as W[h,r], ls.dense" in dense_text

@@ -115,3 +115,20 @@ def test_eliminate_zeros_copy_conj(fmt):
     assert not C.is_lazy and C.nnz == A.nnz
     assert not np.shares_memory(C.storage.vals, A.storage.vals)
     np.testing.assert_array_equal(dense_of(A.conj().materialize()), a.conj())
+
+
+@pytest.mark.parametrize("fmt", ["dense", "csr", "coo"])
+def test_numpy_functions_dispatch(fmt):
+    rng = np.random.default_rng(6)
+    a = rng.random((5, 7)) * (rng.random((5, 7)) < 0.5)
+    A = ls.asarray(a, format=fmt)
+    np.testing.assert_array_equal(dense_of(np.diagonal(A, -2)), np.diagonal(a, -2))
+    assert float(np.trace(A, 1)) == pytest.approx(np.trace(a, 1))
+    np.testing.assert_array_equal(dense_of(np.reshape(A, (7, 5), order="F")), np.reshape(a, (7, 5), order="F"))
+    for g, w in zip(np.nonzero(A), np.nonzero(a)):
+        np.testing.assert_array_equal(g, w)
+    assert np.count_nonzero(A) == np.count_nonzero(a)
+    with pytest.raises(TypeError):  # other axes: NumPy's TypeError, no densification
+        np.diagonal(A, 0, 1, 0)
+    with pytest.raises(TypeError):
+        np.count_nonzero(A, axis=0)
