@@ -166,12 +166,14 @@ def _rows_of(st, item, entries, row):
     format, positions from the rows' counts, nothing to sort."""
     from .formats.storage import Storage
     count = item[1][2] if item[0] == "slice" else len(item[1])
-    pos = np.zeros(count + 1, dtype=st.index_dtype)
+    # (an array that repeats rows can hold more entries than int32 positions count)
+    idt = st.index_dtype if len(entries) < 2**31 else np.dtype(np.int64)
+    pos = np.zeros(count + 1, dtype=idt)
     np.cumsum(np.bincount(row, minlength=count), out=pos[1:])
     shape = list(st.shape)
     shape[item[2]] = count
-    return Storage(tuple(shape), st.format, [None, pos], [None, st.crd[1][entries]],
-                   st.vals[entries], st.index_dtype)
+    return Storage(tuple(shape), st.format, [None, pos], [None, st.crd[1][entries].astype(idt, copy=False)],
+                   st.vals[entries], idt)
 
 
 def _sparse(st, items):

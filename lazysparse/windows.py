@@ -10,10 +10,12 @@ workspaces, schedules, threads) applies unchanged (docs/design.md, "Affine subsc
   intercepts move the start.
 * A sparse operand's window holds each stored entry once for every assignment of the
   subscript's indices that reads it: entry ``x`` of ``I[h+r]`` appears at ``(x-r, r)`` for the
-  ``r`` that keep ``x-r`` in range. Its levels are all compressed, outermost the indices the
-  statement puts first, so the kernel's loops visit only the non-empty windows (paper 002's
-  non-empty subsections; its digest, tests 1 and 2): work and storage are bounded by the stored
-  entries times the window size, never by the operand's extent.
+  ``r`` that keep ``x-r`` in range. Its levels are all compressed: outermost the indices the
+  statement puts first when the result is sparse, so the kernel's loops visit only the
+  non-empty windows (paper 002's non-empty subsections; its digest, tests 1 and 2) and append
+  the result in order; the taps first when it is dense (each tap adds a shifted copy). Work and
+  storage are bounded by the stored entries times the window size, never by the operand's
+  extent.
 
 Extents follow paper 002 §2.1: an index that appears alone in some subscript takes that axis's
 extent; one that appears only in compound subscripts takes the largest extent that keeps every
@@ -134,7 +136,6 @@ def window(array, name, subs, axes, extent, dense_result=None):
     for a dense result (each tap adds a shifted copy of the operand: no sort to build, and the
     kernel's inner loop runs along a stored row), output indices first otherwise (the result's
     entries come out in order and are appended)."""
-    from .array import Array
     st = array.storage
     shape = tuple(int(extent[v]) for v in axes)
     # an index of extent 1 is always 0: its coefficient is moot (and may not fit in 64 bits;
