@@ -7,7 +7,7 @@ Cases (paper 002's sizes, §4 E3): ``1d`` ``A[i] = I[i+p] F[p]`` on 999,999 poin
 ``2d`` ``O[h,w] = I[h+r, w+q] F[r,q]`` on 999 x 999, 3 x 3; ``3d`` on 99^3, 3 x 3 x 3 (inputs
 uniformly random at each ``--sparsity``); ``images``: the corpus's sparse-images-1024 (1,200
 MNIST digits of 32 x 32, binary, about 10% nonzero) as a 1,200 x 32 x 32 tensor, 3 x 3 filter,
-``O[n,h,w] = I[n,h+r,w+q] F[r,q]``.
+``O[n,h,w] = I[n,h+r,w+q] F[r,q]``; ``4k``: shared/PEERS.md's conv2d row, 4096 x 4096, 3 x 3.
 
 Columns (ms, medians of interleaved rounds; one thread):
 
@@ -20,7 +20,9 @@ Columns (ms, medians of interleaved rounds; one thread):
 * ``signal``: ``scipy.signal.correlate(..., mode="valid", method="direct")`` on the dense input;
 * ``shifted``: the idiomatic scipy.sparse code, a sum over the taps of sliced CSR matrices
   scaled by the tap (1-d and 2-d);
-* ``numpy``: ``sliding_window_view`` + ``tensordot`` on the dense input.
+* ``numpy``: ``sliding_window_view`` + ``tensordot`` on the dense input;
+* ``numba``: shared/PEERS.md's "numba-hand", a loop over the CSR input's entries and the taps
+  into a dense result (2-d; when numba is installed).
 
 Every result is checked against ``signal`` first.
 """
@@ -44,7 +46,8 @@ NOTATION = {1: "A[i] = I[i+p] * F[p]",
             2: "O[h,w] = I[h+r, w+q] * F[r,q]",
             3: "O[h,w,v] = I[h+r, w+q, v+s] * F[r,q,s]",
             "images": "O[n,h,w] = I[n, h+r, w+q] * F[r,q]"}
-SIZES = {"1d": ((999_999,), (3,)), "2d": ((999, 999), (3, 3)), "3d": ((99, 99, 99), (3, 3, 3))}
+SIZES = {"1d": ((999_999,), (3,)), "2d": ((999, 999), (3, 3)), "3d": ((99, 99, 99), (3, 3, 3)),
+         "4k": ((4096, 4096), (3, 3))}  # shared/PEERS.md's conv2d row
 
 
 def _data_dir(arg):
@@ -104,7 +107,43 @@ def peers(dense, F, name):
         else:
             h, w = dense.shape[0] - F.shape[0] + 1, dense.shape[1] - F.shape[1] + 1
             out["shifted"] = lambda: sum(f * M[r:r + h, q:q + w] for (r, q), f in taps)
+            loop = _numba_conv2d()
+            if loop is not None:
+                out["numba"] = lambda: loop(M.indptr, M.indices, M.data, F, h, w)
     return out
+
+
+_NUMBA = []
+
+
+def _numba_conv2d():
+    """shared/PEERS.md's "numba-hand" peer: the loop a capable user writes over a CSR input's
+    entries and the filter's taps into a dense result (one thread); None without numba."""
+    if _NUMBA:
+        return _NUMBA[0]
+    try:
+        import numba
+    except ImportError:
+        _NUMBA.append(None)
+        return None
+
+    @numba.njit(cache=False)
+    def conv(indptr, indices, data, F, H, W):
+        R, Q = F.shape
+        out = np.zeros((H, W))
+        for y in range(len(indptr) - 1):
+            for p in range(indptr[y], indptr[y + 1]):
+                x, v = indices[p], data[p]
+                for r in range(R):
+                    h = y - r
+                    if 0 <= h < H:
+                        for q in range(Q):
+                            w = x - q
+                            if 0 <= w < W:
+                                out[h, w] += v * F[r, q]
+        return out
+    _NUMBA.append(conv)
+    return conv
 
 
 def _dense_of(x):
@@ -149,20 +188,20 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--sparsity", type=float, nargs="+", default=[0.5, 0.8, 0.9, 0.99, 0.999])
-    ap.add_argument("--cases", nargs="+", default=["1d", "2d", "3d", "images"],
-                    choices=["1d", "2d", "3d", "images"])
+    ap.add_argument("--cases", nargs="+", default=["1d", "2d", "3d", "images", "4k"],
+                    choices=["1d", "2d", "3d", "images", "4k"])
     ap.add_argument("--data", default=None)
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
     ls.set_num_threads(1)
-    cols = ["ls sparse", "ls kept", "ls dense", "signal", "shifted", "numpy"]
+    cols = ["ls sparse", "ls kept", "ls dense", "signal", "shifted", "numpy", "numba"]
     print(f"convolutions, one thread, medians of {args.repeat} interleaved rounds (ms)")
     print("| case | sparsity | nnz | " + " | ".join(cols) + " | best peer / ls sparse | best peer / ls kept | dense / ls kept |")
     print("|---|---:|---:|" + "---:|" * (len(cols) + 3))
     rows = []
     for name, s, dense, F, notation in cases(args.cases, args.sparsity, _data_dir(args.data)):
         med, bad, nnz = run_case(name, s, dense, F, notation, args.repeat)
-        peer = min((med[k] for k in ("signal", "shifted", "numpy") if k in med), default=float("nan"))
+        peer = min((med[k] for k in ("signal", "shifted", "numpy", "numba") if k in med), default=float("nan"))
         cells = [f"{med[k]:.3f}" if k in med else ("WRONG" if k in bad else "-") for k in cols]
         r1 = peer / med["ls sparse"] if "ls sparse" in med else float("nan")
         r2 = peer / med["ls kept"] if "ls kept" in med else float("nan")
