@@ -20,6 +20,7 @@ from .runtime.cache import cache_info, clear_cache
 from .runtime.threads import set_num_threads, get_num_threads
 from .explain import explain, opcount
 from .joining import concatenate, stack, hstack, vstack
+from .truth import any, all
 from .schedule import Schedule
 
 __all__ = [
@@ -29,5 +30,5 @@ __all__ = [
     "minimum", "where", "transpose", "sum", "max", "min", "prod", "mean", "exp", "log", "log1p",
     "expm1", "sqrt", "abs", "negative", "sin", "cos", "tanh", "sigmoid", "relu", "astype",
     "compute", "cache_info", "clear_cache", "set_num_threads", "get_num_threads", "explain",
-    "opcount", "Schedule", "concatenate", "stack", "hstack", "vstack",
+    "opcount", "Schedule", "concatenate", "stack", "hstack", "vstack", "any", "all",
 ]

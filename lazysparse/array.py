@@ -458,6 +458,14 @@ class Array:
         from .frontend import mean
         return mean(self, axis, keepdims, dtype)
 
+    def any(self, axis=None, keepdims=False):
+        from .truth import any
+        return any(self, axis, keepdims)
+
+    def all(self, axis=None, keepdims=False):
+        from .truth import all
+        return all(self, axis, keepdims)
+
     # -- NumPy protocols (NEP-18, NEP-13) ----------------------------------------------------
     def __array_function__(self, func, types, args, kwargs):
         from .frontend import array_function

@@ -20,7 +20,7 @@ from .ir import ops
 from .ir.einsum import label_name, parse_einsum
 from .ir.nodes import Access, Call, Const, Index, Statement
 from .ir.notation import Affine, Bin, Neg, Num, Ref, children, parse_notation
-from . import joining, windows
+from . import joining, truth, windows
 from .errors import shown
 
 _IDX = build._IDX
@@ -706,6 +706,7 @@ _FUNCTIONS = {
     np.nonzero: lambda a: a.nonzero(),
     np.count_nonzero: _np_count_nonzero,
     **joining.NP_FUNCTIONS,
+    **truth.NP_FUNCTIONS,
     np.dot: _np_dot,
     np.tensordot: lambda a, b, axes=2: tensordot(a, b, axes),
     np.transpose: lambda a, axes=None: transpose(a, axes),
