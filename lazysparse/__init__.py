@@ -21,6 +21,7 @@ from .runtime.threads import set_num_threads, get_num_threads
 from .explain import explain, opcount
 from .joining import concatenate, stack, hstack, vstack
 from .truth import any, all
+from .construct import diags, kron, triu, tril
 from .schedule import Schedule
 
 __all__ = [
@@ -30,5 +31,5 @@ __all__ = [
     "minimum", "where", "transpose", "sum", "max", "min", "prod", "mean", "exp", "log", "log1p",
     "expm1", "sqrt", "abs", "negative", "sin", "cos", "tanh", "sigmoid", "relu", "astype",
     "compute", "cache_info", "clear_cache", "set_num_threads", "get_num_threads", "explain",
-    "opcount", "Schedule", "concatenate", "stack", "hstack", "vstack", "any", "all",
+    "opcount", "Schedule", "concatenate", "stack", "hstack", "vstack", "any", "all", "diags", "kron", "triu", "tril",
 ]

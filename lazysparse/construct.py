@@ -1,0 +1,131 @@
+"""scipy.sparse's constructors and structural filters: ``ls.diags``, ``ls.kron``, ``ls.triu``,
+``ls.tril`` (scipy's names and arguments).
+
+``kron`` is the lazy outer product ``einsum("ij,kl->ikjl")`` computed by the compiler, then
+renumbered (a reshape) into ``(n*p, m*q)``. ``diags`` builds its result from the diagonals, as
+``ls.eye`` does. ``triu``/``tril`` keep the stored entries on one side of a diagonal (a selection,
+eager like indexing; a lazy input is computed first).
+"""
+from __future__ import annotations
+
+import numbers
+import operator
+
+import numpy as np
+
+from .errors import shown
+
+
+def diags(diagonals, offsets=0, shape=None, format="csr", dtype=None):
+    """A 2-d array from its diagonals (scipy's ``diags_array``): ``diagonals[i]`` on diagonal
+    ``offsets[i]``; a scalar is repeated along its diagonal when ``shape`` is given. Zero
+    values are not stored (scipy's conversions from DIA drop them too).
+
+    >>> import lazysparse as ls
+    >>> ls.diags([[1, 2, 3], [4, 5]], [0, 1]).todense().tolist()
+    [[1, 4, 0], [0, 2, 5], [0, 0, 3]]
+    """
+    from .array import Array
+    from .creation import _canonical, _fits32, _from_coords, _result_format
+    name = "diags"
+    if np.isscalar(offsets) or isinstance(offsets, numbers.Integral):
+        offsets = [offsets]
+        if isinstance(diagonals, numbers.Number) or np.ndim(diagonals) == 1:
+            diagonals = [diagonals]
+    try:
+        offsets = [operator.index(k) for k in offsets]
+    except TypeError:
+        raise TypeError(f"{name}: offsets must be integers, got {shown(offsets)}") from None
+    diagonals = [np.asarray(d) for d in diagonals]
+    if len(diagonals) != len(offsets):
+        raise ValueError(f"{name}: {len(diagonals)} diagonal(s) but {len(offsets)} offset(s)")
+    if len(set(offsets)) != len(offsets):
+        raise ValueError(f"{name}: repeated diagonal offsets in {offsets}")
+    if any(d.ndim > 1 for d in diagonals):
+        raise ValueError(f"{name}: each diagonal must be a scalar or a 1-d array")
+    if shape is None:
+        if not diagonals or diagonals[0].ndim == 0:
+            raise ValueError(f"{name}: give shape= when the first diagonal is a scalar (or there is none)")
+        m = len(diagonals[0]) + abs(offsets[0])
+        shape = (m, m)
+    n, m = (int(s) for s in shape)
+    if n < 0 or m < 0:
+        raise ValueError(f"{name}: negative shape {tuple(shape)}")
+    dt = np.dtype(dtype) if dtype is not None else (
+        np.result_type(*diagonals) if diagonals else np.dtype(np.float64))
+    rows, cols, vals = [], [], []
+    for d, k in zip(diagonals, offsets):
+        length = max(0, min(n + min(k, 0), m - max(k, 0)))
+        if d.ndim == 0:
+            d = np.full(length, d, dtype=dt)
+        elif len(d) != length:
+            raise ValueError(f"{name}: diagonal at offset {k} has length {len(d)}; the {n} x {m} array's "
+                             f"has {length}")
+        i = np.arange(length, dtype=np.int64) + max(-k, 0)
+        keep = d[:length] != 0
+        rows.append(i[keep])
+        cols.append(i[keep] + k)
+        vals.append(d[:length][keep].astype(dt))
+    fmt = _result_format(format, 2, name)
+    idt = np.int32 if _fits32(sum(len(v) for v in vals), n, m) else np.int64
+    coords, v = _canonical([np.concatenate(rows or [np.zeros(0, np.int64)]).astype(idt),
+                            np.concatenate(cols or [np.zeros(0, np.int64)]).astype(idt)],
+                           np.concatenate(vals or [np.zeros(0, dt)]))
+    return Array._from_storage(_from_coords((n, m), fmt, coords, v))
+
+
+def kron(a, b, format=None):
+    """The Kronecker product of two 2-d arrays (scipy's ``kron``): its products are computed by
+    the compiler (``einsum("ij,kl->ikjl")``), then renumbered into ``(n*p, m*q)`` and stored in
+    ``format`` (default: the first sparse operand's, else dense)."""
+    from .frontend import _as_array, einsum
+    name = "kron"
+    a, b = _as_array(a, name), _as_array(b, name)
+    if a.ndim != 2 or b.ndim != 2:
+        raise ValueError(f"{name}: needs two 2-d arrays, got shapes {tuple(a.shape)} and {tuple(b.shape)}")
+    (n, m), (p, q) = a.shape, b.shape
+    outer = einsum("ij,kl->ikjl", a, b).materialize()
+    flat = outer.reshape((n * p, m * q))
+    if format is None:
+        sparse = [x.format for x in (a, b) if not x.format.is_dense]
+        format = sparse[0] if sparse else "dense"
+    return flat.asformat(format)
+
+
+def _side(x, k, upper, name):
+    from .array import Array
+    from .creation import _coords, _from_coords
+    from .formats.storage import Storage
+    from .frontend import _as_array
+    x = _as_array(x, name)
+    if x.ndim != 2:
+        raise ValueError(f"{name}: needs a 2-d array, got shape {tuple(x.shape)}")
+    try:
+        k = operator.index(k)
+    except TypeError:
+        raise TypeError(f"{name}: k must be an integer, got {type(k).__name__}") from None
+    st = x.storage
+    if st.format.is_dense:
+        v = np.asarray(st.vals)
+        return Array._from_storage(Storage.from_dense(np.triu(v, k) if upper else np.tril(v, k)))
+    i, j = _coords(st)
+    keep = (j.astype(np.int64) - i >= k) if upper else (j.astype(np.int64) - i <= k)
+    # the entries stay in the storage's order, so the coordinates stay canonical
+    cs = [c[keep] for c in (i, j)]
+    if st.format.order != (0, 1):
+        o = np.lexsort(cs[::-1])
+        cs = [c[o] for c in cs]
+        vals = st.vals[keep][o]
+    else:
+        vals = st.vals[keep]
+    return Array._from_storage(_from_coords(st.shape, st.format, cs, vals))
+
+
+def triu(x, k=0):
+    """The entries on and above diagonal ``k`` (scipy's and NumPy's ``triu``), in ``x``'s format."""
+    return _side(x, k, True, "triu")
+
+
+def tril(x, k=0):
+    """The entries on and below diagonal ``k`` (scipy's and NumPy's ``tril``), in ``x``'s format."""
+    return _side(x, k, False, "tril")
