@@ -97,13 +97,9 @@ def _side(x, k, upper, name):
     from .creation import _coords, _from_coords
     from .formats.storage import Storage
     from .frontend import _as_array
+    from .indexing import matrix_offset
     x = _as_array(x, name)
-    if x.ndim != 2:
-        raise ValueError(f"{name}: needs a 2-d array, got shape {tuple(x.shape)}")
-    try:
-        k = operator.index(k)
-    except TypeError:
-        raise TypeError(f"{name}: k must be an integer, got {type(k).__name__}") from None
+    k = matrix_offset(x, k, name)
     st = x.storage
     if st.format.is_dense:
         v = np.asarray(st.vals)

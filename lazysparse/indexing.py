@@ -249,6 +249,16 @@ def _sparse(st, items):
 
 
 # -- scipy's selection methods -----------------------------------------------------------------
+def matrix_offset(x, k, name):
+    """``k`` as an int, for a diagonal of the 2-d ``x`` (errors name ``name``)."""
+    if x.ndim != 2:
+        raise ValueError(f"{name}: needs a 2-d array, got shape {tuple(x.shape)}")
+    try:
+        return operator.index(k)
+    except TypeError:
+        raise TypeError(f"{name}: k must be an integer, got {type(k).__name__}") from None
+
+
 def diagonal(x, k=0):
     """``x.diagonal(k)``: the ``k``-th diagonal of a 2-d array as a dense vector, as scipy and
     NumPy give it. The main diagonal of a square array stays lazy (``einsum("ii->i")``);
@@ -256,12 +266,7 @@ def diagonal(x, k=0):
     from . import windows
     from .creation import convert
     name = "diagonal"
-    if x.ndim != 2:
-        raise ValueError(f"{name}: needs a 2-d array, got shape {tuple(x.shape)}")
-    try:
-        k = operator.index(k)
-    except TypeError:
-        raise TypeError(f"{name}: k must be an integer, got {type(k).__name__}") from None
+    k = matrix_offset(x, k, name)
     n, m = x.shape
     if k == 0 and n == m:
         from .frontend import einsum
