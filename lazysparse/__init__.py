@@ -13,7 +13,7 @@ from .creation import asarray, random, zeros, ones, eye
 from .frontend import (
     einsum, expr, matmul, tensordot, add, subtract, multiply, divide, maximum, minimum, where,
     transpose, sum, max, min, prod, mean, exp, log, log1p, expm1, sqrt, abs, negative, sin, cos,
-    tanh, sigmoid, relu, astype,
+    tanh, sigmoid, relu, astype, clip,
 )
 from .runtime.execute import compute
 from .runtime.cache import cache_info, clear_cache
@@ -29,7 +29,7 @@ __all__ = [
     "asarray", "random", "zeros", "ones", "eye",
     "einsum", "expr", "matmul", "tensordot", "add", "subtract", "multiply", "divide", "maximum",
     "minimum", "where", "transpose", "sum", "max", "min", "prod", "mean", "exp", "log", "log1p",
-    "expm1", "sqrt", "abs", "negative", "sin", "cos", "tanh", "sigmoid", "relu", "astype",
+    "expm1", "sqrt", "abs", "negative", "sin", "cos", "tanh", "sigmoid", "relu", "astype", "clip",
     "compute", "cache_info", "clear_cache", "set_num_threads", "get_num_threads", "explain",
     "opcount", "Schedule", "concatenate", "stack", "hstack", "vstack", "any", "all", "diags", "kron", "triu", "tril",
 ]

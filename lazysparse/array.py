@@ -458,6 +458,11 @@ class Array:
         from .frontend import mean
         return mean(self, axis, keepdims, dtype)
 
+    def clip(self, min=None, max=None):
+        """Lazy ``numpy.clip`` (``frontend.clip``)."""
+        from .frontend import clip
+        return clip(self, min, max)
+
     def any(self, axis=None, keepdims=False):
         from .truth import any
         return any(self, axis, keepdims)

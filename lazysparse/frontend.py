@@ -671,7 +671,25 @@ def _np_dot(a, b, out=None):
 
 
 def _np_where(*args):
+    if len(args) == 1:  # NumPy's one-argument where is nonzero
+        return _as_array(args[0], "where").nonzero()
     return where(*args) if len(args) == 3 else NotImplemented
+
+
+def clip(x, a_min=None, a_max=None):
+    """Lazy ``numpy.clip``: ``minimum(maximum(x, a_min), a_max)``, either bound None for none."""
+    x = _as_array(x, "clip")
+    if a_min is None and a_max is None:
+        raise ValueError("clip: give a_min, a_max or both (NumPy's rule)")
+    if a_min is not None:
+        x = maximum(x, a_min)
+    return x if a_max is None else minimum(x, a_max)
+
+
+def _np_clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kw):
+    if out is not None or kw:
+        return NotImplemented
+    return clip(a, a_min if min is None else min, a_max if max is None else max)
 
 
 def _np_diagonal(a, offset=0, axis1=0, axis2=1):
@@ -711,6 +729,7 @@ _FUNCTIONS = {
     np.tensordot: lambda a, b, axes=2: tensordot(a, b, axes),
     np.transpose: lambda a, axes=None: transpose(a, axes),
     np.where: _np_where,
+    np.clip: _np_clip,
     np.sum: _np_reduce(sum, True),
     np.prod: _np_reduce(prod, True),
     np.mean: _np_reduce(mean, True),

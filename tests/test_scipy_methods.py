@@ -132,3 +132,20 @@ def test_numpy_functions_dispatch(fmt):
         np.diagonal(A, 0, 1, 0)
     with pytest.raises(TypeError):
         np.count_nonzero(A, axis=0)
+
+
+@SETTINGS
+@given(fmt=st.sampled_from(FORMATS2), lo=st.one_of(st.none(), st.sampled_from([-1.5, 0.0, 0.5])),
+       hi=st.one_of(st.none(), st.sampled_from([-0.5, 0.0, 2.0])), seed=st.integers(0, 2**16))
+def test_clip_and_one_argument_where(fmt, lo, hi, seed):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-3, 4, (5, 6)) * (rng.random((5, 6)) < 0.5) * 1.0
+    A = ls.asarray(a, format=fmt)
+    if lo is None and hi is None:
+        with pytest.raises(ValueError, match="clip: give a_min, a_max or both"):
+            A.clip(lo, hi)
+    else:
+        np.testing.assert_array_equal(dense_of(A.clip(lo, hi).materialize()), np.clip(a, lo, hi))
+        np.testing.assert_array_equal(dense_of(np.clip(A, lo, hi).materialize()), np.clip(a, lo, hi))
+    for g, w in zip(np.where(A), np.where(a)):
+        np.testing.assert_array_equal(g, w)
