@@ -504,7 +504,9 @@ def test_array_ufunc_dispatch_is_lazy():
     lambda A: np.sum(A, where=np.ones((2, 2), bool)),
     lambda A: np.einsum("ij->ji", A, out=np.empty((2, 2))),
     lambda A: np.arctan2(A, A),
-    lambda A: np.where(A),
+    lambda A: np.where(A, A),           # two arguments: NumPy has no such form either
+    lambda A: np.concatenate([A, A], axis=None),
+    lambda A: np.any(A, out=np.empty(())),
 ])
 def test_unimplemented_numpy_raises_typeerror(call):
     with pytest.raises(TypeError):
