@@ -146,8 +146,8 @@ def window(array, name, subs, axes, extent, dense_result=None):
         from .formats.storage import Storage
         if st.format.is_dense:
             return _labelled(Storage.from_dense(np.zeros(shape, dtype=st.dtype)), name, subs, axes)
-        return _labelled(_csf(shape, tuple(range(len(axes))), [np.zeros(0, np.int64) for _ in axes],
-                              st.vals[:0]), name, subs, axes)
+        return _labelled(_store(shape, tuple(range(len(axes))), [np.zeros(0, np.int64) for _ in axes],
+                                st.vals[:0]), name, subs, axes)
     if st.format.is_dense:
         return _labelled(_dense_window(st, forms, axes, shape), name, subs, axes)
     copies = _copies(forms, axes, shape)
@@ -260,7 +260,18 @@ def _sparse_window(st, forms, axes, shape, name, subs, copies, taps_first):
     vals = st.vals[entries]
     if len(entries) > 1:
         out, vals = _sorted_unique(out, vals, sizes)
-    return _csf(shape, tuple(axes.index(v) for v in store), out, vals)
+    return _store(shape, tuple(axes.index(v) for v in store), out, vals)
+
+
+def _store(shape, order, coords, vals):
+    """All-compressed storage, modes stored in ``order``, of coordinates given in that order
+    and already sorted in it (creation._from_coords, told not to sort again)."""
+    from .creation import _from_coords
+    from .formats.format import Format
+    mode = [None] * len(order)
+    for level, m in enumerate(order):
+        mode[m] = coords[level]
+    return _from_coords(shape, Format(["compressed"] * len(shape), order=order), mode, vals, presorted=True)
 
 
 def _sorted_unique(cols, vals, shape):
@@ -284,34 +295,3 @@ def _sorted_unique(cols, vals, shape):
         vals = np.add.reduceat(vals, starts).astype(vals.dtype, copy=False)
         cols = [c[starts] for c in cols]
     return cols, vals
-
-
-def _csf(shape, order, coords, vals):
-    """All-compressed storage (modes stored in ``order``) of coordinates (one array per level)
-    sorted lexicographically and unique: a level's entries are where the coordinate prefix
-    changes, its positions where the parent's does."""
-    from .formats.format import Format
-    from .formats.storage import Storage
-    nnz = len(vals)
-    idt = np.dtype(np.int32) if max(max(shape), nnz) < 2**31 else np.dtype(np.int64)
-    new = np.zeros(nnz, dtype=bool)  # the prefix up to this level changes here
-    prev = None
-    pos, crd = [], []
-    for c in coords:
-        if nnz:
-            new[0] = True
-            if prev is None:
-                np.not_equal(c[1:], c[:-1], out=new[1:])
-            else:
-                new[1:] |= c[1:] != c[:-1]
-        at = np.flatnonzero(new)
-        # the positions where a parent's entries start: the root's at 0, even with none
-        starts = np.flatnonzero(prev[at]) if prev is not None else np.zeros(1, np.int64)
-        p = np.empty(len(starts) + 1, dtype=idt)
-        p[:-1] = starts
-        p[-1] = len(at)
-        pos.append(p)
-        crd.append(c[at].astype(idt))
-        prev = new.copy()
-    return Storage(shape, Format(["compressed"] * len(shape), order=order), pos, crd,
-                   np.ascontiguousarray(vals), idt)
