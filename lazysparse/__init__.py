@@ -23,6 +23,18 @@ from .joining import concatenate, stack, hstack, vstack
 from .truth import any, all
 from .construct import diags, kron, triu, tril
 from .schedule import Schedule
+from .statistics import (
+    var, std, nansum, nanprod, nanmax, nanmin, nanmean, argmax, argmin, ptp, average, isclose,
+    allclose, array_equal, outer, inner, vdot, zeros_like, ones_like, full_like, empty_like,
+    count_nonzero,
+)
+from . import linalg
+from . import ufuncs, shaping
+from .ufuncs import *  # noqa: E402,F401,F403  (NumPy's and the array API's elementwise names)
+from .shaping import *  # noqa: E402,F401,F403  (squeeze, expand_dims, moveaxis, broadcast_to, ...)
+from .frontend import register_numpy as _register_numpy
+
+_register_numpy({**ufuncs.NP_FUNCTIONS, **shaping.NP_FUNCTIONS})
 
 __all__ = [
     "Format", "dense", "csr", "csc", "coo", "dcsr", "dcsc", "csf", "Array",
@@ -32,4 +44,8 @@ __all__ = [
     "expm1", "sqrt", "abs", "negative", "sin", "cos", "tanh", "sigmoid", "relu", "astype", "clip",
     "compute", "cache_info", "clear_cache", "set_num_threads", "get_num_threads", "explain",
     "opcount", "Schedule", "concatenate", "stack", "hstack", "vstack", "any", "all", "diags", "kron", "triu", "tril",
+    "var", "std", "nansum", "nanprod", "nanmax", "nanmin", "nanmean", "argmax", "argmin", "ptp",
+    "average", "isclose", "allclose", "array_equal", "outer", "inner", "vdot", "zeros_like",
+    "ones_like", "full_like", "empty_like", "count_nonzero", "linalg",
 ]
+__all__ += [n for n in ufuncs.__all__ + shaping.__all__ if n not in __all__]

@@ -316,6 +316,17 @@ class Array:
     def __ror__(self, o): return build.elementwise("bitwise_or", o, self, opname="|")
     def __xor__(self, o): return build.elementwise("bitwise_xor", self, o, opname="^")
     def __invert__(self): return build.elementwise("invert", self, opname="~")
+    def __floordiv__(self, o): return _frontend.checked(build.elementwise("floor_divide", self, o, opname="//"), "//")
+    def __rfloordiv__(self, o): return _frontend.checked(build.elementwise("floor_divide", o, self, opname="//"), "//")
+    def __mod__(self, o): return _frontend.checked(build.elementwise("remainder", self, o, opname="%"), "%")
+    def __rmod__(self, o): return _frontend.checked(build.elementwise("remainder", o, self, opname="%"), "%")
+    def __divmod__(self, o): return self // o, self % o
+    def __rdivmod__(self, o): return o // self, o % self  # (o a scalar or array: our reflected ops)
+    def __lshift__(self, o): return _frontend.checked(build.elementwise("left_shift", self, o, opname="<<"), "<<")
+    def __rlshift__(self, o): return _frontend.checked(build.elementwise("left_shift", o, self, opname="<<"), "<<")
+    def __rshift__(self, o): return _frontend.checked(build.elementwise("right_shift", self, o, opname=">>"), ">>")
+    def __rrshift__(self, o): return _frontend.checked(build.elementwise("right_shift", o, self, opname=">>"), ">>")
+    def __rxor__(self, o): return build.elementwise("bitwise_xor", o, self, opname="^")
 
     # scipy.sparse's methods of the same names: lazy, as the ufuncs they are (each has f(0) = 0,
     # so a sparse operand's result keeps its pattern, as scipy's apply to stored values)
@@ -393,11 +404,14 @@ class Array:
         returns None; lazysparse arrays are immutable, so use the returned array."""
         return self * (self != 0)
 
-    def count_nonzero(self) -> int:
-        """The number of nonzero values (stored or not), as scipy's ``count_nonzero()``;
-        computes the array."""
-        import numpy as _np
-        return int((self != 0).astype(_np.int64).sum().materialize().todense())
+    def count_nonzero(self, axis=None):
+        """The number of nonzero values (stored or not), as scipy's ``count_nonzero(axis)``:
+        an int for ``axis=None`` (computes the array), else a lazy int64 array."""
+        if axis is None:
+            import numpy as _np
+            return int((self != 0).astype(_np.int64).sum().materialize().todense())
+        from .statistics import count_nonzero
+        return count_nonzero(self, axis)
 
     def __matmul__(self, o):
         if type(o) is Array:
@@ -470,6 +484,124 @@ class Array:
     def all(self, axis=None, keepdims=False):
         from .truth import all
         return all(self, axis, keepdims)
+
+    # -- statistics (lazysparse/statistics.py) -----------------------------------------------
+    def var(self, axis=None, dtype=None, ddof=0, keepdims=False):
+        from .statistics import var
+        return var(self, axis, dtype, ddof, keepdims)
+
+    def std(self, axis=None, dtype=None, ddof=0, keepdims=False):
+        from .statistics import std
+        return std(self, axis, dtype, ddof, keepdims)
+
+    def argmax(self, axis=None, out=None, *, keepdims=False, explicit=False):
+        """scipy's/NumPy's ``argmax`` (eager: ``statistics.argmax``); ``explicit=True`` (scipy's
+        stored-entries-only variant) is not offered."""
+        from .statistics import arg_method
+        return arg_method(self, axis, out, keepdims, explicit, "argmax")
+
+    def argmin(self, axis=None, out=None, *, keepdims=False, explicit=False):
+        from .statistics import arg_method
+        return arg_method(self, axis, out, keepdims, explicit, "argmin")
+
+    def nanmax(self, axis=None, out=None, *, keepdims=False, explicit=False):
+        from .statistics import arg_method
+        return arg_method(self, axis, out, keepdims, explicit, "nanmax")
+
+    def nanmin(self, axis=None, out=None, *, keepdims=False, explicit=False):
+        from .statistics import arg_method
+        return arg_method(self, axis, out, keepdims, explicit, "nanmin")
+
+    def ptp(self, axis=None, keepdims=False):
+        from .statistics import ptp
+        return ptp(self, axis, keepdims)
+
+    amax = max  # (pydata/sparse's names)
+    amin = min
+
+    # -- NumPy/pydata methods of other modules (ufuncs.py, shaping.py) ------------------------
+    def round(self, decimals=0):
+        from .ufuncs import round
+        return round(self, decimals)
+
+    round_ = round  # (pydata/sparse's older name)
+
+    def isnan(self):
+        from .ufuncs import isnan
+        return isnan(self)
+
+    def isinf(self):
+        from .ufuncs import isinf
+        return isinf(self)
+
+    def squeeze(self, axis=None):
+        from .shaping import squeeze
+        return squeeze(self, axis)
+
+    def swapaxes(self, axis1, axis2):
+        from .shaping import swapaxes
+        return swapaxes(self, axis1, axis2)
+
+    def flatten(self, order="C"):
+        from .shaping import flatten
+        return flatten(self, order)
+
+    def ravel(self, order="C"):
+        from .shaping import ravel
+        return ravel(self, order)
+
+    def repeat(self, repeats, axis=None):
+        from .shaping import repeat
+        return repeat(self, repeats, axis)
+
+    def broadcast_to(self, shape):
+        from .shaping import broadcast_to
+        return broadcast_to(self, shape)
+
+    @property
+    def mT(self):
+        from .shaping import matrix_transpose
+        return matrix_transpose(self)
+
+    # scipy's canonical-form interface: lazysparse's storage is always canonical (sorted, no
+    # duplicates), so these ask nothing of it and change nothing
+    has_canonical_format = True
+    has_sorted_indices = True
+
+    def sum_duplicates(self):
+        """scipy's in-place ``sum_duplicates``: nothing to do (duplicates are summed on input)."""
+
+    def sort_indices(self):
+        """scipy's in-place ``sort_indices``: nothing to do (coordinates are kept sorted)."""
+
+    def sorted_indices(self):
+        """scipy's ``sorted_indices``: the array itself (arrays are immutable)."""
+        return self
+
+    def prune(self):
+        """scipy's ``prune``: nothing to do (no spare capacity is kept in the stored arrays)."""
+
+    def check_format(self, full_check=True):
+        """scipy's ``check_format``: validates the storage (ValueError when it is malformed)."""
+        if not self.is_lazy and not self.format.is_dense:
+            from .formats.validate import validate
+            validate(self.storage, "check_format")
+
+    def to_scipy_sparse(self):
+        """pydata/sparse's name for ``to_scipy``."""
+        return self.to_scipy()
+
+    @property
+    def density(self) -> float:
+        """Stored entries over elements (pydata/sparse's; computes a lazy array)."""
+        return self.nnz / self.size if self.size else float("nan")
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the stored arrays (values, positions, coordinates; computes a lazy array)."""
+        st = self.storage
+        arrays = [st.vals] + [a for a in list(st.pos) + list(st.crd) if a is not None]
+        return int(sum(getattr(a, "nbytes", 0) for a in arrays))
 
     # -- NumPy protocols (NEP-18, NEP-13) ----------------------------------------------------
     def __array_function__(self, func, types, args, kwargs):

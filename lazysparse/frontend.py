@@ -20,7 +20,7 @@ from .ir import ops
 from .ir.einsum import label_name, parse_einsum
 from .ir.nodes import Access, Call, Const, Index, Statement
 from .ir.notation import Affine, Bin, Neg, Num, Ref, children, parse_notation
-from . import joining, truth, windows
+from . import joining, statistics, truth, windows
 from .errors import shown
 
 _IDX = build._IDX
@@ -712,19 +712,15 @@ def _np_reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     return a.reshape(shape, order=order)
 
 
-def _np_count_nonzero(a, axis=None, *, keepdims=False):
-    return a.count_nonzero() if axis is None and not keepdims else NotImplemented
-
-
 _FUNCTIONS = {
     np.einsum: _np_einsum,
     np.diagonal: _np_diagonal,
     np.trace: _np_trace,
     np.reshape: _np_reshape,
     np.nonzero: lambda a: a.nonzero(),
-    np.count_nonzero: _np_count_nonzero,
     **joining.NP_FUNCTIONS,
     **truth.NP_FUNCTIONS,
+    **statistics.NP_FUNCTIONS,
     np.dot: _np_dot,
     np.tensordot: lambda a, b, axes=2: tensordot(a, b, axes),
     np.transpose: lambda a, axes=None: transpose(a, axes),
@@ -740,6 +736,12 @@ _FUNCTIONS = {
     np.real: lambda a: a.real if isinstance(a, _array_cls()) else np.real(a),
     np.imag: lambda a: a.imag if isinstance(a, _array_cls()) else np.imag(a),
 }
+
+
+def register_numpy(table):
+    """Add NumPy functions (``{np.fn: handler}``) to the NEP-18 dispatch: the modules that are
+    built on this one (ufuncs.py, shaping.py) register theirs once the package is loaded."""
+    _FUNCTIONS.update(table)
 
 
 def _known_type(t):

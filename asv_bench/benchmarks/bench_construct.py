@@ -1,5 +1,6 @@
 """Joining, scipy's constructors and selection methods against scipy.sparse: vstack, hstack,
-diags, kron, triu, reshape, nonzero, and the compiled any / clip / eliminate_zeros."""
+diags, kron, triu, reshape, nonzero, the compiled any / clip / eliminate_zeros, and the
+statistics (argmax/argmin, nanmax, count_nonzero along an axis, var)."""
 import numpy as np
 import scipy.sparse as sp
 
@@ -17,6 +18,13 @@ OPS = {
     "any_rows": (lambda A: A.any(axis=1).materialize(), lambda M: (M != 0).max(axis=1)),
     "clip": (lambda A: A.clip(0, 0.5).materialize(), lambda M: M.minimum(0.5).maximum(0)),
     "eliminate_zeros": (lambda A: A.eliminate_zeros().materialize(), lambda M: M.copy().eliminate_zeros()),
+    # statistics (lazysparse/statistics.py); scipy's var is the idiom E[x^2] - E[x]^2
+    "argmax_rows": (lambda A: A.argmax(axis=1), lambda M: M.argmax(axis=1)),
+    "argmin_cols": (lambda A: A.argmin(axis=0), lambda M: M.argmin(axis=0)),
+    "nanmax_rows": (lambda A: A.nanmax(axis=1).materialize(), lambda M: M.nanmax(axis=1)),
+    "count_nonzero_cols": (lambda A: A.count_nonzero(axis=0).materialize(), lambda M: M.count_nonzero(axis=0)),
+    "var_cols": (lambda A: A.var(axis=0).materialize(),
+                 lambda M: M.power(2).mean(axis=0) - np.square(M.mean(axis=0))),
 }
 
 

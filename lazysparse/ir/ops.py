@@ -77,6 +77,30 @@ OPS = {
     "imag": (np.imag, 1, "eval"),
     "square": (np.square, 1, "eval"),
     "conjugate": (np.conjugate, 1, "eval"),
+    # floating-point classification and the rest of NumPy's elementwise ufuncs (each "eval":
+    # f at zero decides; floor_divide/remainder/fmod of floats by zero are nan there: dense)
+    "isnan": (np.isnan, 1, "eval"),
+    "isinf": (np.isinf, 1, "eval"),
+    "isfinite": (np.isfinite, 1, "eval"),
+    "signbit": (np.signbit, 1, "eval"),
+    "reciprocal": (np.reciprocal, 1, "eval"),
+    "fabs": (np.fabs, 1, "eval"),
+    "spacing": (np.spacing, 1, "eval"),
+    "arctan2": (np.arctan2, 2, "eval"),
+    "hypot": (np.hypot, 2, "eval"),
+    "copysign": (np.copysign, 2, "eval"),
+    "floor_divide": (np.floor_divide, 2, "eval"),
+    "remainder": (np.remainder, 2, "eval"),
+    "fmod": (np.fmod, 2, "eval"),
+    "fmax": (np.fmax, 2, "eval"),
+    "fmin": (np.fmin, 2, "eval"),
+    "logaddexp": (np.logaddexp, 2, "eval"),
+    "logaddexp2": (np.logaddexp2, 2, "eval"),
+    "heaviside": (np.heaviside, 2, "eval"),
+    "nextafter": (np.nextafter, 2, "eval"),
+    "left_shift": (np.left_shift, 2, "eval"),
+    "right_shift": (np.right_shift, 2, "eval"),
+    "ldexp": (np.ldexp, 2, "eval"),
     "sigmoid": (None, 1, "eval"),
     "relu": (None, 1, "eval"),
     "where": (np.where, 3, "where"),
@@ -132,7 +156,15 @@ def resolve(op: str, arg_dtypes: tuple) -> tuple:
     except (TypeError, np.exceptions.DTypePromotionError) as e:
         raise TypeError(f"{op}: unsupported operand dtypes {arg_dtypes}: {e}") from None
     ins = tuple(str(d) for d in res[:arity])
+    if op in _EXACT_CLASSIFY and ins[0] == "float16":
+        # NumPy reads a bool (or 8-bit integer) through float16, which lazysparse does not store;
+        # float32 holds the same values exactly, so the answer is the same
+        ins = ("float32",)
     return ins, str(res[arity])
+
+
+# ops whose result does not depend on the floating-point width they are computed in
+_EXACT_CLASSIFY = frozenset(("signbit",))
 
 
 def _sample(d):

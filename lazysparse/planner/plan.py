@@ -109,13 +109,17 @@ def split_shared_slots(stmt: Statement, storages):
     """
     if not _has_repeated_slot(stmt):
         return stmt, storages, ()
-    seen = set()
+    seen = {}  # slot -> the subscripts of its first access
     extra = []
 
     def walk(e):
         if isinstance(e, Access):
             if storages[e.operand].format.is_dense or e.operand not in seen:
-                seen.add(e.operand)
+                seen.setdefault(e.operand, e.indices)
+                return e
+            if seen[e.operand] == e.indices:
+                # the same entries read again (``A * A``, ``x * x``): one iterator, one load;
+                # a slot of its own would co-iterate two identical patterns
                 return e
             extra.append(e.operand)
             return Access(len(storages) + len(extra) - 1, e.indices)
