@@ -321,7 +321,7 @@ class Array:
     def __mod__(self, o): return _frontend.checked(build.elementwise("remainder", self, o, opname="%"), "%")
     def __rmod__(self, o): return _frontend.checked(build.elementwise("remainder", o, self, opname="%"), "%")
     def __divmod__(self, o): return self // o, self % o
-    def __rdivmod__(self, o): return o // self, o % self  # (o a scalar or array: our reflected ops)
+    def __rdivmod__(self, o): return o // self, o % self  # (o a scalar; NumPy arrays: np.divmod)
     def __lshift__(self, o): return _frontend.checked(build.elementwise("left_shift", self, o, opname="<<"), "<<")
     def __rlshift__(self, o): return _frontend.checked(build.elementwise("left_shift", o, self, opname="<<"), "<<")
     def __rshift__(self, o): return _frontend.checked(build.elementwise("right_shift", self, o, opname=">>"), ">>")

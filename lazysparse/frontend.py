@@ -770,6 +770,9 @@ def array_ufunc(ufunc, method, inputs, kwargs):
         return matmul(*inputs)
     if ufunc is np.positive:
         return positive(*inputs)
+    if ufunc is np.divmod:  # (two outputs: the quotient and the remainder, each lazy)
+        return tuple(checked(build.elementwise(op, *inputs, opname="divmod"), "divmod")
+                     for op in ("floor_divide", "remainder"))
     op = ops.UFUNC_NAMES.get(ufunc.__name__)
     if op is None or ops.OPS[op][1] != ufunc.nin:
         return NotImplemented

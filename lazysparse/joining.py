@@ -65,6 +65,9 @@ def concatenate(arrays, axis=0, *, format=None, name="concatenate"):
     if fmt is None:
         vals = np.concatenate([np.asarray(st.vals) for st in sts], axis=ax).astype(dtype, copy=False)
         return Array._from_storage(Storage.from_dense(vals))
+    joined = _join_levels(sts, ax, fmt, shape, dtype)
+    if joined is not None:
+        return Array._from_storage(joined)
     coords, vals, offset = [[] for _ in range(nd)], [], 0
     for st in sts:
         if st.format.is_dense:
@@ -82,6 +85,42 @@ def concatenate(arrays, axis=0, *, format=None, name="concatenate"):
     cols = [np.concatenate(c).astype(idt) for c in coords]
     cols, vals = _canonical(cols, np.concatenate(vals))
     return Array._from_storage(_from_coords(shape, fmt, cols, vals))
+
+
+def _join_levels(sts, ax, fmt, shape, dtype):
+    """The join as a concatenation of the stored arrays, when every input is stored in ``fmt``
+    and ``ax`` is its outermost level (scipy's vstack of CSR, hstack of CSC, a CSF's first
+    mode): each level's coordinates follow one another (the first level's moved by the
+    offset along ``ax``), and each compressed level's positions are shifted by the entries
+    before them; no coordinate is expanded or sorted. None when that does not apply."""
+    from .creation import _fits32
+    from .formats.storage import Storage
+    kinds = [lv.kind for lv in fmt.levels]
+    if fmt.order[0] != ax or any(k != "compressed" for k in kinds[1:]) or kinds[0] not in ("dense", "compressed") \
+            or any(st.format != fmt for st in sts) or not all(lv.unique for lv in fmt.levels):
+        return None
+    idt = np.int32 if _fits32(sum(len(st.vals) for st in sts), *shape) else np.int64
+    pos, crd = [], []
+    for l in range(len(kinds)):
+        if l == 0 and kinds[0] == "dense":
+            pos.append(None)
+            crd.append(None)
+            continue
+        ps, cs, before, offset = [], [], 0, 0
+        for st in sts:
+            p = np.asarray(st.pos[l], dtype=np.int64)
+            ps.append(p[:-1] + before if l else p[:-1])
+            # (inner coordinates keep their arrays' dtype: no widening of the big arrays)
+            cs.append(st.crd[l].astype(np.int64) + offset if l == 0 else st.crd[l])
+            before += int(p[-1])
+            offset += st.shape[ax]
+        if l == 0:  # a compressed first level: one segment holding every input's coordinates
+            pos.append(np.array([0, before], dtype=idt))
+        else:
+            pos.append(np.concatenate(ps + [np.array([before])]).astype(idt))
+        crd.append(np.concatenate(cs).astype(idt, copy=False))
+    vals = np.concatenate([st.vals for st in sts]).astype(dtype, copy=False)
+    return Storage(shape, fmt, pos, crd, vals, idt)
 
 
 def stack(arrays, axis=0, *, format=None):

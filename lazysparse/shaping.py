@@ -344,7 +344,11 @@ def roll(x, shift, axis=None):
     name = "roll"
     x = _arr(x, name)
     sh = np.asarray(shift)
-    if sh.dtype.kind not in "biu" and not (sh.size == 0 and sh.dtype.kind == "f"):
+    # (Python ints past 64 bits make an object array: fine, each shift is taken modulo its
+    # axis as a Python int below)
+    big = sh.dtype == object and sh.size and all(
+        isinstance(s, int) and not isinstance(s, bool) for s in sh.reshape(-1))
+    if not big and sh.dtype.kind not in "biu" and not (sh.size == 0 and sh.dtype.kind == "f"):
         raise TypeError(f"{name}: shift must be an integer or a sequence of integers, got {shown(shift)}")
     if axis is None:
         pairs = [(int(s), None) for s in sh.reshape(-1)]
@@ -371,7 +375,7 @@ def roll(x, shift, axis=None):
             raise ValueError(f"{name}: {size} elements do not have a 64-bit linear index (give axis)")
         if st.format.is_dense:
             _limit_dense(shape, st.dtype, name)
-            return _dense(np.roll(np.asarray(st.vals), total))
+            return _dense(np.roll(np.asarray(st.vals), total % size))
         cs, vals = _entries(st)
         lin = (np.ravel_multi_index(cs, shape) + total % size) % size
         return _sparse(st, shape, list(np.unravel_index(lin, shape)), vals.copy())

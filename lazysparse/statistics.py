@@ -55,7 +55,7 @@ def _op(op, *args, name=None):
 
 
 def _is_nan(x):
-    return _op("not_equal", x, x, name="isnan")
+    return _op("isnan", x)
 
 
 def _sq(d):
@@ -95,11 +95,12 @@ def nanprod(x, axis=None, dtype=None, keepdims=False):
 def _nanext(x, axis, keepdims, op, name):
     fe = _fe()
     x = _arr(x, name)
-    if np.dtype(x.dtype).kind != "f":  # (complex: max/min refuse it, as for max)
-        return getattr(fe, op)(x, axis=axis, keepdims=keepdims)
+    from . import build
+    if np.dtype(x.dtype).kind != "f":  # (complex: the reduction refuses it, naming ``name``)
+        return build.reduction(x, axis, op, keepdims, opname=name)
     nan = _is_nan(x)
-    m = getattr(fe, op)(fe.where(nan, -np.inf if op == "max" else np.inf, x), axis=axis,
-                        keepdims=keepdims)
+    m = build.reduction(fe.where(nan, -np.inf if op == "max" else np.inf, x), axis, op, keepdims,
+                        opname=name)
     # a slice of NaN only gives NaN (NumPy also warns, which a lazy result cannot do in time)
     from .truth import all as all_
     return fe.where(all_(nan, axis=axis, keepdims=keepdims), np.nan, m)
@@ -334,7 +335,8 @@ def ptp(x, axis=None, keepdims=False):
     """Lazy ``numpy.ptp``: maximum minus minimum."""
     fe = _fe()
     x = _arr(x, "ptp")
-    hi, lo = fe.max(x, axis=axis, keepdims=keepdims), fe.min(x, axis=axis, keepdims=keepdims)
+    from . import build
+    hi, lo = (build.reduction(x, axis, op, keepdims, opname="ptp") for op in ("max", "min"))
     if x.dtype == np.bool_:  # (after max's check of empty axes, as NumPy orders them)
         raise TypeError("ptp: numpy boolean subtract is not supported (operand of dtype bool)")
     return fe.subtract(hi, lo)
@@ -364,8 +366,9 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
         avg = fe.mean(a, axis=axis, keepdims=keepdims)
         if not returned:
             return avg
-        axes = _axes(a, axis, name)
-        return avg, fe.astype(fe.add(fe.multiply(avg, 0), _count(a, axes)), avg.dtype)
+        from .creation import asarray
+        count = _count(a, _axes(a, axis, name))
+        return avg, asarray(np.full(avg.shape, count, dtype=avg.dtype))
     w = _arr(weights, name)
     if a.shape != w.shape:
         if axis is None:
@@ -378,9 +381,13 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
         # the weights laid along ``axes`` with size-1 axes elsewhere (a broadcast, lazily)
         shape = tuple(n if k in axes else 1 for k, n in enumerate(a.shape))
         w = w.reshape(shape) if not w.is_lazy else w.materialize().reshape(shape)
-    kind = np.result_type(a.dtype, w.dtype)
-    dt = np.result_type(kind, np.float64) if kind.kind in "biu" else kind
-    ws = fe.sum(fe.multiply(fe.add(fe.multiply(a, 0), w), 1), axis=axis, keepdims=keepdims, dtype=dt)
+    # NumPy's: integer or bool data average in (at least) float64, whatever the weights
+    dt = np.result_type(a.dtype, w.dtype, np.float64) if np.dtype(a.dtype).kind in "biu" \
+        else np.result_type(a.dtype, w.dtype)
+    from .shaping import broadcast_to
+    # the weights' sums over a's shape (never through a's values: an inf there is no NaN weight)
+    wb = w if tuple(w.shape) == tuple(a.shape) else broadcast_to(w.materialize() if w.is_lazy else w, a.shape)
+    ws = fe.sum(wb, axis=axis, keepdims=keepdims, dtype=dt)
     wsv = ws.materialize()
     vals = wsv.todense() if hasattr(wsv, "todense") else np.asarray(wsv)
     if np.any(np.asarray(vals) == 0):

@@ -88,3 +88,41 @@ def test_errors():
         ls.concatenate(A.storage)
     with pytest.raises(TypeError):  # NumPy's flattening axis=None is not offered: no densification
         np.concatenate([ls.asarray(sp.eye(2, format="csr")), A[:, :2]], axis=None)
+
+
+@pytest.mark.parametrize("fmt,axis", [("csr", 0), ("csc", 1), ("dcsr", 0), ("dcsc", 1), ("csf", 0)])
+def test_join_along_the_outermost_level_concatenates_storage(fmt, axis, monkeypatch):
+    """Inputs all in one format joined along its outermost level: the stored arrays follow one
+    another (no coordinates expanded); values, storage validity, index widths and unchanged
+    inputs checked, with empty inputs and empty rows among them."""
+    from lazysparse import creation, joining
+    rng = np.random.default_rng(3)
+    nd = 3 if fmt == "csf" else 2
+    parts = []
+    for n in (4, 0, 1, 5):
+        shape = [3] * nd
+        shape[axis] = n
+        a = rng.integers(-2, 3, shape) * (rng.random(shape) < 0.4)
+        if n > 1:
+            a[(slice(None),) * axis + (1,)] = 0  # an empty row
+        parts.append(a.astype(float))
+    ops = [ls.asarray(a, format=fmt) for a in parts]
+    wide = ops[1].storage  # one input with 64-bit index arrays
+    wide.pos = [p if p is None else p.astype(np.int64) for p in wide.pos]
+    wide.crd = [c if c is None else c.astype(np.int64) for c in wide.crd]
+    wide.index_dtype = np.dtype(np.int64)
+    before = [o.todense().copy() for o in ops]
+
+    def no_coords(*a, **k):
+        raise AssertionError("the storage-level join expanded coordinates")
+    monkeypatch.setattr(creation, "_coords", no_coords)
+    got = ls.concatenate(ops, axis=axis)
+    monkeypatch.undo()
+    validate(got.storage, "concatenate")
+    assert got.format == ops[0].format
+    np.testing.assert_array_equal(values(got), np.concatenate(parts, axis=axis))
+    for o, b in zip(ops, before):
+        np.testing.assert_array_equal(values(o), b)
+    # a mixed-format join takes the general path and agrees
+    mixed = ls.concatenate([ops[0], ls.asarray(parts[3], format="coo")], axis=axis, format=fmt)
+    np.testing.assert_array_equal(values(mixed), np.concatenate([parts[0], parts[3]], axis=axis))

@@ -1,8 +1,4 @@
 """The planner's loop-order pass on tiny hand-written statements (no compilation)."""
-import numpy as np
-import pytest
-
-import lazysparse as ls
 from lazysparse.formats import Format, resolve_format
 from lazysparse.ir.nodes import Access, Call, Index, Statement
 from lazysparse.planner import plan as PL
@@ -78,21 +74,3 @@ def test_a_sum_of_mixed_formats_keeps_the_left_operands_format():
     stmt = Statement((i, j), add, "sum", "float64")
     for a, b in ((CSR, CSC), (CSC, CSR)):
         assert PL.infer_format(stmt, (spec(a), spec(b)), {0: 0.1, 1: 0.1}, {i: 40, j: 40}, 2) == a
-
-
-@pytest.mark.parametrize("fmt", ["csr", "csc", "coo", "dcsr"])
-def test_repeated_access_reads_one_slot(fmt):
-    """``A * A`` reads one iterator of A (no co-iteration of two identical patterns); ``A * A.T``
-    still gets a slot per access (each may need its own order). Values against NumPy."""
-    import scipy.sparse as sp
-    a = sp.random_array((40, 40), density=0.1, format="csr", rng=5).toarray()
-    a[7] = 0
-    A = ls.asarray(a, format=fmt)
-    text = ls.explain((A * A).sum())
-    assert "multiply(T0[i,j], T0[i,j])" in text, text[:2000]
-    assert "T1" not in text.split("kernel 0:")[1].split("\n")[0]
-    np.testing.assert_allclose(float((A * A).sum()), (a * a).sum())
-    np.testing.assert_allclose((A * A * A).todense(), a * a * a)
-    np.testing.assert_allclose(ls.where(A > 0.5, A, A * A).todense(), np.where(a > 0.5, a, a * a))
-    np.testing.assert_allclose((A * A.T).todense(), a * a.T)
-    assert "multiply(T0[i,j], T1[" in ls.explain((A * A.T).sum())

@@ -457,8 +457,8 @@ def test_round(decimals, dtype, fmt):
     for r in (U.round(A, decimals), U.around(A, decimals=decimals), U.NP_FUNCTIONS[np.round](A, decimals)):
         assert r.dtype == exp.dtype
         np.testing.assert_array_equal(r.todense(), exp)
-    if np.round in ls.frontend._FUNCTIONS:   # (once NP_FUNCTIONS is wired into __array_function__)
-        np.testing.assert_array_equal(np.round(A, decimals).todense(), exp)
+    np.testing.assert_array_equal(np.round(A, decimals).todense(), exp)
+    np.testing.assert_array_equal(A.round(decimals).todense(), exp)
     np.testing.assert_array_equal(bufs[0], D if fmt == "dense" else D[D != 0])  # (not written)
 
 
@@ -559,3 +559,23 @@ def test_nested_and_fused(fmt):
                        np.where(np.isnan(np.fmod(D, E)), 0, D).sum(axis=1)])
     for g, e in zip(ls.compute(*got), exp):
         np.testing.assert_allclose(g.todense(), e, rtol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize("fmt", ["dense", "csr", "coo"])
+def test_operators_and_divmod(fmt):
+    """``//``, ``%``, ``divmod`` (both sides, NumPy's ``np.divmod`` too), ``<<``, ``>>`` against NumPy."""
+    a = np.array([[0, 7, -7, 0], [3, 0, -1, 12]], dtype=np.int64)
+    A = ls.asarray(a, format=fmt)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal((A // 2).todense(), a // 2)
+        np.testing.assert_array_equal((A % -3).todense(), a % -3)
+        np.testing.assert_array_equal((7 // (A + 100)).todense(), 7 // (a + 100))
+        for q, r in (divmod(A, 4), np.divmod(A, 4)):
+            np.testing.assert_array_equal(q.todense(), a // 4)
+            np.testing.assert_array_equal(r.todense(), a % 4)
+        q, r = divmod(np.full(a.shape, 9), A + 100)
+        np.testing.assert_array_equal(q.todense(), 9 // (a + 100))
+        np.testing.assert_array_equal(r.todense(), 9 % (a + 100))
+        np.testing.assert_array_equal((A << 2).todense(), a << 2)
+        np.testing.assert_array_equal((A >> 1).todense(), a >> 1)
+        np.testing.assert_array_equal((1 << (A % 5 + 1)).todense(), 1 << (a % 5 + 1))

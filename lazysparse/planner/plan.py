@@ -109,17 +109,13 @@ def split_shared_slots(stmt: Statement, storages):
     """
     if not _has_repeated_slot(stmt):
         return stmt, storages, ()
-    seen = {}  # slot -> the subscripts of its first access
+    seen = set()
     extra = []
 
     def walk(e):
         if isinstance(e, Access):
             if storages[e.operand].format.is_dense or e.operand not in seen:
-                seen.setdefault(e.operand, e.indices)
-                return e
-            if seen[e.operand] == e.indices:
-                # the same entries read again (``A * A``, ``x * x``): one iterator, one load;
-                # a slot of its own would co-iterate two identical patterns
+                seen.add(e.operand)
                 return e
             extra.append(e.operand)
             return Access(len(storages) + len(extra) - 1, e.indices)
