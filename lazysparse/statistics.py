@@ -59,11 +59,11 @@ def _is_nan(x):
 
 
 def _sq(d):
-    """``|d|**2`` in d's real dtype (``d * conj(d)``'s real part, as NumPy's var)."""
-    fe = _fe()
+    """``|d|**2`` in d's real dtype. One read of ``d`` (``square``, of ``|d|`` for complex):
+    ``d * d`` reads a sparse operand through two iterators that the kernel intersects."""
     if np.dtype(d.dtype).kind == "c":
-        return fe.multiply(d, _op("conjugate", d)).real
-    return fe.multiply(d, d)
+        return _op("square", _fe().abs(d))
+    return _op("square", d)
 
 
 def _float_dtype(dt):
@@ -239,19 +239,20 @@ def _arg_sparse(st, axis, n_a, big):
     first implicit zero (the first coordinate missing from the slice's sorted coordinates)."""
     from .creation import _coords
     shape = st.shape
-    coords = [c.astype(np.int64, copy=False) for c in _coords(st)]
     vals = np.asarray(st.vals)
     if vals.dtype == bool:
         vals = vals.view(np.uint8)
-    if axis is None:
-        return np.int64(_arg_flat(st, coords, vals, big, n_a))
-    else:
-        r = coords[axis]
-        g = np.zeros(len(vals), np.int64)
-        for k, c in enumerate(coords):
-            if k != axis:
-                g = g * shape[k] + c
-        out_shape = tuple(n for k, n in enumerate(shape) if k != axis)
+    if axis is None:  # (the coordinates, only if they are needed, once)
+        from functools import cache
+        coords_once = cache(lambda: [c.astype(np.int64, copy=False) for c in _coords(st)])
+        return np.int64(_arg_flat(st, coords_once, vals, big, n_a))
+    coords = [c.astype(np.int64, copy=False) for c in _coords(st)]
+    r = coords[axis]
+    g = np.zeros(len(vals), np.int64)
+    for k, c in enumerate(coords):
+        if k != axis:
+            g = g * shape[k] + c
+    out_shape = tuple(n for k, n in enumerate(shape) if k != axis)
     out = np.zeros(math.prod(out_shape), np.int64)
     if len(vals):
         if len(g) > 1 and not _sorted(g, r):
@@ -279,28 +280,52 @@ def _arg_sparse(st, axis, n_a, big):
 
 def _flat_index(coords, shape, sel=slice(None)):
     """C-order flat indices of the entries ``sel`` (a valid shape's size is below 2**63)."""
-    r = np.zeros(len(coords[0][sel]) if coords else 1, np.int64)
+    r = np.zeros(len(coords[0][sel]), np.int64)
     for k, c in enumerate(coords):
         r = r * shape[k] + c[sel]
     return r
 
 
+def _entry_coords(st, p):
+    """The coordinates (mode order) of the stored entries at positions ``p`` (an int64
+    array), walking up the levels: a compressed level's parent is the segment holding the
+    position, a dense level's the quotient by its extent, a singleton's the same position."""
+    out = [None] * st.ndim
+    for l in range(st.ndim - 1, -1, -1):
+        lv, m = st.format.levels[l], st.format.order[l]
+        if lv.kind == "dense":
+            n = st.shape[m]
+            out[m], p = p % n, p // n
+        else:
+            out[m] = st.crd[l][p].astype(np.int64)
+            if lv.kind == "compressed":
+                p = np.searchsorted(st.pos[l], p, "right") - 1
+    return out
+
+
 def _arg_flat(st, coords, vals, big, size):
     """``axis=None``: the flat index of the first extreme, computing flat indices only for the
     entries that hold the extreme, and for the first implicit zero only when it can win (a
-    row-major storage finds it in the first entries, as its flat indices are already sorted)."""
+    row-major storage finds both in its first entries, its flat indices being sorted)."""
     if len(vals) == 0:
         return 0
     ext = vals.max() if big else vals.min()
-    match = np.flatnonzero(vals != vals if ext != ext else vals == ext)
-    first = int(_flat_index(coords, st.shape, match).min())
+    rowmajor = st.format.order == tuple(range(st.ndim))
+
+    def first():
+        match = np.flatnonzero(vals != vals if ext != ext else vals == ext)
+        if rowmajor:  # (storage order is flat order: the first one)
+            return int(_flat_index(_entry_coords(st, match[:1]), st.shape)[0])
+        return int(_flat_index(coords(), st.shape, match).min())
+
     if ext != ext or len(vals) == size or (ext > 0 if big else ext < 0):
-        return first
-    if st.format.order == tuple(range(st.ndim)):
+        return first()
+    if rowmajor:
         lo = 0
         while lo < len(vals):  # growing prefixes: the first gap is nearly always early
             hi = min(len(vals), max(2 * lo, 1024))
-            miss = np.flatnonzero(_flat_index(coords, st.shape, slice(lo, hi)) != np.arange(lo, hi))
+            at = _flat_index(_entry_coords(st, np.arange(lo, hi, dtype=np.int64)), st.shape)
+            miss = np.flatnonzero(at != np.arange(lo, hi))
             if len(miss):
                 gap = lo + int(miss[0])
                 break
@@ -308,10 +333,10 @@ def _arg_flat(st, coords, vals, big, size):
         else:
             gap = len(vals)
     else:
-        r = np.sort(_flat_index(coords, st.shape))
+        r = np.sort(_flat_index(coords(), st.shape))
         miss = np.flatnonzero(r != np.arange(len(r)))
         gap = int(miss[0]) if len(miss) else len(r)
-    return min(first, gap) if ext == 0 else gap
+    return min(first(), gap) if ext == 0 else gap
 
 
 def _sorted(g, r):
