@@ -26,7 +26,7 @@ from .schedule import Schedule
 from .statistics import (
     var, std, nansum, nanprod, nanmax, nanmin, nanmean, argmax, argmin, ptp, average, isclose,
     allclose, array_equal, outer, inner, vdot, zeros_like, ones_like, full_like, empty_like,
-    count_nonzero,
+    count_nonzero, argwhere, take, unique_values, unique_counts,
 )
 from . import linalg
 from . import ufuncs, shaping
@@ -46,6 +46,7 @@ __all__ = [
     "opcount", "Schedule", "concatenate", "stack", "hstack", "vstack", "any", "all", "diags", "kron", "triu", "tril",
     "var", "std", "nansum", "nanprod", "nanmax", "nanmin", "nanmean", "argmax", "argmin", "ptp",
     "average", "isclose", "allclose", "array_equal", "outer", "inner", "vdot", "zeros_like",
-    "ones_like", "full_like", "empty_like", "count_nonzero", "linalg",
+    "ones_like", "full_like", "empty_like", "count_nonzero", "linalg", "argwhere", "take",
+    "unique_values", "unique_counts",
 ]
 __all__ += [n for n in ufuncs.__all__ + shaping.__all__ if n not in __all__]

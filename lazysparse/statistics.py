@@ -581,9 +581,80 @@ def ones_like(a, dtype=None, *, shape=None):
 
 __all__ = ["var", "std", "nansum", "nanprod", "nanmax", "nanmin", "nanmean", "argmax", "argmin",
            "ptp", "average", "norm", "isclose", "allclose", "array_equal", "outer", "inner", "vdot",
-           "zeros_like", "ones_like", "full_like", "empty_like", "count_nonzero"]
+           "zeros_like", "ones_like", "full_like", "empty_like", "count_nonzero", "argwhere", "take",
+           "unique_values", "unique_counts"]
 
 empty_like = zeros_like  # (nothing uninitialised: an empty array of zeros)
+
+
+# -- selections of values and coordinates (eager) -------------------------------------------
+def argwhere(x):
+    """``numpy.argwhere``: the coordinates of the nonzero values, one row each (row-major)."""
+    x = _arr(x, "argwhere")
+    if x.ndim == 0:
+        return np.zeros((int(bool(x)), 0), np.int64)
+    return np.stack(x.nonzero(), axis=1)
+
+
+def take(x, indices, axis=None):
+    """``numpy.take``: the elements at ``indices`` along ``axis`` (of the flattened array for
+    None), as indexing with an integer array (the input's format when the dimensions stay)."""
+    name = "take"
+    x = _arr(x, name)
+    idx = np.asarray(indices)
+    if idx.dtype.kind not in "iu" and not (idx.size == 0 and idx.dtype.kind == "f"):
+        raise TypeError(f"{name}: indices must be integers, got dtype {idx.dtype}")
+    idx = idx.astype(np.int64)
+    if axis is None:
+        from .shaping import ravel
+        x, ax = ravel(x.materialize() if x.is_lazy else x), 0
+    else:
+        ax = _axes(x, axis, name)[0]
+    n = x.shape[ax]
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        raise IndexError(f"{name}: index out of bounds for axis {ax} with size {n}")
+    flat = x[(slice(None),) * ax + (idx.reshape(-1),)]
+    if idx.ndim == 1:
+        return flat
+    shape = tuple(x.shape[:ax]) + idx.shape + tuple(x.shape[ax + 1:])
+    return flat.reshape(shape)
+
+
+def _values_with_zero(x, name):
+    """The array's values as NumPy would see them, without densifying: the stored ones, and
+    zeros for the implicit ones (with their count)."""
+    x = _arr(x, name)
+    st = x.storage
+    vals = np.asarray(st.vals).reshape(-1)
+    implicit = 0 if st.format.is_dense else x.size - len(vals)
+    return vals, implicit
+
+
+def unique_values(x):
+    """The array API's ``unique_values`` (NumPy's ``np.unique(x)``): the sorted distinct
+    values, a zero among them when some element is an implicit zero; one NaN for all."""
+    vals, implicit = _values_with_zero(x, "unique_values")
+    if implicit:
+        vals = np.concatenate([vals, np.zeros(1, vals.dtype)])
+    return np.unique(vals)
+
+
+def unique_counts(x):
+    """The array API's ``unique_counts``: ``(values, counts)``, implicit zeros counted."""
+    vals, implicit = _values_with_zero(x, "unique_counts")
+    if implicit:
+        vals = np.concatenate([vals, np.zeros(1, vals.dtype)])
+    u, c = np.unique(vals, return_counts=True)
+    if implicit:
+        c[np.flatnonzero(u == 0)[:1]] += implicit - 1
+    return u, c
+
+
+def _np_unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None,
+               *, equal_nan=True, **kw):
+    if return_index or return_inverse or axis is not None or not equal_nan or kw:
+        return NotImplemented
+    return unique_counts(ar) if return_counts else unique_values(ar)
 
 
 # -- NumPy dispatch (NEP-18) -----------------------------------------------------------------
@@ -610,6 +681,7 @@ NP_FUNCTIONS = {
     np.allclose: _np(allclose), np.array_equal: _np(array_equal), np.outer: _np(outer),
     np.inner: _np(inner), np.vdot: _np(vdot), np.zeros_like: _np(zeros_like),
     np.ones_like: _np(ones_like), np.full_like: _np(full_like), np.empty_like: _np(zeros_like),
-    np.count_nonzero: _np(count_nonzero),
+    np.count_nonzero: _np(count_nonzero), np.argwhere: _np(argwhere),
+    np.take: _np(take, refuse=("out", "mode")), np.unique: _np_unique,
 }
 

@@ -298,3 +298,36 @@ def test_numpy_dispatch():
         np.var(x, out=np.empty(2))
     with pytest.raises(TypeError):
         np.linalg.norm(x, 2)  # the spectral norm needs singular values
+
+
+@SETTINGS
+@given(data=st.data(), nd=st.integers(1, 3), dtype=st.sampled_from(["float64", "int32", "bool"]))
+def test_argwhere_take_unique_match_numpy(data, nd, dtype):
+    a, x = operand(data, nd, dtype, specials=True)
+    before = values(x).copy()
+    np.testing.assert_array_equal(S.argwhere(x), np.argwhere(a))
+    np.testing.assert_array_equal(np.argwhere(x), np.argwhere(a))
+    u = np.unique(a)
+    np.testing.assert_array_equal(S.unique_values(x), u)
+    np.testing.assert_array_equal(np.unique(x), u)
+    for g, w in zip(S.unique_counts(x), np.unique(a, return_counts=True)):
+        np.testing.assert_array_equal(g, w)
+    axis = data.draw(st.sampled_from([None] + list(range(-nd, nd))))
+    n = a.size if axis is None else a.shape[axis]
+    if n:
+        idx = np.array(data.draw(st.lists(st.integers(-n, n - 1), min_size=0, max_size=5)), dtype=np.int64)
+        idx = idx.reshape(-1, 1) if data.draw(st.booleans()) else idx
+        np.testing.assert_array_equal(values(S.take(x, idx, axis=axis)), np.take(a, idx, axis=axis))
+        np.testing.assert_array_equal(values(np.take(x, idx, axis=axis)), np.take(a, idx, axis=axis))
+        with pytest.raises(IndexError, match="take"):
+            S.take(x, [n], axis=axis)
+    np.testing.assert_array_equal(values(x), before)
+
+
+def test_unique_counts_stored_and_implicit_zeros():
+    A = sp.csr_array((np.array([0.0, 2.0, 0.0, np.nan, np.nan]), np.array([0, 1, 3, 0, 2]),
+                      np.array([0, 3, 5])), shape=(2, 5))
+    d = A.toarray()
+    for g, w in zip(S.unique_counts(ls.asarray(A)), np.unique(d, return_counts=True)):
+        np.testing.assert_array_equal(g, w)
+    np.testing.assert_array_equal(S.argwhere(ls.asarray(A)), np.argwhere(d))
