@@ -202,11 +202,16 @@ def normalize_axes(axes, ndim, opname, shape):
         if not isinstance(ax, (int, np.integer)) or isinstance(ax, bool):
             raise TypeError(f"{opname}: axes must be integers, got {shown(ax)}")
         if not -ndim <= ax < ndim:
-            raise ValueError(f"{opname}: axis {ax} is out of bounds for an operand of shape {shape}")
+            # (NumPy's AxisError: a ValueError and an IndexError, as NumPy raises it)
+            raise np.exceptions.AxisError(f"{opname}: axis {ax} is out of bounds for {_operand(ndim, shape)}")
         out.append(int(ax) % ndim)
     if len(set(out)) != len(out):
-        raise ValueError(f"{opname}: repeated axis in {axes} for an operand of shape {shape}")
+        raise ValueError(f"{opname}: repeated axis in {axes} for {_operand(ndim, shape)}")
     return out
+
+
+def _operand(ndim, shape):
+    return f"an operand of shape {shape}" if shape is not None else f"an array of dimension {ndim}"
 
 
 def reduction(x, axis, op, keepdims=False, dtype=None, opname=None):

@@ -40,8 +40,6 @@ from .errors import shown
 __all__ = ["squeeze", "expand_dims", "moveaxis", "swapaxes", "matrix_transpose", "broadcast_to",
            "broadcast_arrays", "flip", "roll", "tile", "repeat", "pad", "diff", "ravel", "flatten"]
 
-_AxisError = np.exceptions.AxisError
-
 
 # -- helpers -------------------------------------------------------------------------------------
 def _arr(x, name):
@@ -57,16 +55,15 @@ def _int(v, what, name):
 
 
 def _axis(axis, nd, name, what="axis"):
-    """One axis as a non-negative int (NumPy's normalize_axis_index)."""
-    ax = _int(axis, what, name)
-    if not -nd <= ax < nd:
-        raise _AxisError(ax, nd, msg_prefix=name)
-    return ax % nd
+    """One axis as a non-negative int (NumPy's normalize_axis_index; build.normalize_axes)."""
+    from .build import normalize_axes
+    return normalize_axes(_int(axis, what, name), nd, name, None)[0]
 
 
 def _axes(axis, nd, name, what="axis"):
     """An int or a sequence of ints as a tuple of distinct non-negative axes (NumPy's
-    normalize_axis_tuple)."""
+    normalize_axis_tuple; build.normalize_axes)."""
+    from .build import normalize_axes
     if not isinstance(axis, (tuple, list)):
         try:
             axis = [operator.index(axis)]
@@ -74,10 +71,7 @@ def _axes(axis, nd, name, what="axis"):
             pass
     if not hasattr(axis, "__iter__") or isinstance(axis, (str, bytes)):
         raise TypeError(f"{name}: {what} must be an integer or a tuple of integers, got {shown(axis)}")
-    out = tuple(_axis(a, nd, name, what) for a in axis)
-    if len(set(out)) != len(out):
-        raise ValueError(f"{name}: repeated axis in {what} {shown(tuple(axis))}")
-    return out
+    return tuple(normalize_axes([_int(a, what, name) for a in axis], nd, name, None))
 
 
 def _shape_arg(shape, name, what="shape"):
