@@ -97,11 +97,25 @@ _CACHE_MAX = 4096
 def elementwise(op: str, *args, opname=None):
     """Lazy elementwise ``op`` over arrays and scalars with NumPy broadcasting."""
     key = (op, *[(a.shape, a.dtype) if type(a) is Array else type(a) for a in args])
+    shared = len(args) > 1 and _shared(args)
+    if shared:  # one slot for an array passed twice: another statement
+        ids = [id(a) if type(a) is Array else None for a in args]
+        key += (tuple([-1 if i is None else ids.index(i) for i in ids]),)
     hit = _ELEMENTWISE.get(key)
     if hit is not None:
         stmt, shape, dtype, in_dtypes = hit
-        children = tuple([a if type(a) is Array else _scalar_array(a, d, opname or op)
-                          for a, d in zip(args, in_dtypes)])
+        if shared:
+            children, seen = [], set()
+            for a, d in zip(args, in_dtypes):
+                if type(a) is not Array:
+                    children.append(_scalar_array(a, d, opname or op))
+                elif id(a) not in seen:
+                    seen.add(id(a))
+                    children.append(a)
+            children = tuple(children)
+        else:
+            children = tuple([a if type(a) is Array else _scalar_array(a, d, opname or op)
+                              for a, d in zip(args, in_dtypes)])
         return Array._from_node(make_node(stmt, children, shape, dtype))
     out = _elementwise(op, args, opname or op)
     if all(type(a) is Array or type(a) in _PYSCALARS for a in args):
@@ -110,6 +124,17 @@ def elementwise(op: str, *args, opname=None):
         node = out._node
         _ELEMENTWISE[key] = (node.stmt, node.shape, node.dtype, node.stmt.expr.in_dtypes)
     return out
+
+
+def _shared(args) -> bool:
+    """Whether one lazysparse array is passed more than once (``A * A``, ``where(A > 0, A, B)``
+    with the same ``A``): it then gets one operand slot, and the lowerer one iterator for its
+    equal accesses (planner/patterns.py), instead of co-iterating two copies of one pattern."""
+    a0, a1 = args[0], args[1]
+    if len(args) == 2:
+        return a0 is a1 and type(a0) is Array
+    arrs = [id(a) for a in args if type(a) is Array]
+    return len(set(arrs)) != len(arrs)
 
 
 def _elementwise(op, args, opname):
@@ -122,11 +147,16 @@ def _elementwise(op, args, opname):
     out_idx = _IDX[:nd]
     children = []
     accs = []
-    for o, d in zip(operands, in_dtypes):
+    slot = {}  # a lazysparse array passed as an argument already among the children -> its slot
+    for arg, o, d in zip(args, operands, in_dtypes):
         if isinstance(o, tuple):
             o = _scalar_array(o[1], d, opname)
-        k = len(children)
-        children.append(o)
+        k = slot.get(id(arg)) if type(arg) is Array else None
+        if k is None:
+            k = len(children)
+            children.append(o)
+            if type(arg) is Array:
+                slot[id(arg)] = k
         # right-align; broadcast (size-1 or missing) axes read coordinate 0
         sub = []
         off = nd - o.ndim

@@ -304,16 +304,18 @@ def checked(out, opname):
     # the verdict depends on the statement alone (its op and dtypes), and statements are interned:
     # a repeated line skips it (the entry holds the statement, so its id is not reused)
     if _PASSED.get(id(stmt)) is not stmt:
-        check_loop(call.op, [str(c.dtype) for c in node.children], call.in_dtypes, call.dtype, opname)
+        # (per argument: an array passed twice is one child, build._shared)
+        check_loop(call.op, [str(node.children[a.operand].dtype) for a in call.args], call.in_dtypes,
+                   call.dtype, opname)
         if len(_PASSED) > build._CACHE_MAX:
             _PASSED.clear()
         _PASSED[id(stmt)] = stmt
     if call.op == "power" and call.dtype[0] in "iu":
         # an exponent known now (a scalar or a concrete 0-d array): NumPy refuses negative ones
-        e = node.children[1]
+        base, e = (node.children[a.operand] for a in call.args)
         if e.ndim == 0 and not e.is_lazy and e.storage.vals.reshape(()).item() < 0 and out.size:
             raise ValueError(f"{opname}: integers to negative integer powers are not allowed "
-                             f"(exponent {e.storage.vals.reshape(()).item()}, base dtype {node.children[0].dtype})")
+                             f"(exponent {e.storage.vals.reshape(()).item()}, base dtype {base.dtype})")
     return out
 
 

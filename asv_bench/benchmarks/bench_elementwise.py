@@ -1,4 +1,5 @@
-"""Elementwise A + B, A * B, A + A.T and a fused A + B + C, warm kernel cache."""
+"""Elementwise A + B, A * B, A + A.T and a fused A + B + C, warm kernel cache; one array read
+twice at the same subscripts (A * A, A + A, sum(A * A), where(A > 0, A, 0))."""
 from .common import MATRICES, matrix, other, run
 
 import lazysparse as ls  # noqa: E402  (after .common, which finds the repo)
@@ -14,7 +15,9 @@ class Elementwise:
         self.C = self.B.T.tocsr()
         self.lA, self.lB, self.lC = (ls.asarray(m) for m in (self.A, self.B, self.C))
         for f in (self.time_lazysparse_add, self.time_lazysparse_multiply,
-                  self.time_lazysparse_add_transpose, self.time_lazysparse_add3):
+                  self.time_lazysparse_add_transpose, self.time_lazysparse_add3,
+                  self.time_lazysparse_square_product, self.time_lazysparse_self_add,
+                  self.time_lazysparse_frobenius, self.time_lazysparse_threshold):
             f(name)                    # compile once
 
     def time_lazysparse_add(self, name):
@@ -40,6 +43,31 @@ class Elementwise:
 
     def time_scipy_add3(self, name):
         self.A + self.B + self.C
+
+    # one array read twice: one iterator (docs/design.md, "Equal accesses")
+    def time_lazysparse_square_product(self, name):
+        run(self.lA * self.lA)
+
+    def time_scipy_square_product(self, name):
+        self.A.multiply(self.A)
+
+    def time_lazysparse_self_add(self, name):
+        run(self.lA + self.lA)
+
+    def time_scipy_self_add(self, name):
+        self.A + self.A
+
+    def time_lazysparse_frobenius(self, name):
+        run((self.lA * self.lA).sum())
+
+    def time_scipy_frobenius(self, name):
+        self.A.multiply(self.A).sum()
+
+    def time_lazysparse_threshold(self, name):
+        run(ls.where(self.lA > 0.5, self.lA, 0))
+
+    def time_scipy_threshold(self, name):
+        self.A.multiply(self.A > 0.5)
 
 
 

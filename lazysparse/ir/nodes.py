@@ -101,6 +101,17 @@ def accesses_of(expr):
     return out
 
 
+def canonical_positions(expr) -> tuple:
+    """For each access of ``expr`` (``accesses_of`` order), the position of the first access
+    equal to it (same operand slot, same subscripts). Equal accesses read the same values at
+    every point, so a walk that keys iterators by these positions co-iterates one pattern once:
+    ``A * A`` walks A's entries, not the intersection of two copies of them."""
+    first, out = {}, []
+    for q, a in enumerate(accesses_of(expr)):
+        out.append(first.setdefault(a, q))
+    return tuple(out)
+
+
 def indices_of(expr):
     """Index variables used by an expression, first-seen order."""
     seen = []

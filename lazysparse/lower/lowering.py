@@ -22,7 +22,7 @@ import numpy as np
 
 from ..backends import ctypes_ as C
 from ..ir import ops
-from ..ir.nodes import Access, Call, Const, Index, accesses_of
+from ..ir.nodes import Access, Call, Const, Index, accesses_of, canonical_positions
 from ..planner import fission
 from ..planner import patterns as P
 from ..planner.plan import KernelSpec, level_vars
@@ -361,8 +361,8 @@ class Lowerer:
         self.order = list(spec.order)
         self.vname = {v: f"x{k}" for k, v in enumerate(self.order)}
         self.ext = {v: f"N{k}" for k, v in enumerate(self.order)}
-        self.accs = [_Acc(q, a, spec.inputs[a.operand]) for q, a in enumerate(accesses_of(self.stmt.expr))]
-        self.acc_by_q = list(self.accs)
+        self._occ = [_Acc(q, a, spec.inputs[a.operand]) for q, a in enumerate(accesses_of(self.stmt.expr))]
+        self.share_equal(canonical_positions(self.stmt.expr))
         # the expression the loops being emitted evaluate, its first access and its f(0)
         # decisions in the statement's numbering: the statement, or one term of a union fission
         # (planner/fission.py; ``term`` set while its loop is emitted)
@@ -418,6 +418,13 @@ class Lowerer:
         self.early_open = set()  # variables whose split outer loop is open further out
 
     # -- helpers ------------------------------------------------------------------------------
+    def share_equal(self, canon):
+        """Equal accesses (same slot and subscripts) share one lowering state: one iterator,
+        one load (``canon[q]``: the first access equal to access q, as the patterns key them).
+        ``accs`` holds each state once; ``acc_by_q`` maps every access to its state."""
+        self.acc_by_q = [self._occ[c] for c in canon]
+        self.accs = [a for q, a in enumerate(self._occ) if canon[q] == q]
+
     def it_type(self, slot):
         return C.ctype(self.spec.inputs[slot].index_dtype)
 
@@ -435,6 +442,12 @@ class Lowerer:
                 self.terms = fission.terms(self.stmt, self.spec.inputs, self.ofmt, self.spec.decisions)
                 if not self.terms:
                     raise AssertionError(f"workspace without scattering or terms: {self.stmt!r}")
+                # each term is lowered alone (emit_terms): accesses are shared within a term
+                # only, as its own walk keys them
+                canon = []
+                for t in self.terms:
+                    canon += [t.q0 + c for c in canonical_positions(t.expr)]
+                self.share_equal(canon)
                 reduce, comb_count = "sum", (counting.ADD if self.count else None)
             # one level left: its keys are coordinates, of the result's index type
             key = self.oit if len(self.stmt.out_indices) - self.ws_h == 1 else "int64_t"

@@ -74,7 +74,7 @@ def _driven(lw, v, drv, u, kind, crd, pos, masked):
     loaded into ``vi`` (gathers index by them), then the gathers; None when ``f`` does not
     qualify."""
     terms = []
-    expr = _vexpr(lw, lw.stmt.expr, v, drv, u, kind, terms, iter(lw.accs), masked, pos)
+    expr = _vexpr(lw, lw.stmt.expr, v, drv, u, kind, terms, iter(lw.acc_by_q), masked, pos)
     if expr is None:
         return None
     vi = (f"{kind['iv']} vi = {kind['iload']}(m, {crd} + {pos});" if masked else
@@ -98,7 +98,7 @@ def dense_segment(lw, v, n):
 
     def body(pos, masked, acc, nan):
         terms = []
-        expr = _vexpr(lw, lw.stmt.expr, v, None, None, kind, terms, iter(lw.accs), masked, pos, dense=True)
+        expr = _vexpr(lw, lw.stmt.expr, v, None, None, kind, terms, iter(lw.acc_by_q), masked, pos, dense=True)
         return None if expr is None else [*terms, *_step(red, kind, expr, masked, acc, nan)]
     return _loop(lw, kind, red, f"vj{lw.vname[v]}", "0", f"({n})", body)
 

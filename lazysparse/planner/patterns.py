@@ -61,9 +61,13 @@ def _scalars(call):
 
 def _decides(kind, scalar) -> bool:
     """Whether a call of this kind makes a decision (f at zero: union or everywhere) in
-    ``expr_pattern``'s walk: not an intersection, a division by a tensor or a ``where``, whose
-    patterns follow from their arguments' (``scalar_calls`` walks the same way)."""
-    return not (kind == "intersect" or (kind == "divide" and not scalar[1]) or kind == "where")
+    ``expr_pattern``'s walk: not an intersection, a division by a tensor or a ``where`` of
+    tensors, whose patterns follow from their arguments' (``scalar_calls`` walks the same way).
+    ``where(c, x, y)`` with a 0-d ``y`` decides whether ``y`` is zero (``where(A > t, A, 0)``
+    keeps A's pattern; a nonzero ``y`` fills the rest)."""
+    if kind == "where":  # decides only with a 0-d ``y`` (and a tensor condition): is it zero?
+        return scalar[2] and not scalar[0]
+    return not (kind == "intersect" or (kind == "divide" and not scalar[1]))
 
 
 def expr_pattern(expr, access_key, scalar_value, replay=None):
@@ -71,15 +75,19 @@ def expr_pattern(expr, access_key, scalar_value, replay=None):
 
     ``access_key(access, position)`` gives the key of a sparse access (None: dense / not iterated
     here, i.e. TRUE). ``scalar_value(access)`` gives the value of a 0-d concrete operand or None.
-    Accesses are numbered left to right (``position``), which identifies repeated operands.
+    Accesses are numbered left to right (``position``), which identifies repeated operands;
+    an access equal to an earlier one gets the earlier one's position.
     ``replay``: decisions recorded by an earlier walk (lowering has no operand values).
     """
     counter = [0]
     decisions = []
+    first = {}
 
     def walk(e):
         if isinstance(e, Access):
-            k = access_key(e, counter[0])
+            # an access equal to an earlier one (same slot and subscripts) takes its position:
+            # one iterator for both (nodes.canonical_positions; the lowerer shares its state)
+            k = access_key(e, first.setdefault(e, counter[0]))
             counter[0] += 1
             return TRUE if k is None else var(k)
         kind = ops.OPS[e.op][2]
@@ -98,6 +106,8 @@ def expr_pattern(expr, access_key, scalar_value, replay=None):
             svals = [scalar_value(a) if isinstance(a, Access) and not a.indices else None for a in e.args]
             zero = ops.is_zero(ops.value_at_zero(e.op, e.in_dtypes, e.dtype, svals))
         decisions.append(zero)
+        if kind == "where":  # where(c, x, y) with y a 0-d zero: nonzero only where c and x are
+            return conj(subs[0], subs[1]) if zero else TRUE
         # 0-d operands are constants: where the tensor arguments are zero the result is f(0, s)
         tensors = [p for p, s in zip(subs, scalar) if not s]
         return (disj(*tensors) if tensors else TRUE) if zero else TRUE

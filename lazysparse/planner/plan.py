@@ -102,7 +102,8 @@ def level_vars(acc: Access, fmt: Format):
 
 
 def split_shared_slots(stmt: Statement, storages):
-    """Give every access of a sparse operand its own slot, so each can be converted alone.
+    """Give every access of a sparse operand its own slot, so each can be converted alone;
+    accesses with equal subscripts keep one slot (they are converted alike and iterated once).
 
     Returns ``(stmt, storages, extra)``: the new slots are ``storages[k] for k in extra``,
     appended after the original ones.
@@ -111,14 +112,19 @@ def split_shared_slots(stmt: Statement, storages):
         return stmt, storages, ()
     seen = set()
     extra = []
+    moved = {}  # an access already given its own slot -> that access
 
     def walk(e):
         if isinstance(e, Access):
             if storages[e.operand].format.is_dense or e.operand not in seen:
                 seen.add(e.operand)
+                moved.setdefault(e, e)
                 return e
+            if e in moved:  # equal to an earlier access: the same slot (one iterator)
+                return moved[e]
             extra.append(e.operand)
-            return Access(len(storages) + len(extra) - 1, e.indices)
+            moved[e] = new = Access(len(storages) + len(extra) - 1, e.indices)
+            return new
         return Call(e.op, tuple(walk(a) for a in e.args), e.in_dtypes, e.dtype)
 
     expr = walk(stmt.expr)
@@ -353,7 +359,7 @@ def choose_order(stmt: Statement, specs, out_fmt, concordance=True):
     red = list(stmt.reduce_indices)
     vars_ = outs + red
     accs = accesses_of(stmt.expr)
-    sparse_accs = [a for a in accs if not specs[a.operand].dense]
+    sparse_accs = list(dict.fromkeys(a for a in accs if not specs[a.operand].dense))  # (equal ones once)
     pos = {v: [] for v in vars_}
     for a in accs:
         sp = specs[a.operand]

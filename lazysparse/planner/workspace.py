@@ -116,11 +116,12 @@ def map_access(stmt, specs, out_fmt, decisions):
     structure is a copy: a result never shares a buffer with its inputs."""
     from . import fission
     from . import patterns as P
-    from ..ir.nodes import accesses_of
+    from ..ir.nodes import accesses_of, canonical_positions
     if stmt.reduce_indices or not fission.csr_like(out_fmt):
         return None
     accs = accesses_of(stmt.expr)
-    sparse = [q for q, a in enumerate(accs) if not specs[a.operand].dense and specs[a.operand].ndim]
+    canon = canonical_positions(stmt.expr)  # (``A * A``: one access read twice)
+    sparse = sorted({canon[q] for q, a in enumerate(accs) if not specs[a.operand].dense and specs[a.operand].ndim})
     if len(sparse) != 1:
         return None
     q = sparse[0]

@@ -325,7 +325,8 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=Non
             mode = "sort" if choice is None else "ws-" + choice.policy
     if fmt.is_sparse:
         full = int(np.prod(out_shape, dtype=np.float64)) if out_shape else 1
-        if mode == "append" and full > PL.INT32_MAX:
+        # (mode "map" copies one operand's structure: its entries bound the result's too)
+        if mode in ("append", "map") and full > PL.INT32_MAX:
             accs = accesses_of(stmt.expr)
             bound = P.bound_count(pat, lambda q: storages[accs[q].operand].nnz, full)
         else:
