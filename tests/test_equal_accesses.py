@@ -163,3 +163,16 @@ def test_where_with_a_zero_else_is_sparse_and_reads_only_stored_entries():
     full = ls.where(a > 0.5, a, 1.0).materialize()  # a nonzero else fills every other point
     assert full.format == ls.dense
     np.testing.assert_array_equal(_todense(full), np.where(D > 0.5, D, 1.0))
+
+
+def test_fused_programs_count_one_load_for_equal_accesses():
+    """``(A * A) @ X`` under every fusion mode: A is loaded once per stored entry (per column
+    of X where "max" recomputes the product), and the values are NumPy's."""
+    D = _dense((25, 18), "float64", 0.25, 11)
+    X = np.random.default_rng(2).random((18, 4))
+    a, x = build(D, "csr"), ls.asarray(X)
+    nnz = int(np.count_nonzero(D))
+    for fusion, per in (("auto", 1), ("none", 1), ("max", 4)):
+        c = ls.opcount((a * a) @ x, fusion=fusion)
+        assert c["loads"]["x0"] == nnz * per, (fusion, c)
+        np.testing.assert_allclose(_todense(((a * a) @ x).materialize(fusion=fusion)), (D * D) @ X, rtol=1e-12)

@@ -829,7 +829,8 @@ static inline float ls_hsum_vf(ls_vf v) {
         tgt = self.acc.get(k) or self.target(op)
         if self.count:
             loads = [(counting.slot(op.args[a.operand]) if self.prog.values[op.args[a.operand]].kind == INPUT
-                      else counting.TEMP, "1") for a in op.stmt.accesses]
+                      else counting.TEMP, "1") for a in dict.fromkeys(op.stmt.accesses)]
+            # (equal accesses, ``A * A``, are one load: the single-operation lowerer shares them)
             text = counting.line(counting.expr_ops(op.stmt.expr), loads,
                                  op.stmt.reduce if op.stmt.reduce_indices else None)
             if text:
