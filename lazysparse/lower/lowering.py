@@ -1705,11 +1705,14 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
         if not (first or last):
             return None
         rest = e.args[1] if first else e.args[0]
+        rq = self.q0 + 1 if first else self.q0
+        if any(self.acc_by_q[q] is located[0] for q in range(rq, rq + len(accesses_of(rest)))):
+            return None  # M read again in ``rest`` (``M * (M * (A @ B))``: one shared state)
         (drv,) = [a for a in iters if a.q != self.mask_q]
         lv = drv.spec.format.levels[drv.lvl]
         if lv.kind != "compressed" or not lv.unique:
             return None
-        return drv, located[0], rest, (self.q0 + 1 if first else self.q0), first
+        return drv, located[0], rest, rq, first
 
     def emit_row_acc(self, depth, v, blk, plan, U, snap):
         """The driver's segment summed into ``racc`` (a dense row over the loop's extent) with
@@ -1946,6 +1949,13 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
         if (a.lvl != 0 or list(a.lvars) != list(self.order) or len(set(a.acc.indices)) != len(a.acc.indices)
                 or any(lv.kind not in ("dense", "compressed") or not lv.unique for lv in fmt.levels)
                 or fmt.levels[-1].kind != "compressed"):
+            return None
+        # the stored entries must be where the statement is nonzero: ``(A + 1).sum()`` or
+        # ``where(A != 0, A, 1).min()`` read one array but are nonzero everywhere (the implicit
+        # points are not zeros to fold in), so they walk the dense space
+        pat, _ = P.expr_pattern(self.expr, lambda acc, q: None if self.spec.inputs[acc.operand].dense
+                                else q + self.q0, lambda acc: None, self.dec)
+        if pat != P.var(a.q):
             return None
         return a
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..ir import provenance as PV
-from ..ir.nodes import Index, accesses_of
+from ..ir.nodes import Index, accesses_of, canonical_positions
 from .plan import level_vars
 
 LOOP_STEPS = ("split", "divide", "fuse", "pos", "bound", "reorder", "unroll", "parallelize")
@@ -120,8 +120,10 @@ def bind(schedule, stmt, specs, order, out_fmt, decisions=()):
     idx = {ix.name: ix for ix in (*stmt.out_indices, *stmt.reduce_indices)}
     accs = accesses_of(stmt.expr)
     names = {}
+    canon = canonical_positions(stmt.expr)
     for q, a in enumerate(accs):
-        names.setdefault(f"T{a.operand}", []).append(q)
+        if canon[q] == q:  # (equal accesses, ``A * A``, are one iterator: one name)
+            names.setdefault(f"T{a.operand}", []).append(q)
     g = schedule.provenance
     where = f"kernel `{stmt!r}` (index variables {', '.join(idx)})"
     for r in g.roots:
