@@ -91,7 +91,21 @@ def normalize(key, shape, name="getitem"):
         axis += 1
     if sum(k == "array" for k, _, _ in out) > 1:
         raise IndexError(f"{name}: only one integer or boolean array index is supported")
+    out = _Items(out)
+    # an ellipsis over no axis still parts the advanced indices on its two sides for NumPy
+    # (``a[:, 0, ..., [1]]`` of a 3-d ``a`` puts the array's axis first): remembered here
+    if nd == used and any(k == "array" for k, _, _ in out):
+        adv = [p for p, (k, _, _) in enumerate(out) if k in ("int", "array")]
+        out.gap = at
+        out.split = adv[0] < at <= adv[-1]
     return out
+
+
+class _Items(list):
+    """``normalize``'s items, and whether an ellipsis over no axis parts the advanced ones
+    (``split``; ``gap``: the position of the item after it)."""
+    split = False
+    gap = None
 
 
 def _out_axes(items):
@@ -101,7 +115,7 @@ def _out_axes(items):
     adv = [p for p, (k, _, _) in enumerate(items) if k in ("int", "array")]
     arr = [p for p, (k, _, _) in enumerate(items) if k == "array"]
     axes = [(k, p) for p, (k, _, _) in enumerate(items) if k in ("slice", "none", "array")]
-    if arr and adv != list(range(adv[0], adv[-1] + 1)):
+    if arr and (adv != list(range(adv[0], adv[-1] + 1)) or getattr(items, "split", False)):
         axes.remove(("array", arr[0]))
         axes.insert(0, ("array", arr[0]))
     elif arr and adv[0] != arr[0]:  # together: at the first advanced index's place
@@ -129,6 +143,8 @@ def getitem(x, key):
     if st.format.is_dense:
         np_key = tuple(None if k == "none" else v if k in ("int", "array") else _slice(*v)
                        for k, v, _ in items)
+        if items.split:
+            np_key = np_key[:items.gap] + (Ellipsis,) + np_key[items.gap:]
         return Array._from_storage(Storage.from_dense(np.asarray(st.vals[np_key])))
     return Array._from_storage(_sparse(st, items))
 

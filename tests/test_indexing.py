@@ -92,6 +92,19 @@ def test_getitem_matches_numpy(data, nd, density, dtype, index, seed):
         np.testing.assert_array_equal(values((got * 2).materialize()), want * 2)
 
 
+@pytest.mark.parametrize("fmt", FORMATS[3])
+@pytest.mark.parametrize("key", [(None, slice(None), 0, Ellipsis, [1]), (slice(None), 0, Ellipsis, [1]),
+                                 (slice(None), 0, [1]), (0, Ellipsis, [1, 2]), ([1], Ellipsis, 0)])
+def test_an_ellipsis_over_no_axis_parts_the_advanced_indices(fmt, key):
+    """NumPy puts the array's axis first when an ellipsis, even one standing for no axis,
+    sits between the advanced indices (found by test_getitem_matches_numpy)."""
+    a = np.arange(1.0, 25.0).reshape(2, 3, 4)
+    got = ls.asarray(a, format=fmt)[key]
+    got = np.asarray(got.todense()) if hasattr(got, "todense") else np.asarray(got)
+    assert got.shape == a[key].shape
+    np.testing.assert_array_equal(got, a[key])
+
+
 def test_csr_rows_and_columns_like_scipy():
     M = sp.random_array((50, 40), density=0.1, format="csr", rng=3)
     A = ls.asarray(M)

@@ -105,3 +105,60 @@ class SumsOverRowsTwoThreads:
         A = self.A
         {"sum0": lambda: A.sum(axis=0), "spmv_t": lambda: A.T @ self.x,
          "spmm_t": lambda: A.T @ self.X, "coo_spmv": lambda: self.C @ self.y}[kernel]()
+
+
+class SharedReads:
+    """Programs that read one value in several operations (session 30): a variance (a sum and
+    a count sharing one flat loop over the entries, then the squared deviations), row standard
+    deviations, a row normalisation ``E / E.sum(axis=1)`` with ``E = expm1(A)`` (E computed
+    once a row, the result in A's pattern), and ``A @ x`` normalised (one product however often
+    ``x`` is wrapped). Peers: pydata/sparse's own ``var``/``std``, scipy's idiomatic spellings
+    (scipy has no variance: ``mean(A**2) - mean(A)**2``, one pass, less accurate)."""
+    params = [MATRICES, ["var", "std1", "rownorm", "spmv_norm"]]
+    param_names = ["matrix", "kernel"]
+
+    def setup(self, name, kernel):
+        import sparse
+        self.A = A = matrix(name)
+        self.S = S = sparse.COO.from_scipy_sparse(A)
+        x = np.random.default_rng(0).random(A.shape[1])
+        lA = ls.asarray(A)
+        self.lazy = {
+            "var": lambda: lA.var(),
+            "std1": lambda: lA.std(axis=1),
+            "rownorm": lambda: ls.expm1(lA) / ls.expm1(lA).sum(axis=1, keepdims=True),
+            "spmv_norm": lambda: (lA @ x) / ls.sqrt(((lA @ x) ** 2).sum()),
+        }[kernel]
+
+        def scipy_rownorm():
+            E = A.expm1()
+            return E.multiply(1.0 / E.sum(axis=1)[:, None])
+
+        def scipy_spmv_norm():
+            y = A @ x
+            return y / np.sqrt((y ** 2).sum())
+        self.scipy = {
+            "var": lambda: A.power(2).mean() - A.mean() ** 2,
+            "std1": lambda: np.sqrt(np.asarray(A.power(2).mean(axis=1)).ravel()
+                                    - np.asarray(A.mean(axis=1)).ravel() ** 2),
+            "rownorm": scipy_rownorm,
+            "spmv_norm": scipy_spmv_norm,
+        }[kernel]
+        self.pydata = {
+            "var": lambda: S.var(),
+            "std1": lambda: S.std(axis=1).todense(),
+            # (E / E.sum(...) divides the fill 0 by the sums: a NaN fill; times the reciprocals)
+            "rownorm": lambda: (lambda E: E * (1.0 / E.sum(axis=1, keepdims=True).todense()))(np.expm1(S)),
+            "spmv_norm": lambda: (lambda y: y / np.sqrt((y ** 2).sum()))(S @ x),
+        }[kernel]
+        for _ in range(8):  # the run-time tuner's first calls
+            run(self.lazy())
+
+    def time_lazysparse(self, name, kernel):
+        run(self.lazy())
+
+    def time_scipy(self, name, kernel):
+        self.scipy()
+
+    def time_pydata(self, name, kernel):
+        self.pydata()

@@ -102,6 +102,21 @@ class Storage:
             r = stats["zero"] = bool(self.vals.size and np.any(self.vals == 0))
         return r
 
+    def buffers_key(self):
+        """A key equal for two storages exactly when they are the same array: one format and
+        shape over the very same buffers (two wraps of one NumPy array or scipy matrix). The
+        planners take such storages as one input, so ``(A @ x) / norm(A @ x)`` computes
+        ``A @ x`` once however often ``x`` was wrapped. Made once: storages never change, and
+        they hold the buffers whose identities the key records."""
+        stats = self.stats
+        if stats is None:
+            stats = self.stats = {}
+        k = stats.get("buffers")
+        if k is None:
+            k = stats["buffers"] = (self.format, self.shape, self.index_dtype, id(self.vals),
+                                    tuple(map(id, self.pos)), tuple(map(id, self.crd)))
+        return k
+
     def segment_stats(self, l: int):
         """``(mean, max)`` segment length of compressed level ``l`` (entries per parent
         position), computed once: schedules chosen at run time read it on every call."""

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..backends import ctypes_ as C
 from ..ir import ops
-from ..ir.nodes import Access, Index
+from ..ir.nodes import Access, Const, Index
 from ..planner import patterns as P
 from ..planner.fusion import Compute, Loop, Reset
 from ..planner.program import INPUT
@@ -236,6 +236,7 @@ class FusedLowerer:
 
     # -- the tree -----------------------------------------------------------------------------
     def emit(self, nodes, blk):
+        outer, self.loaded = self.loaded, set()  # (the input elements this body has loaded)
         for n in nodes:
             if isinstance(n, Reset):
                 self.emit_reset(n, blk)
@@ -243,6 +244,9 @@ class FusedLowerer:
                 self.emit_compute(n.op, blk)
             else:
                 self.emit_loop(n, blk)
+        self.loaded = outer
+
+    loaded = frozenset()  # inside emit(): (input, subscripts) already loaded in this loop body
 
     def simd_sum(self, loop):
         """The op of a dense loop that only sums (integers or floats) over its variable into a
@@ -257,6 +261,24 @@ class FusedLowerer:
         if loop.var not in op.stmt.reduce_indices or op.stmt.reduce != "sum":
             return None
         return k if C.kind(self.prog.values[op.out].dtype) in "iuf" else None
+
+    def simd_sums(self, loop):
+        """The ops of a loop, dense or driven by one sparse iterator, whose body is statements
+        only, each summing (integers or floats) over the loop's variable into a location the loop
+        does not move and reading no other's sum; () where it does not qualify. The loop then
+        sums into local accumulators under ``omp simd reduction``, as ``simd_sum`` does for one
+        dense sum: several sums of a shared loop (a variance's sum and count) and sums along a
+        sparse row were otherwise chains of dependent adds through memory."""
+        if not loop.body or not all(isinstance(n, Compute) for n in loop.body):
+            return ()
+        ks = tuple(n.op for n in loop.body)
+        outs = {self.prog.ops[k].out for k in ks}
+        for k in ks:
+            op = self.prog.ops[k]
+            if (loop.var not in op.stmt.reduce_indices or op.stmt.reduce != "sum"
+                    or C.kind(self.prog.values[op.out].dtype) not in "iuf" or outs & set(op.args)):
+                return ()
+        return ks
 
     WIDTHS = (16, 32, 64, 128)  # innermost dense loops get a version of each constant length
     # Sums (a dot product per point) and rows (``o[i, :] += u * Y[h, :]``). Rows were left out
@@ -332,17 +354,76 @@ class FusedLowerer:
             return
         self.emit_loop_once(loop, blk, pragma, first)
 
+    def flat_inner(self, loop):
+        """The inner loop of ``loop`` when the pair walks every entry of a CSR-like operand
+        (a dense row loop around one loop over a row's stored entries) only to sum them into
+        locations neither moves, reading nothing else by row, else None. The pair then runs as
+        one loop over all the operand's positions (``emit_flat``), as the single-operation
+        lowerer's flat walk does: a loop a row of a few entries long pays its vector prologue,
+        tail and horizontal sum once a row."""
+        if loop.space != P.TRUE or len(loop.body) != 1 or not isinstance(loop.body[0], Loop):
+            return None
+        inner = loop.body[0]
+        if inner.space == P.TRUE or len(inner.space) != 1 or len(next(iter(inner.space))) != 1:
+            return None
+        (vid, path), = next(iter(inner.space))
+        fmt = self.specs[vid].format
+        if (tuple(path) != (loop.var, inner.var) or fmt.ndim != 2 or fmt.levels[0].kind != "dense"
+                or fmt.levels[1].kind != "compressed"):
+            return None
+        ks = self.simd_sums(inner)
+        if not ks:
+            return None
+        for k in ks:
+            op = self.prog.ops[k]
+            if loop.var not in op.stmt.reduce_indices:
+                return None
+            for a in op.stmt.accesses:
+                if loop.var not in a.indices:
+                    continue
+                # the row variable only in reads of the driver itself, by position
+                idx = [None] * 2
+                for q, ix in enumerate(path):
+                    idx[fmt.order[q]] = ix
+                if op.args[a.operand] != vid or tuple(a.indices) != tuple(idx):
+                    return None
+        return inner
+
+    def emit_flat(self, loop, inner, blk):
+        """``loop`` and its ``inner`` loop (``flat_inner``) as one loop over the positions."""
+        (vid, path), = next(iter(inner.space))
+        ks = self.simd_sums(inner)
+        for j in ks:
+            self.acc[j] = self.fresh("acc")
+            blk.add(Decl(C.ctype(self.prog.values[self.prog.ops[j].out].dtype), self.acc[j], "0"))
+        q, body = self.fresh("q"), Block()
+        blk.add(Line(f"#pragma omp simd reduction(+:{', '.join(self.acc[j] for j in ks)})"))
+        blk.add(For(q, f"(int64_t)p{vid}_1[0]", self.count_of(vid, 1), body))
+        body.add(Decl("int64_t", inner.var.name, f"(int64_t)c{vid}_1[{q}]"))
+        self.pos[(vid, tuple(path))] = q
+        self.bound.add(inner.var)
+        self.emit(inner.body, body)
+        self.close_loop(inner.var)
+        for j in ks:
+            blk.add(f"{self.target(self.prog.ops[j])} += {self.acc.pop(j)};")
+
     def emit_loop_once(self, loop, blk, pragma=None, first=None):
+        inner = self.flat_inner(loop) if pragma is None and first is None else None
+        if inner is not None:
+            self.emit_flat(loop, inner, blk)
+            return
         k = self.simd_sum(loop) if pragma is None else None
         if k is not None and first is None and self.vector_sum(loop, k, blk):
             return
         if k is None and pragma is None and first is None and self.vector_rows(loop, blk):
             return
-        if k is not None:
-            op = self.prog.ops[k]
-            acc = self.acc[k] = self.fresh("acc")
-            blk.add(Decl(C.ctype(self.prog.values[op.out].dtype), acc, "0"))
-            pragma = f"#pragma omp simd reduction(+:{acc})"
+        ks = (k,) if k is not None else self.simd_sums(loop) if pragma is None and first is None else ()
+        for j in ks:
+            op = self.prog.ops[j]
+            self.acc[j] = self.fresh("acc")
+            blk.add(Decl(C.ctype(self.prog.values[op.out].dtype), self.acc[j], "0"))
+        if ks:
+            pragma = f"#pragma omp simd reduction(+:{', '.join(self.acc[j] for j in ks)})"
         hoisted = self.hoist_rows(loop, blk) if loop.space != P.TRUE else []
         held = self.hold_rows(loop, blk) if loop.space != P.TRUE and self.HOLD else []
         body = self.open_loop(loop.var, loop.space, blk, pragma, self.gathers(loop))
@@ -355,9 +436,8 @@ class FusedLowerer:
         for q, store in held:
             blk.add(Line(store))
             del self.held[q]
-        if k is not None:
-            del self.acc[k]
-            blk.add(f"{self.target(op)} += {acc};")
+        for j in ks:
+            blk.add(f"{self.target(self.prog.ops[j])} += {self.acc.pop(j)};")
 
     # The sum as vectors of the target's width (lowering.Lowerer.VEC_PRELUDE's ``ls_vd``):
     # under ``omp simd reduction`` gcc 12 summed SDDMM's K = 32 products into one vector and
@@ -760,9 +840,12 @@ static inline float ls_hsum_vf(ls_vf v) {
         off = "0"
         for ix in kept:
             c = at[ix]
-            if not isinstance(c, Index):
-                raise Unsupported("a temporary read at a constant")
-            off = f"({off}) * {self.ext[ix]} + {c.name}" if off != "0" else c.name
+            # (a constant subscript: a keepdims temporary such as a mean of shape (1, 1) read
+            # as T[0, 0]; the extent is the temporary's own, so the constant is in range)
+            if not isinstance(c, (Index, Const)):
+                raise Unsupported("a temporary read at a computed subscript")
+            term = c.name if isinstance(c, Index) else str(int(c.value))
+            off = f"({off}) * {self.ext[ix]} + {term}" if off != "0" else term
         return name, off
 
     def emit_reset(self, r, blk):
@@ -828,9 +911,17 @@ static inline float ls_hsum_vf(ls_vf v) {
         dt = self.prog.values[op.out].dtype
         tgt = self.acc.get(k) or self.target(op)
         if self.count:
-            loads = [(counting.slot(op.args[a.operand]) if self.prog.values[op.args[a.operand]].kind == INPUT
-                      else counting.TEMP, "1") for a in dict.fromkeys(op.stmt.accesses)]
-            # (equal accesses, ``A * A``, are one load: the single-operation lowerer shares them)
+            loads = []
+            for a in dict.fromkeys(op.stmt.accesses):
+                vid = op.args[a.operand]
+                if self.prog.values[vid].kind != INPUT:
+                    loads.append((counting.TEMP, "1"))
+                elif (vid, a.indices) not in self.loaded:
+                    self.loaded.add((vid, a.indices))
+                    loads.append((counting.slot(vid), "1"))
+            # (equal accesses, ``A * A``, are one load: the single-operation lowerer shares them;
+            # so are an input's element read by two statements of one loop body, a variance's
+            # sum and count in their shared loop: the C compiler loads it once)
             text = counting.line(counting.expr_ops(op.stmt.expr), loads,
                                  op.stmt.reduce if op.stmt.reduce_indices else None)
             if text:
@@ -880,8 +971,7 @@ static inline float ls_hsum_vf(ls_vf v) {
         self.sparse_temps = self.sparsify()
         if self.out_like is not None:
             op = next(o for o in self.prog.ops if o.out == self.out)
-            acc = next(a for a in op.stmt.accesses if op.args[a.operand] == self.out_like)
-            self.like_idx = acc.indices
+            self.like_idx = op.stmt.out_indices
         body = Block()
         top.add(body)
         par = self.parallel_loop()
@@ -973,9 +1063,9 @@ def result_like(plan, specs):
         return None
     (vid, idx), = term
     sp = specs[vid]
-    direct = any(op.args[a.operand] == vid and tuple(a.indices) == tuple(op.stmt.out_indices)
-                 for a in op.stmt.accesses)
-    if not direct or tuple(idx) != tuple(op.stmt.out_indices) or sp.dense or any(
+    # (the input need not be read by the result's own statement: `expm1(A) / s` reads A
+    # through a temporary; the loop that computes the result walks A's entries all the same)
+    if tuple(idx) != tuple(op.stmt.out_indices) or sp.dense or any(
             lv.kind == "singleton" for lv in sp.format.levels):
         return None
     return vid
@@ -987,8 +1077,16 @@ def lower_fused(plan, specs, count=False):
     if len(plan.program.outputs) != 1:
         raise Unsupported("several results")
     like = result_like(plan, specs)
-    lw = FusedLowerer(plan, specs, like, count)
-    block = lw.lower()
+    try:
+        lw = FusedLowerer(plan, specs, like, count)
+        block = lw.lower()
+    except Unsupported:
+        if like is None:
+            raise
+        # the loop that computes the result does not walk the like input's entries: dense
+        like = None
+        lw = FusedLowerer(plan, specs, like, count)
+        block = lw.lower()
     lw.abi.sparse_temps = lw.sparse_temps  # for explain
     block.body.insert(0, Comment(" ; ".join(repr(op) for op in plan.program.ops)))
     return block, lw.abi, like

@@ -2286,16 +2286,47 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
 
     # -- values -------------------------------------------------------------------------------
     def value(self, e):
+        return self.valued(e)[0]
+
+    _dec = None  # decisions replayed by ``valued`` (None: not aligned with the walk)
+
+    def valued(self, e):
+        """``(C value of e, C condition under which e may be nonzero here)``: the condition is
+        e's pattern (planner/patterns.py's rules) over the presence flags of the sparse
+        accesses at this point, "1" where it always holds. An intersection or a division whose
+        condition fails is a structural zero: +0, whatever its arguments' values (``A * nan + 1``
+        is 1 where A stores nothing, ``1 / (A * B)`` is +inf there, ``exp(A / s)`` is 1 with
+        ``s = 0``), as when the operation runs alone on its pattern (docs/design.md,
+        "Numerics"). A dense loop that also follows A evaluated ``0 * nan`` there."""
         if isinstance(e, Access):
             a = self.acc_by_q[self._walk_q]  # value() walks accesses in accesses_of order
             self._walk_q += 1
-            return self.value_of_access(a, e)
-        args = []
-        for arg, d in zip(e.args, e.in_dtypes):
-            args.append(C.cast(self.value(arg), self.dtype_of(arg), d))
+            return self.value_of_access(a, e), ("1" if a.spec.dense else a.pres)
+        pairs = [self.valued(arg) for arg in e.args]
+        args = [C.cast(v, self.dtype_of(arg), d) for (v, _), arg, d in zip(pairs, e.args, e.in_dtypes)]
         if self.count and e.op == "where":  # only the branch taken counts (lower/counting.py)
             args[1:] = [counting.branch(a, t) for a, t in zip(e.args[1:], args[1:])]
-        return C.call(e.op, args, e.in_dtypes, e.dtype)
+        code = C.call(e.op, args, e.in_dtypes, e.dtype)
+        nzs = [nz for _, nz in pairs]
+        kind, scalar = ops.OPS[e.op][2], P._scalars(e)
+        if not P._decides(kind, scalar):
+            if kind == "where":
+                return code, _any([_all(nzs[:2]), nzs[2]])
+            nz = _all(nzs) if kind == "intersect" else nzs[0]
+            if nz != "1":
+                code = f"(({nz}) ? {code} : ({C.ctype(e.dtype)})0)"
+            return code, nz
+        # f at zero decides (in expr_pattern's order: arguments first), when replayed here
+        if self._dec is None:
+            return code, "1"
+        zero = self._dec[self._dec_k]
+        self._dec_k += 1
+        if not zero:
+            return code, "1"
+        if kind == "where":
+            return code, _all(nzs[:2])
+        tensors = [nz for nz, sc in zip(nzs, scalar) if not sc]
+        return code, (_any(tensors) if tensors else "1")
 
     def value_of_access(self, a, e):
         """C value of access ``e`` (lowering state ``a``) at the current loop point."""
@@ -2325,7 +2356,11 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
 
     def leaf_value(self):
         self._walk_q = self.q0
-        val = self.value(self.expr)
+        self._dec, self._dec_k = self.dec, 0
+        try:
+            val = self.value(self.expr)
+        finally:
+            self._dec = None
         if self.term is not None:  # one term of the sum: cast as the +/- chain does, then signed
             val = C.cast(val, self.dtype_of(self.expr), self.odt)
             if self.term.sign < 0:
@@ -2567,3 +2602,19 @@ def lower(spec: KernelSpec, count=False):
         lw = Lowerer(spec, count, shares=False)
         blk = lw.lower()
     return blk, lw.abi
+
+
+def _all(flags):
+    """C conjunction of presence conditions ("1": always)."""
+    fs = [f for f in flags if f != "1"]
+    if "0" in fs:
+        return "0"
+    return " && ".join(f"({f})" for f in dict.fromkeys(fs)) if fs else "1"
+
+
+def _any(flags):
+    """C disjunction of presence conditions."""
+    if "1" in flags:
+        return "1"
+    fs = [f for f in flags if f != "0"]
+    return " || ".join(f"({f})" for f in dict.fromkeys(fs)) if fs else "0"

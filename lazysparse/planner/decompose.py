@@ -77,7 +77,7 @@ def decompose(roots, split=True):
     order = _lazy_order(roots)
     values = []
     node_value = {}     # id(node) -> value id, or ("alias", source ref, stmt) for renamings
-    input_of = {}       # id(storage) -> value id
+    input_of = {}       # Storage.buffers_key -> value id
     inputs = {}         # value id -> storage
     canon = {}          # CSE key -> value id
 
@@ -85,9 +85,10 @@ def decompose(roots, split=True):
         """(value id, alias statements outermost first) for a child array."""
         st = child._storage if child._storage is not None else child._node.result
         if st is not None:
-            vid = input_of.get(id(st))
+            key = st.buffers_key()  # (two wraps of one array are one input)
+            vid = input_of.get(key)
             if vid is None:
-                vid = input_of[id(st)] = len(values)
+                vid = input_of[key] = len(values)
                 inputs[vid] = st
                 values.append(Value(vid, INPUT, tuple(st.shape), str(st.vals.dtype)))
             return vid, ()

@@ -343,7 +343,8 @@ def fuse(program: Program, order: tuple, spaces) -> tuple:
 
     def aligned(a_ops, b_ops, var):
         """May a loop over ``var`` hold writers in one set and their readers in the other?
-        Only if every reader subscripts the value with ``var`` exactly where its writer does:
+        Only if no writer sums over ``var``, and every reader subscripts the value with ``var``
+        exactly where its writer does:
         then an iteration reads what the same iteration wrote. ``T_ij = A_ij * A_ij`` and
         ``sum_k T_ik D_jk`` both loop over j, but the reader wants T's whole row i at every j:
         sharing j read points not yet written (wrong values, found by the several-results
@@ -351,6 +352,11 @@ def fuse(program: Program, order: tuple, spaces) -> tuple:
         for w, r in ((w, r) for x, y in ((a_ops, b_ops), (b_ops, a_ops)) for w in x for r in y):
             if (w, r) not in flow:
                 continue
+            if var in program.ops[w].stmt.reduce_indices:
+                # the writer sums over var: within the loop its value is a partial sum (paper
+                # 000's missed case, ``a = sum_i B_i; C_i = B_i / a`` must not fuse at i; shared
+                # reduction names, planner/siblings.py, make it reachable here)
+                return False
             wo = program.ops[w].stmt.out_indices
             for acc in program.ops[r].stmt.accesses:
                 if program.ops[r].args[acc.operand] != program.ops[w].out:

@@ -109,22 +109,75 @@ def tiny(program: Program):
     return lambda op: bool(op.stmt.reduce_indices) and all(ext[r] == 1 for r in op.stmt.reduce_indices)
 
 
+# Operations a few instructions long: recomputing one in a second reader costs less than the
+# pass that stores it and the loads that read it back (transcendental functions do not qualify)
+CHEAP = frozenset((
+    "add", "subtract", "multiply", "divide", "maximum", "minimum", "fmax", "fmin", "less",
+    "less_equal", "greater", "greater_equal", "equal", "not_equal", "logical_and", "logical_or",
+    "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "invert",
+    "negative", "absolute", "fabs", "square", "sqrt", "sign", "real", "imag", "conjugate",
+    "isnan", "isinf", "isfinite", "signbit", "floor", "ceil", "trunc", "rint", "copysign",
+    "relu", "where", "cast"))
+MAX_SHARED_READERS = 4  # readers of a temporary recomputed in each (``elementwise``)
+MAX_SHARED_ARRAYS = 2   # arrays such a temporary reads, temporaries it reads counted through
+
+
+def _calls(e):
+    if isinstance(e, Access):
+        return
+    yield e.op
+    for a in e.args:
+        yield from _calls(a)
+
+
 def elementwise(program: Program):
-    """Element-wise temporaries that cost nothing to substitute: no reduction, one reader, read
-    once at every point of the reader's loops (so substitution evaluates it exactly as often
-    as before, with no loop-invariant redundancy). One statement then holds the chain, and
-    the single-statement lowerer's merge lattices compute only what the result keeps
-    (``where(B > 0, C + D, C - D)`` evaluates one branch per point; ``A + B + C`` is one
-    three-way merge)."""
+    """Element-wise temporaries that cost nothing to substitute: no reduction, read once at
+    every point of each reader's loops (so substitution evaluates it at no point its readers
+    do not visit, with no loop-invariant redundancy), and either one reader, or up to
+    ``MAX_SHARED_READERS`` readers when the temporary is cheap: a few ``CHEAP`` operations on
+    at most ``MAX_SHARED_ARRAYS`` arrays (the mask ``A != 0`` read by both sums of a variance is
+    recomputed in each instead of stored by a pass of its own and read back twice). One
+    statement then holds the chain, and the single-statement lowerer's merge lattices compute
+    only what the result keeps (``where(B > 0, C + D, C - D)`` evaluates one branch per point;
+    ``A + B + C`` is one three-way merge)."""
+    by_out = {o.out: o for o in program.ops}
+    memo = {}
+
+    def cheap(op):
+        """The arrays ``op`` reads, temporaries substituted through, or None when it is not
+        cheap. A reduction's result stays a temporary: reading it is one load."""
+        if op.out in memo:
+            return memo[op.out]
+        memo[op.out] = None  # (a cycle cannot occur; the guard only stops a re-entry)
+        if op.stmt.reduce_indices or not set(_calls(op.stmt.expr)) <= CHEAP:
+            return None
+        arrays = set()
+        for v in op.args:
+            src = by_out.get(v)
+            if src is None or src.stmt.reduce_indices:
+                arrays.add(v)
+                continue
+            sub = cheap(src)
+            if sub is None:
+                return None
+            arrays |= sub
+        memo[op.out] = arrays
+        return arrays
+
     def ok(op):
         if op.stmt.reduce_indices:
             return False
         readers = [o for o in program.ops if op.out in o.args]
-        if len(readers) != 1:
+        if not readers or len(readers) > MAX_SHARED_READERS:
             return False
-        (r,) = readers
-        accs = [a for a in r.stmt.accesses if r.args[a.operand] == op.out]
-        return len(accs) == 1 and set(r.loops) <= set(accs[0].indices)
+        for r in readers:
+            accs = [a for a in r.stmt.accesses if r.args[a.operand] == op.out]
+            if len(accs) != 1 or not set(r.loops) <= set(accs[0].indices):
+                return False
+        if len(readers) == 1:
+            return True
+        arrays = cheap(op)
+        return arrays is not None and len(arrays) <= MAX_SHARED_ARRAYS
     return ok
 
 

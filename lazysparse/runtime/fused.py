@@ -30,6 +30,7 @@ from ..planner.fusion import Loop, plan_fusion
 from ..planner.fusion import PASSES, folds_into_reader, masked_program
 from ..planner.inline import elementwise, inline, tiny
 from ..planner.plan import _scalar_value, operand_spec
+from ..planner.siblings import share_reads
 from . import aligned, counting, memory
 from .runner import POISON, _poisoned
 from .threads import PAR_MIN_WORK, get_num_threads
@@ -97,9 +98,10 @@ def _dag_key(roots):
                 if st is None:
                     kids.append(index[id(c._node)])
                     continue
-            k = stores.get(id(st))
+            key = st.buffers_key()  # (as decompose numbers inputs: two wraps of one array)
+            k = stores.get(key)
             if k is None:
-                k = stores[id(st)] = len(order)
+                k = stores[key] = len(order)
                 order.append(st)
             kids.append((k, _leaf_key(st)))
         index[id(n)] = len(out)
@@ -198,8 +200,10 @@ def try_fused(roots, name="materialize", mode="auto"):
     if mode == "auto":
         small, free = tiny(prog), elementwise(prog)
         prog = inline(prog, lambda op: small(op) or free(op))
-    number = {id(st): k for k, st in enumerate(stores)}
-    where = {vid: number[id(st)] for vid, st in inputs.items()}
+        if "fusion" in _PASSES[0]:
+            prog = share_reads(prog)  # (read-read edges: sibling sums share their loops)
+    number = {st.buffers_key(): k for k, st in enumerate(stores)}
+    where = {vid: number[st.buffers_key()] for vid, st in inputs.items()}
     if len(_FAST) >= _MAX_PLANS:
         _FAST.clear()
     if mode == "max" or len(prog.ops) < 2:

@@ -154,6 +154,44 @@ def test_elementwise_special_values(op, fa, fb):
     same(BINARY[op](A, B), rule(op, Ad, SA, Bd, SB))  # NumPy ufuncs dispatch to lazysparse
 
 
+OUTER = {  # operations not zero at zero, on top of a product or a quotient
+    "+1": (lambda x: x + 1.0, lambda x: x + 1.0),
+    "exp": (ls.exp, np.exp),
+    "==0": (lambda x: x == 0, lambda x: x == 0),
+    "1/": (lambda x: 1.0 / x, lambda x: 1.0 / x),
+    "maximum(.,-1)": (lambda x: ls.maximum(x, -1.0), lambda x: np.maximum(x, -1.0)),
+}
+
+
+@pytest.mark.parametrize("fusion", ["auto", "max", "none"])
+@pytest.mark.parametrize("outer", sorted(OUTER))
+@pytest.mark.parametrize("op,fa,fb", [("multiply", "csr", "dense"), ("multiply", "csr", "csr"),
+                                      ("multiply", "coo", "coo"), ("divide", "csr", "dense"),
+                                      ("divide", "csc", "csc")])
+def test_structural_zeros_inside_larger_expressions(op, fa, fb, outer, fusion):
+    """A product or a quotient read by an operation that is not zero at zero: the loop then
+    visits every point, and where the product's pattern fails its value is the structural +0
+    (``A * nan + 1`` is 1 where A stores nothing, ``1 / (A * B)`` is +inf, not -inf for a
+    negative A), in every fusion mode (the single-operation lowerer evaluated ``0 * nan``)."""
+    Ad, SA0, Bd, SB0 = grid()
+    A, SA = make(Ad, SA0, fa)
+    B, SB = make(Bd, SB0, fb)
+    lazy, numpy_ = OUTER[outer]
+    got = lazy(BINARY[op](A, B)).materialize(fusion=fusion)
+    inner = rule(op, Ad, SA, Bd, SB)
+    if fusion == "none":  # (the product is a result of its own: its computed zeros, -0.0
+        inner = np.where(inner == 0, 0.0, inner)  # included, are squeezed out, as scipy's)
+    same(got, npf(numpy_, inner))
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+def test_a_sparse_column_broadcast_along_rows_keeps_its_structural_zeros(fmt):
+    v = ls.asarray(sp.csr_array([[1.0], [0.0]]).asformat(fmt))
+    v.materialize()
+    same(v * np.array([[NAN, NAN]]), np.array([[NAN, NAN], [0.0, 0.0]]))
+    same(v / ls.asarray(sp.csr_array((2, 2))), np.array([[INF, INF], [0.0, 0.0]]))
+
+
 def test_stored_zero_times_nan_is_nan_implicit_zero_gives_zero():
     """The two kinds of zero, side by side (csr with an explicit 0 at (0, 0))."""
     A = sp.csr_array((np.array([0.0, 2.0]), np.array([0, 1]), np.array([0, 2, 2])), shape=(2, 2))
