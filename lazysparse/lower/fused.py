@@ -254,13 +254,8 @@ class FusedLowerer:
         under ``omp simd reduction``: the C compiler may then reassociate and vectorise it
         (as NumPy's pairwise sums reassociate; without OpenMP the pragma is ignored). A
         counting build has the same loop (its counting lines keep it scalar)."""
-        if loop.space != P.TRUE or len(loop.body) != 1 or not isinstance(loop.body[0], Compute):
-            return None
-        k = loop.body[0].op
-        op = self.prog.ops[k]
-        if loop.var not in op.stmt.reduce_indices or op.stmt.reduce != "sum":
-            return None
-        return k if C.kind(self.prog.values[op.out].dtype) in "iuf" else None
+        ks = self.simd_sums(loop)
+        return ks[0] if len(ks) == 1 else None
 
     def simd_sums(self, loop, flat=False):
         """The ops of a loop whose body is statements only, each summing (integers or floats)
@@ -397,17 +392,26 @@ class FusedLowerer:
         """``loop`` and its ``inner`` loop (``flat_inner``) as one loop over the positions."""
         (vid, path), = next(iter(inner.space))
         ks = self.simd_sums(inner, flat=True)
-        for j in ks:
-            self.acc[j] = self.fresh("acc")
-            blk.add(Decl(C.ctype(self.prog.values[self.prog.ops[j].out].dtype), self.acc[j], "0"))
         q, body = self.fresh("q"), Block()
-        blk.add(Line(f"#pragma omp simd reduction(+:{', '.join(self.acc[j] for j in ks)})"))
+        blk.add(Line(self.open_sums(ks, blk)))
         blk.add(For(q, f"(int64_t)p{vid}_1[0]", self.count_of(vid, 1), body))
         body.add(Decl("int64_t", inner.var.name, f"(int64_t)c{vid}_1[{q}]"))
         self.pos[(vid, tuple(path))] = q
         self.bound.add(inner.var)
         self.emit(inner.body, body)
         self.close_loop(inner.var)
+        self.close_sums(ks, blk)
+
+    def open_sums(self, ks, blk):
+        """Declare a local accumulator for each op of ``ks`` (``simd_sums``); returns the loop's
+        ``omp simd reduction`` pragma."""
+        for j in ks:
+            self.acc[j] = self.fresh("acc")
+            blk.add(Decl(C.ctype(self.prog.values[self.prog.ops[j].out].dtype), self.acc[j], "0"))
+        return f"#pragma omp simd reduction(+:{', '.join(self.acc[j] for j in ks)})"
+
+    def close_sums(self, ks, blk):
+        """After the loop: each accumulator into its op's target."""
         for j in ks:
             blk.add(f"{self.target(self.prog.ops[j])} += {self.acc.pop(j)};")
 
@@ -422,12 +426,8 @@ class FusedLowerer:
         if k is None and pragma is None and first is None and self.vector_rows(loop, blk):
             return
         ks = (k,) if k is not None else self.simd_sums(loop) if pragma is None and first is None else ()
-        for j in ks:
-            op = self.prog.ops[j]
-            self.acc[j] = self.fresh("acc")
-            blk.add(Decl(C.ctype(self.prog.values[op.out].dtype), self.acc[j], "0"))
         if ks:
-            pragma = f"#pragma omp simd reduction(+:{', '.join(self.acc[j] for j in ks)})"
+            pragma = self.open_sums(ks, blk)
         hoisted = self.hoist_rows(loop, blk) if loop.space != P.TRUE else []
         held = self.hold_rows(loop, blk) if loop.space != P.TRUE and self.HOLD else []
         body = self.open_loop(loop.var, loop.space, blk, pragma, self.gathers(loop))
@@ -440,8 +440,7 @@ class FusedLowerer:
         for q, store in held:
             blk.add(Line(store))
             del self.held[q]
-        for j in ks:
-            blk.add(f"{self.target(self.prog.ops[j])} += {self.acc.pop(j)};")
+        self.close_sums(ks, blk)
 
     # The sum as vectors of the target's width (lowering.Lowerer.VEC_PRELUDE's ``ls_vd``):
     # under ``omp simd reduction`` gcc 12 summed SDDMM's K = 32 products into one vector and
