@@ -16,7 +16,8 @@ A@A, ``add3`` A+B+C, ``masked`` A*(A@A) (masked SpGEMM; GraphBLAS: ``mxm`` under
 mask ``A.S``, which skips the final multiply by A's values: on pattern matrices the same result),
 ``sumall`` A.sum(), ``max1`` A.max(axis=1), ``maxall`` A.max() (NumPy's semantics: implicit zeros
 count; GraphBLAS and torch reduce stored values only, so they are not asked), ``scale`` 2.5 * A,
-``spmv_t`` A.T@x and ``spmm_t`` A.T@X (128 columns; x and X over A's rows).
+``spmv_t`` A.T@x and ``spmm_t`` A.T@X (128 columns; x and X over A's rows), ``expm1`` and ``tanh``
+(``A.expm1()``, ``A.tanh()``: maps over the stored values that call libm).
 
 Method: each lazysparse result is first checked against scipy (``np.allclose``; failures are marked
 and not timed).  Then every library gets one warm-up call (lazysparse compiles here; its time is
@@ -51,7 +52,7 @@ DEFAULT_KERNELS = ("spmv", "spmm", "add_t", "add_r", "mul_t", "mul_r", "sum0", "
 # Compound kernels of shared/PEERS.md, run only when asked for with --kernels (an unfused
 # implementation of sddmm forms the dense n x n product U @ V.T: tens of GB on the larger graphs).
 EXTRA_KERNELS = ("sddmm", "gnn", "spgemm", "add3", "masked", "sumall", "max1", "maxall", "scale",
-                 "spmv_t", "spmm_t")
+                 "spmv_t", "spmm_t", "expm1", "tanh")
 KERNELS = DEFAULT_KERNELS + EXTRA_KERNELS
 TENSOR_KERNELS = ("ttv",)
 MATRIX_KERNELS = tuple(k for k in KERNELS if k not in TENSOR_KERNELS)
@@ -225,7 +226,7 @@ def scipy_matrix_kernels(inp, square):
     k = dict(spmv=lambda: A @ x, spmm=lambda: A @ X, add_r=lambda: A + B, mul_r=lambda: A.multiply(B),
              sum0=lambda: A.sum(axis=0), sum1=lambda: A.sum(axis=1), tocsc=lambda: A.tocsc(),
              sumall=lambda: A.sum(), max1=lambda: A.max(axis=1), maxall=lambda: A.max(),
-             scale=lambda: 2.5 * A)
+             scale=lambda: 2.5 * A, expm1=lambda: A.expm1(), tanh=lambda: A.tanh())
     if square:
         k.update(add_t=lambda: A + A.T, mul_t=lambda: A.multiply(A.T), spgemm=lambda: A @ A,
                  masked=lambda: A.multiply(A @ A))
@@ -251,7 +252,8 @@ def lazysparse_matrix_kernels(inp, square):
              sum0=lambda: lA.sum(axis=0).materialize(), sum1=lambda: lA.sum(axis=1).materialize(),
              tocsc=lambda: lA.asformat("csc").materialize(), sumall=lambda: lA.sum().materialize(),
              max1=lambda: lA.max(axis=1).materialize(), maxall=lambda: lA.max().materialize(),
-             scale=lambda: (2.5 * lA).materialize())
+             scale=lambda: (2.5 * lA).materialize(), expm1=lambda: ls.expm1(lA).materialize(),
+             tanh=lambda: ls.tanh(lA).materialize())
     if square:
         k.update(add_t=lambda: (lA + lA.T).materialize(), mul_t=lambda: (lA * lA.T).materialize(),
                  spgemm=lambda: (lA @ lA).materialize(), masked=lambda: (lA * (lA @ lA)).materialize())
@@ -272,13 +274,15 @@ def lazysparse_matrix_kernels(inp, square):
 
 
 def pydata_matrix_kernels(inp, square):
+    import numpy as np
     import sparse
     A, B = (sparse.COO.from_scipy_sparse(inp[k]) for k in ("A", "B"))
     x, X = inp["x"], inp["X"]
     k = dict(spmv=lambda: A @ x, spmm=lambda: A @ X, add_r=lambda: A + B, mul_r=lambda: A * B,
              sum0=lambda: A.sum(axis=0), sum1=lambda: A.sum(axis=1),
              tocsc=lambda: A.asformat("gcxs", compressed_axes=[1]), sumall=lambda: A.sum(),
-             max1=lambda: A.max(axis=1), maxall=lambda: A.max(), scale=lambda: 2.5 * A)
+             max1=lambda: A.max(axis=1), maxall=lambda: A.max(), scale=lambda: 2.5 * A,
+             expm1=lambda: np.expm1(A), tanh=lambda: np.tanh(A))
     if square:
         k.update(add_t=lambda: A + A.T, mul_t=lambda: A * A.T, spgemm=lambda: A @ A,
                  masked=lambda: A * (A @ A))
@@ -346,7 +350,7 @@ def torch_matrix_kernels(inp, square):
     k = dict(spmv=lambda: A @ x, spmm=lambda: A @ X, add_r=lambda: A + B,
              sum0=lambda: torch.sparse.sum(Acoo, dim=0), sum1=lambda: torch.sparse.sum(Acoo, dim=1),
              tocsc=lambda: A.to_sparse_csc(), sumall=lambda: torch.sparse.sum(Acoo),
-             scale=lambda: A * 2.5)
+             scale=lambda: A * 2.5, expm1=lambda: torch.expm1(A), tanh=lambda: torch.tanh(A))
     if square:
         k.update(add_t=lambda: A + A.t().to_sparse_csr(), spgemm=lambda: A @ A)
     if "C" in inp:

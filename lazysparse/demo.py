@@ -38,29 +38,52 @@ def _to_numpy(a):
 
 
 def allclose(result, expected, rtol=1e-7, atol=1e-9) -> bool:
-    """Compare a lazysparse result with a NumPy / scipy.sparse reference (values, not formats)."""
+    """Compare a lazysparse result with a NumPy / scipy.sparse reference (values, not formats).
+    Non-finite values must be equal (NaN with NaN, infinities with their sign); the tolerances
+    apply to the finite ones."""
     got = _to_numpy(result)
     if got.shape != expected.shape:
         return False
     # sums of large values that cancel are exact only to rounding of the summands: scale atol
-    scale = abs(expected).max() if (sp.issparse(expected) and expected.nnz) else (
-        float(np.max(np.abs(expected))) if not sp.issparse(expected) and np.size(expected) else 0.0)
-    atol = max(atol, 1e-12 * float(scale))
+    # (by the finite values: an inf would make every tolerance infinite)
+    atol = max(atol, 1e-12 * _finite_max(expected))
     n_elems = int(np.prod(got.shape, dtype=np.int64))
     if not sp.issparse(got) and not sp.issparse(expected):
-        return bool(np.allclose(got, expected, rtol=rtol, atol=atol))
+        return bool(np.allclose(got, expected, rtol=rtol, atol=atol, equal_nan=True))
     if n_elems <= _DENSE_CHECK_LIMIT:
         g = got.toarray() if sp.issparse(got) else np.asarray(got)
         e = expected.toarray() if sp.issparse(expected) else np.asarray(expected)
-        return bool(np.allclose(g, e, rtol=rtol, atol=atol))
-    # Large sparse: compare through the difference, never densifying.
-    g = sp.csr_array(got) if sp.issparse(got) else sp.csr_array(np.asarray(got))
-    e = sp.csr_array(expected) if sp.issparse(expected) else sp.csr_array(np.asarray(expected))
+        return bool(np.allclose(g, e, rtol=rtol, atol=atol, equal_nan=True))
+    # Large sparse: compare through the difference, never densifying; the non-finite entries
+    # first, by position and value (their difference would be NaN)
+    g, g_bad = _without_nonfinite(got)
+    e, e_bad = _without_nonfinite(expected)
+    if not all(np.array_equal(a, b, equal_nan=True) for a, b in zip(g_bad, e_bad)):
+        return False
     diff = abs(g - e)
     if diff.nnz == 0:
         return True
     scale = abs(e).max() if e.nnz else 0.0
     return bool(diff.max() <= atol + rtol * scale)
+
+
+def _finite_max(a) -> float:
+    v = np.asarray(a.data if sp.issparse(a) else a)
+    v = v[np.isfinite(v)]
+    return float(np.max(np.abs(v))) if v.size else 0.0
+
+
+def _without_nonfinite(a):
+    """(canonical CSR copy of ``a`` with its non-finite entries zeroed, (rows, columns, values)
+    of those entries)."""
+    m = sp.csr_array(a) if sp.issparse(a) else sp.csr_array(np.asarray(a))
+    m = m.copy()
+    m.sum_duplicates()
+    bad = ~np.isfinite(m.data)
+    rows = np.repeat(np.arange(m.shape[0]), np.diff(m.indptr))[bad]
+    key = (rows, m.indices[bad].astype(np.int64), m.data[bad])
+    m.data[bad] = 0
+    return m, key
 
 
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+import lazysparse as ls
 from lazysparse import datasets
 
 
@@ -104,3 +105,21 @@ def test_guide_examples_run(tmp_path, monkeypatch):
             pending.append(f"block {i}: {e}")
     if pending:
         pytest.xfail("guide examples waiting for features: " + "; ".join(pending))
+
+
+@pytest.mark.parametrize("limit", [10, 10 ** 9])  # the sparse path (never densified) and the dense one
+def test_the_checker_compares_non_finite_values_by_value(limit, monkeypatch):
+    """The benchmarks' and the demo's check: infinities and NaN must match where they are (an
+    inf in the reference once made every tolerance infinite, or every difference NaN)."""
+    from lazysparse import demo
+    monkeypatch.setattr(demo, "_DENSE_CHECK_LIMIT", limit)
+    A = sp.random(40, 30, density=0.3, format="csr", random_state=0)
+    A.data[::5], A.data[1::7] = np.inf, np.nan
+    assert demo.allclose(ls.asarray(A.copy()), A)
+    for k, v in ((0, -np.inf), (1, 5.0), (2, A.data[2] + 1e-3), (3, np.nan)):
+        C = A.copy()
+        C.data[k] = v
+        assert not demo.allclose(ls.asarray(C), A), (k, v)
+    C = A.copy()
+    C.data[2] *= 1 + 1e-12
+    assert demo.allclose(ls.asarray(C), A)

@@ -1,6 +1,6 @@
 """Elementwise A + B, A * B, A + A.T and a fused A + B + C, warm kernel cache; one array read
 twice at the same subscripts (A * A, A + A, sum(A * A), where(A > 0, A, 0))."""
-from .common import MATRICES, matrix, other, run
+from .common import MATRICES, dense, matrix, other, run
 
 import lazysparse as ls  # noqa: E402  (after .common, which finds the repo)
 
@@ -89,3 +89,39 @@ class ElementwiseTwoThreads:
     time_lazysparse_multiply = Elementwise.time_lazysparse_multiply
     time_lazysparse_add_transpose = Elementwise.time_lazysparse_add_transpose
     time_lazysparse_add3 = Elementwise.time_lazysparse_add3
+
+
+class Transcendental:
+    """Maps that call libm: ``expm1``/``tanh`` of the stored values (the pattern kept) against
+    scipy's ``A.expm1()``/``A.tanh()`` (NumPy's loops, AVX-512 SVML where the CPU has it), and
+    ``exp`` of a dense 1000 x 1000 array against NumPy. The kernels call glibc's vector variants
+    where the compiler probe found them (runtime/compiler.py, ``MVEC_*``)."""
+    params = Elementwise.params
+    param_names = Elementwise.param_names
+
+    def setup(self, name):
+        self.A = matrix(name)
+        self.lA = ls.asarray(self.A)
+        self.D = dense(1000, 1000)
+        self.lD = ls.asarray(self.D)
+        for f in (self.time_lazysparse_expm1, self.time_lazysparse_tanh, self.time_lazysparse_dense_exp):
+            f(name)                    # compile once
+
+    def time_lazysparse_expm1(self, name):
+        run(ls.expm1(self.lA))
+
+    def time_scipy_expm1(self, name):
+        self.A.expm1()
+
+    def time_lazysparse_tanh(self, name):
+        run(ls.tanh(self.lA))
+
+    def time_scipy_tanh(self, name):
+        self.A.tanh()
+
+    def time_lazysparse_dense_exp(self, name):
+        run(ls.exp(self.lD))
+
+    def time_numpy_dense_exp(self, name):
+        import numpy as np
+        np.exp(self.D)

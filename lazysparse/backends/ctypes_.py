@@ -1,7 +1,10 @@
 """C spellings of dtypes, scalar operations and reductions (NumPy semantics)."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
+from ..runtime import compiler as _compiler
 
 CTYPES = {
     "bool": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
@@ -307,6 +310,14 @@ def reduce_step(red: str, acc: str, v: str, dtype) -> str:
     return f"if (({v}) {cmp} {acc}) {acc} = {v};"
 
 
+_LIBM_CALL = re.compile(r"\b(?:" + "|".join(_compiler.MVEC_UNARY + _compiler.MVEC_BINARY) + r")f?\s*\(")
+
+
+def calls_libm(code: str) -> bool:
+    """Whether C ``code`` calls one of the functions that have vector variants (libmvec)."""
+    return _LIBM_CALL.search(code) is not None
+
+
 PRELUDE = r"""
 #include <stdint.h>
 #include <stdlib.h>
@@ -321,6 +332,10 @@ PRELUDE = r"""
 #endif
 #ifndef NAN
 #define NAN (0.0/0.0)
+#endif
+#if defined(LS_MVEC) && defined(_OPENMP)
+/* libm's functions have vector variants (glibc's libmvec; runtime/compiler.py probes for them) */
+""" + _compiler.mvec_declarations() + r"""
 #endif
 static inline int64_t ls_ipow(int64_t a, int64_t b) {
   int64_t r = 1;
