@@ -141,9 +141,7 @@ def test_the_probe_rejects_a_library_without_the_variant():
     """A declared vector variant that the library does not export links (a shared object may
     leave symbols undefined) but does not load: the probe loads what it built (RTLD_NOW)."""
     info, argv0 = _argv0()
-    if not info.openmp:
-        pytest.skip("no OpenMP: the declarations are OpenMP pragmas")
-    src = ("#include <stdint.h>\n#pragma omp declare simd notinbranch\nextern double (ls_no_such)(double);\n"
+    src = ('#include <stdint.h>\n__attribute__((simd("notinbranch"))) extern double (ls_no_such)(double);\n'
            "int32_t ls_kernel(void **p, int64_t *d) { const double *a = (const double *)p[0]; "
            "double *o = (double *)p[1]; for (int64_t i = 0; i < d[0]; i++) o[i] = ls_no_such(a[i]); return 0; }\n")
     flags = [f for f in info.flags if f not in compiler.MVEC_FLAGS]
@@ -159,13 +157,12 @@ def test_the_probe_rejects_wrong_values():
                                      compiler._mvec_runs)
 
 
-def test_no_openmp_means_no_vector_calls(monkeypatch):
-    monkeypatch.setattr(compiler, "_try_compile", lambda argv0, flags, defines=(), *a, **k: "-fopenmp" not in flags)
-
-    def never(*a):
-        raise AssertionError("probed libmvec without OpenMP")
-    monkeypatch.setattr(compiler, "_probe_mvec", never)
-    assert compiler._probe(["cc"]) == (True, False, True, False)
+def test_a_failed_probe_means_scalar_calls(monkeypatch):
+    monkeypatch.setattr(compiler, "_try_compile", lambda argv0, flags, defines=(), *a, **k: True)
+    monkeypatch.setattr(compiler, "_probe_mvec", lambda argv0, flags: False)
+    assert compiler._probe(["cc"]) == (True, True, True, False)
+    monkeypatch.setattr(compiler, "_probe_mvec", lambda argv0, flags: "-march=native" in flags)
+    assert compiler._probe(["cc"]) == (True, True, True, True)  # (probed with the kernels' flags)
 
 
 def test_the_probe_record_keeps_the_answer(tmp_path):

@@ -333,7 +333,7 @@ PRELUDE = r"""
 #ifndef NAN
 #define NAN (0.0/0.0)
 #endif
-#if defined(LS_MVEC) && defined(_OPENMP)
+#if defined(LS_MVEC) && defined(__GNUC__) && !defined(__clang__)
 /* libm's functions have vector variants (glibc's libmvec; runtime/compiler.py probes for them) */
 """ + _compiler.mvec_declarations() + r"""
 #endif
