@@ -36,13 +36,14 @@ PRELUDE = (
 MARK = "LS_COUNT("  # every counting line starts with it (tests strip them)
 
 
-def expr_ops(expr) -> list:
+def expr_ops(expr, hoisted=None) -> list:
     """Operations of one evaluation of ``expr``, by kind (casts are free). The branches of a
-    ``where`` are not included: only the branch taken runs, and ``branch`` counts it."""
+    ``where`` are not included: only the branch taken runs, and ``branch`` counts it. Nor are
+    the calls ``hoisted(call)`` says are computed once before the loops (counted there)."""
     out = [0, 0, 0, 0]
 
     def walk(e):
-        if isinstance(e, Call):
+        if isinstance(e, Call) and not (hoisted is not None and hoisted(e)):
             if e.op != "cast":
                 out[KIND.get(e.op, OTHER)] += 1
             for a in (e.args[:1] if e.op == "where" else e.args):
@@ -51,9 +52,10 @@ def expr_ops(expr) -> list:
     return out
 
 
-def branch(expr, text: str) -> str:
-    """``text`` (the C of a ``where`` branch ``expr``) counting its operations when it runs."""
-    adds = [f"LS_COUNT({k}, {n})" for k, n in enumerate(expr_ops(expr)) if n]
+def branch(expr, text: str, hoisted=None) -> str:
+    """``text`` (the C of a ``where`` branch ``expr``) counting its operations when it runs
+    (those of the calls computed before the loops, ``hoisted``, are counted there)."""
+    adds = [f"LS_COUNT({k}, {n})" for k, n in enumerate(expr_ops(expr, hoisted)) if n]
     return f"({', '.join(adds)}, ({text}))" if adds else text
 
 

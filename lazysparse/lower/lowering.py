@@ -462,6 +462,7 @@ class Lowerer:
             self.ext[v] = str(value)
         self.sched = Block()  # run-time schedule flags, declared as the loops ask for them
         self.sched_flags = {}
+        self.hoisted = {}  # C of a loop-invariant call -> the constant computed once (``valued``)
         # which of its inserts the workspace uses, when its policy has two: measured per call
         # on the first sparse operand (runtime/tuning.py Flags), the branch until then
         self.ws_flag = None
@@ -2307,10 +2308,36 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
             a = self.acc_by_q[self._walk_q]  # value() walks accesses in accesses_of order
             self._walk_q += 1
             return self.value_of_access(a, e), ("1" if a.spec.dense else a.pres)
+        if self.invariant(e):
+            return self.hoist(e, *self._valued_call(e))
+        return self._valued_call(e)
+
+    @staticmethod
+    def invariant(e):
+        """A call of 0-d values only (``sqrt(s)`` in ``y / sqrt(s)``): the same at every loop
+        point, a scalar to the patterns too (``P.is_0d``). A ``where`` stays in the loop (its
+        branches count as taken)."""
+        return isinstance(e, Call) and P.is_0d(e)
+
+    def hoist(self, e, code, nz):
+        """``code``, the C of the invariant call ``e``, computed once before the loops (paper
+        000's loop-invariant redundancy; the C compiler would hoist a pure call too, but an
+        instrumented build counts what the source evaluates); its pattern condition is "1"."""
+        name = self.hoisted.get(code)
+        if name is None:
+            name = self.hoisted[code] = f"ls_h{len(self.hoisted)}"
+            self.sched.add(Decl(f"const {C.ctype(e.dtype)}", name, code))
+            if self.count:
+                text = counting.line(counting.expr_ops(e, lambda x: x is not e and self.invariant(x)), [])
+                if text:
+                    self.sched.add(text)
+        return name, nz
+
+    def _valued_call(self, e):
         pairs = [self.valued(arg) for arg in e.args]
         args = [C.cast(v, self.dtype_of(arg), d) for (v, _), arg, d in zip(pairs, e.args, e.in_dtypes)]
         if self.count and e.op == "where":  # only the branch taken counts (lower/counting.py)
-            args[1:] = [counting.branch(a, t) for a, t in zip(e.args[1:], args[1:])]
+            args[1:] = [counting.branch(a, t, self.invariant) for a, t in zip(e.args[1:], args[1:])]
         code = C.call(e.op, args, e.in_dtypes, e.dtype)
         nzs = [nz for _, nz in pairs]
         kind, scalar = ops.OPS[e.op][2], P._scalars(e)
@@ -2429,7 +2456,7 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
         and a load per access (a sparse one only where its presence test holds)."""
         loads = [(counting.slot(a.slot), "1" if a.spec.dense or a.pres == "1" else f"!!({a.pres})")
                  for a in self.accs]
-        text = counting.line(counting.expr_ops(self.expr), loads,
+        text = counting.line(counting.expr_ops(self.expr, self.invariant), loads,
                              self.stmt.reduce if self.red else None)
         if text:
             blk.add(text)

@@ -170,6 +170,11 @@ def elementwise(program: Program):
         readers = [o for o in program.ops if op.out in o.args]
         if not readers or len(readers) > MAX_SHARED_READERS:
             return False
+        if not program.values[op.out].shape and cheap(op) is not None:
+            # a cheap 0-d value (``sqrt(s)`` of a sum ``s``): the same at every point of its
+            # readers' loops, where the C compiler hoists it; a kernel of its own cost a call
+            # of ~10 us (the normalised ``y / sqrt((y ** 2).sum())`` ran four kernels)
+            return True
         for r in readers:
             accs = [a for a in r.stmt.accesses if r.args[a.operand] == op.out]
             if len(accs) != 1 or not set(r.loops) <= set(accs[0].indices):

@@ -55,8 +55,35 @@ def evaluate(p, present: set) -> bool:
 
 
 def _scalars(call):
-    """Which arguments of ``call`` are 0-d operands."""
-    return [isinstance(a, Access) and not a.indices for a in call.args]
+    """Which arguments of ``call`` are 0-d: operands, or calls of 0-d values only (``sqrt(s)``
+    of a sum ``s``, substituted into ``y / sqrt(s)``), which are constants at every point as
+    well. A ``where`` stays a tensor argument (the lowering keeps it in the loop)."""
+    return [is_0d(a) for a in call.args]
+
+
+def is_0d(e) -> bool:
+    """A 0-d operand, or a call (not a ``where``) of 0-d values only."""
+    if isinstance(e, Access):
+        return not e.indices
+    return e.op != "where" and all(is_0d(a) for a in e.args)
+
+
+def value_0d(e, scalar_value):
+    """The value of a 0-d expression from its operands' (``scalar_value(access)``), NumPy's
+    scalar arithmetic as the kernels compute it; None when an operand's value is unknown."""
+    if isinstance(e, Access):
+        return scalar_value(e)
+    vals = [value_0d(a, scalar_value) for a in e.args]
+    if any(v is None for v in vals):
+        return None
+    return ops.value_at_zero(e.op, e.in_dtypes, e.dtype, vals)
+
+
+def scalar_operands(e):
+    """The 0-d operands' accesses of a 0-d expression, in order."""
+    if isinstance(e, Access):
+        return [e]
+    return [x for a in e.args for x in scalar_operands(a)]
 
 
 def _decides(kind, scalar) -> bool:
@@ -103,7 +130,7 @@ def expr_pattern(expr, access_key, scalar_value, replay=None):
         if replay is not None:
             zero = replay[len(decisions)]
         else:
-            svals = [scalar_value(a) if isinstance(a, Access) and not a.indices else None for a in e.args]
+            svals = [value_0d(a, scalar_value) if s else None for a, s in zip(e.args, scalar)]
             zero = ops.is_zero(ops.value_at_zero(e.op, e.in_dtypes, e.dtype, svals))
         decisions.append(zero)
         if kind == "where":  # where(c, x, y) with y a 0-d zero: nonzero only where c and x are
@@ -131,8 +158,9 @@ def scalar_calls(expr):
         scalar = _scalars(e)
         if not _decides(ops.OPS[e.op][2], scalar):
             return
-        if any(scalar):
-            out.append((n[0], e, tuple(a.operand if s else None for a, s in zip(e.args, scalar))))
+        if any(scalar):  # (an argument: its operand, or the 0-d call itself)
+            out.append((n[0], e, tuple((a.operand if isinstance(a, Access) else a) if s else None
+                                       for a, s in zip(e.args, scalar))))
         n[0] += 1
 
     walk(expr)

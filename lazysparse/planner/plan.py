@@ -192,7 +192,8 @@ def scalar_decisions(stmt: Statement, storages) -> tuple:
         calls = _SCALAR_CALLS[stmt] = P.scalar_calls(stmt.expr)
     out = []
     for _, call, slots in calls:
-        vals = [None if k is None else _scalar_value(storages[k]) for k in slots]
+        vals = [None if k is None else _scalar_value(storages[k]) if type(k) is int
+                else P.value_0d(k, lambda a: _scalar_value(storages[a.operand])) for k in slots]
         # keyed by the values' bytes: -0.0 and 0.0 differ for some calls (arctan2), and NaN,
         # which equals nothing, still finds its entry
         try:
