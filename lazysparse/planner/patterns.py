@@ -158,8 +158,9 @@ def scalar_calls(expr):
         scalar = _scalars(e)
         if not _decides(ops.OPS[e.op][2], scalar):
             return
-        if any(scalar):  # (an argument: its operand, or the 0-d call itself)
-            out.append((n[0], e, tuple((a.operand if isinstance(a, Access) else a) if s else None
+        if any(scalar):  # (an argument: its operand, or the 0-d call and its operands)
+            out.append((n[0], e, tuple(None if not s else a.operand if isinstance(a, Access)
+                                       else (a, tuple(x.operand for x in scalar_operands(a)))
                                        for a, s in zip(e.args, scalar))))
         n[0] += 1
 

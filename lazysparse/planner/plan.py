@@ -192,16 +192,21 @@ def scalar_decisions(stmt: Statement, storages) -> tuple:
         calls = _SCALAR_CALLS[stmt] = P.scalar_calls(stmt.expr)
     out = []
     for _, call, slots in calls:
-        vals = [None if k is None else _scalar_value(storages[k]) if type(k) is int
-                else P.value_0d(k, lambda a: _scalar_value(storages[a.operand])) for k in slots]
-        # keyed by the values' bytes: -0.0 and 0.0 differ for some calls (arctan2), and NaN,
-        # which equals nothing, still finds its entry
+        # an argument is an operand (its slot) or a call of 0-d operands (``sqrt(s)``), keyed
+        # by its operands' values and computed only on a miss. Keyed by the values' bytes:
+        # -0.0 and 0.0 differ for some calls (arctan2), and NaN, which equals nothing, still
+        # finds its entry
+        raw = [None if k is None else _scalar_value(storages[k]) if type(k) is int
+               else tuple([_scalar_value(storages[q]) for q in k[1]]) for k in slots]
         try:
-            key = (call, tuple([None if v is None else (v.dtype.char, v.tobytes()) for v in vals]))
+            key = (call, tuple([None if v is None else (v.dtype.char, v.tobytes()) if type(v) is not tuple
+                                else tuple([(x.dtype.char, x.tobytes()) for x in v]) for v in raw]))
         except AttributeError:  # (not a NumPy scalar: computed each time)
             key = None
         zero = _SCALAR_ZERO.get(key)
         if zero is None:
+            vals = [P.value_0d(k[0], lambda a: _scalar_value(storages[a.operand])) if type(v) is tuple else v
+                    for k, v in zip(slots, raw)]
             zero = ops.is_zero(ops.value_at_zero(call.op, call.in_dtypes, call.dtype, vals))
             if key is not None and len(_SCALAR_ZERO) < _MEMO_MAX:
                 _SCALAR_ZERO[key] = zero
