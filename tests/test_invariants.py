@@ -123,3 +123,17 @@ def test_a_0d_call_decides_the_pattern_by_its_value_between_warm_calls(fusion):
             want = D / np.sqrt(v)
         np.testing.assert_array_equal(got.todense(), want, err_msg=f"s = {v!r}")
         assert got.format.is_dense or np.isfinite(1 / np.sqrt(v))
+
+
+def test_a_fused_kernel_computes_a_0d_value_once():
+    """A program that one fused kernel runs keeps a 0-d statement of its own (computed once
+    in the kernel): the substitution is for programs run one kernel per operation."""
+    D = np.random.default_rng(1).random((60, 50))
+    lD, s = ls.asarray(D), ls.asarray(np.array(4.0))
+    for e, want in [((lD * ls.sqrt(s)).sum() + (lD * lD).sum(), (D * 2).sum() + (D * D).sum()),
+                    ((lD * ls.sqrt(s)) / (lD * ls.sqrt(s)).sum(axis=1, keepdims=True),
+                     D / D.sum(axis=1, keepdims=True))]:
+        r, n = _kernels(e)
+        np.testing.assert_allclose(r.todense(), want, rtol=1e-12)
+        c = ls.opcount(e)
+        assert n == 1 and c["kernels"] == 1 and c["other"] == 1  # one square root

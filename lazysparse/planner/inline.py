@@ -130,22 +130,14 @@ def _calls(e):
         yield from _calls(a)
 
 
-def elementwise(program: Program):
-    """Element-wise temporaries that cost nothing to substitute: no reduction, read once at
-    every point of each reader's loops (so substitution evaluates it at no point its readers
-    do not visit, with no loop-invariant redundancy), and either one reader, or up to
-    ``MAX_SHARED_READERS`` readers when the temporary is cheap: a few ``CHEAP`` operations on
-    at most ``MAX_SHARED_ARRAYS`` arrays (the mask ``A != 0`` read by both sums of a variance is
-    recomputed in each instead of stored by a pass of its own and read back twice). One
-    statement then holds the chain, and the single-statement lowerer's merge lattices compute
-    only what the result keeps (``where(B > 0, C + D, C - D)`` evaluates one branch per point;
-    ``A + B + C`` is one three-way merge)."""
+def _cheap(program: Program):
+    """``cheap(op)``: the arrays ``op`` reads, cheap temporaries substituted through, or None
+    when it is not cheap (a few ``CHEAP`` operations). A reduction's result stays a temporary:
+    reading it is one load."""
     by_out = {o.out: o for o in program.ops}
     memo = {}
 
     def cheap(op):
-        """The arrays ``op`` reads, temporaries substituted through, or None when it is not
-        cheap. A reduction's result stays a temporary: reading it is one load."""
         if op.out in memo:
             return memo[op.out]
         memo[op.out] = None  # (a cycle cannot occur; the guard only stops a re-entry)
@@ -163,18 +155,31 @@ def elementwise(program: Program):
             arrays |= sub
         memo[op.out] = arrays
         return arrays
+    return cheap
+
+
+def _readers(program: Program, op):
+    return [o for o in program.ops if op.out in o.args]
+
+
+def elementwise(program: Program):
+    """Element-wise temporaries that cost nothing to substitute: no reduction, read once at
+    every point of each reader's loops (so substitution evaluates it at no point its readers
+    do not visit, with no loop-invariant redundancy), and either one reader, or up to
+    ``MAX_SHARED_READERS`` readers when the temporary is cheap: a few ``CHEAP`` operations on
+    at most ``MAX_SHARED_ARRAYS`` arrays (the mask ``A != 0`` read by both sums of a variance is
+    recomputed in each instead of stored by a pass of its own and read back twice). One
+    statement then holds the chain, and the single-statement lowerer's merge lattices compute
+    only what the result keeps (``where(B > 0, C + D, C - D)`` evaluates one branch per point;
+    ``A + B + C`` is one three-way merge)."""
+    cheap = _cheap(program)
 
     def ok(op):
         if op.stmt.reduce_indices:
             return False
-        readers = [o for o in program.ops if op.out in o.args]
+        readers = _readers(program, op)
         if not readers or len(readers) > MAX_SHARED_READERS:
             return False
-        if not program.values[op.out].shape and cheap(op) is not None:
-            # a cheap 0-d value (``sqrt(s)`` of a sum ``s``): the same at every point of its
-            # readers' loops, where the C compiler hoists it; a kernel of its own cost a call
-            # of ~10 us (the normalised ``y / sqrt((y ** 2).sum())`` ran four kernels)
-            return True
         for r in readers:
             accs = [a for a in r.stmt.accesses if r.args[a.operand] == op.out]
             if len(accs) != 1 or not set(r.loops) <= set(accs[0].indices):
@@ -183,6 +188,23 @@ def elementwise(program: Program):
             return True
         arrays = cheap(op)
         return arrays is not None and len(arrays) <= MAX_SHARED_ARRAYS
+    return ok
+
+
+def cheap_scalars(program: Program):
+    """Cheap 0-d element-wise temporaries (``sqrt(s)`` of a sum ``s``) with up to
+    ``MAX_SHARED_READERS`` readers, for a program run one kernel per operation: the value is
+    the same at every point of its readers' loops, where the single-operation lowerer computes
+    it once, before them (``Lowerer.hoist``), instead of a kernel call of its own (~10 us: the
+    normalised ``y / sqrt((y ** 2).sum())`` ran four kernels). A fused kernel computes such a
+    value once as a statement of its own, so the fusion passes keep it."""
+    cheap = _cheap(program)
+
+    def ok(op):
+        if program.values[op.out].shape or op.stmt.reduce_indices or cheap(op) is None:
+            return False
+        readers = _readers(program, op)
+        return 0 < len(readers) <= MAX_SHARED_READERS
     return ok
 
 

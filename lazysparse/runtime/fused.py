@@ -28,7 +28,7 @@ from ..planner.associate import associate
 from ..planner.decompose import decompose
 from ..planner.fusion import Loop, plan_fusion
 from ..planner.fusion import PASSES, folds_into_reader, masked_program
-from ..planner.inline import elementwise, inline, tiny
+from ..planner.inline import cheap_scalars, elementwise, inline, tiny
 from ..planner.plan import _scalar_value, operand_spec
 from ..planner.siblings import share_reads
 from . import aligned, counting, memory
@@ -447,7 +447,9 @@ def _build(prog, specs, scalars):
     plan = plan_fusion(prog, specs, "auto", scalars, _PASSES[0])
     # (a masked sum whose reader multiplies it by its mask is substituted into that reader)
     folded = inline(prog, folds_into_reader(prog, plan.masks))
-    ops = (None, masked_program(folded, plan.masks), None, [])  # [], the scratch pool (_run_ops)
+    # (one kernel per operation: a cheap 0-d value is computed inside its readers instead)
+    per_op = masked_program(folded, plan.masks)
+    ops = (None, inline(per_op, cheap_scalars(per_op)), None, [])  # [], the scratch pool (_run_ops)
     if not _shares_loops(plan.tree):
         return ops
     try:
