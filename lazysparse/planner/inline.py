@@ -159,7 +159,8 @@ def _cheap(program: Program):
 
 
 def _readers(program: Program, op):
-    return [o for o in program.ops if op.out in o.args]
+    """The operations that read ``op``'s value (``Program.consumers``, as operations)."""
+    return [program.ops[k] for k in program.consumers(op.out)]
 
 
 def elementwise(program: Program):
@@ -233,7 +234,7 @@ def inline(program: Program, only=None) -> Program:
         if op.out in program.outputs:
             kept.append(new)
             continue
-        readers = [o for o in program.ops if op.out in o.args]
+        readers = _readers(program, op)
         # what is substituted is ``new``, which may sum where ``op`` did not (an element-wise
         # product of a substituted matrix product): judged by its own reductions and extents
         ext = dict(extents)
