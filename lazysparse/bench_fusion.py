@@ -30,10 +30,12 @@ then the peers, each written the best idiomatic way we know:
   through the (i,j) x k matricization: ``X(ij,k) @ C``, times ``B`` spread over the (i,j) rows by a
   0/1 selection matrix, summed to rows i by another (selection matrices built once, outside the
   timing, like every peer's format conversion).
-* ``finch``     finch-tensor, the compiled numba scheduler (``COMPILE_NUMBA``'s stages with the
-  executor's kernel cache on, so a repeat does not re-plan): ``finch.compute`` of the lazy
-  expression (``defer``).  Its SDDMM result is dense n x m (its default formatter), so it is skipped
-  where that exceeds ``--memory-limit``.
+* ``finch``     finch-tensor-lite (module ``finchlite``; ``finch`` before 0.5), the compiled numba
+  scheduler (``COMPILE_NUMBA``'s stages under an executor with its kernel cache on, so a repeat does
+  not re-plan or re-compile): ``compute`` of the lazy expression (``lazy``) on A as a
+  dense/sparse_list fiber tensor (the tensor: dense/sparse_list/sparse_list), V given as V.T
+  stored (its compiled ``matrix_transpose`` copy yields zeros in 0.5.0).  Its results are dense (its
+  default formatter), so its SDDMM is skipped where n x m exceeds ``--memory-limit``.
 
 Inputs: every matrix of the corpus (``--data``, else ``LAZYSPARSE_DATA``, else ``../shared/data``)
 with at least ``--min-nnz`` (50,000) stored entries, the R-MAT graphs of ``--rmat-scale`` (default
@@ -213,12 +215,8 @@ def to_host(r):
         return sp.csr_array(__import__("graphblas").io.to_scipy_sparse(r, format="csr"))
     if mod == "sparse":
         return r.to_scipy_sparse().tocsr() if r.ndim == 2 else r.todense()
-    if mod == "finch":
-        import finch
-        try:
-            return finch.to_numpy(r)
-        except Exception:
-            return sp.csr_array(finch.to_scipy(r))
+    if mod in ("finchlite", "finch"):
+        return r.to_numpy()  # its default formatter: every result is a dense BufferizedNDArray
     return np.asarray(r)
 
 
@@ -306,68 +304,72 @@ def _peer_setup(peers, threads):
                     pass
                 m.ss.config["nthreads"] = threads
             elif p == "finch":
-                import finch as m
+                m = _finch()
             mods[p] = m
         except Exception as e:
             missing[p] = f"does not install/import: {type(e).__name__}: {e}"[:300]
     return mods, missing
 
 
-def _finch_scheduler():
-    """finch's COMPILE_NUMBA pipeline with the executor's kernel cache on (a repeat reuses the
-    compiled kernel instead of re-planning and re-compiling it: ~1.5 s per call otherwise)."""
-    from finch.autoschedule import default_schedulers as ds
+def _finch():
+    """finch-tensor-lite's module: ``finchlite`` (0.5), ``finch`` before."""
     try:
-        return ds.LogicNormalizer(ds.LogicExecutor(ds.DefaultLogicOptimizer(ds.DefaultLoopOrderer(
-            ds.DefaultLogicFormatter(ds.LogicCompiler(ds.NotationCompiler(
-                ds.NumbaCompiler(), ctx_transforms=(ds.LowerPackedStructSlots(), ds.AssemblySimplify())))))),
-            cache=True))
-    except Exception:
-        return ds.COMPILE_NUMBA
+        import finchlite as m
+    except ImportError:
+        import finch as m
+    return m
+
+
+def _finch_scheduler():
+    """finch's COMPILE_NUMBA pipeline (its stages) under an executor with the kernel cache on (a
+    repeat reuses the compiled kernel instead of re-planning and re-compiling it: ~2 s per call
+    otherwise)."""
+    ds = _finch().autoschedule.default_schedulers
+    return ds.LogicNormalizer(ds.LogicExecutor(ds.COMPILE_NUMBA.ctx.ctx, cache=True))
 
 
 _FINCH_SCHED = []
 
 
 def _finch_compute(expr_fn):
-    import finch
+    finch = _finch()
     if not _FINCH_SCHED:
         _FINCH_SCHED.append(_finch_scheduler())
     with finch.with_default_scheduler(_FINCH_SCHED[0]):
         return finch.compute(expr_fn())
 
 
-def _finch_csr(A):
+def _finch_fiber(shape, ptrs, idxs, data):
+    """A finch tensor with levels dense (first mode) / sparse_list (each further mode, from its
+    ptr and idx arrays, CSF-style) / element; int64 indices (finch: one index type)."""
     import numpy as np
-    import finch
-    B = A.copy()
-    B.indptr, B.indices = B.indptr.astype(np.int64), B.indices.astype(np.int64)  # finch: one index type
-    return finch.asarray(B)
+    m = _finch()
+    it, buf = m.algebra.ftype(np.dtype(np.int64)), m.codegen.NumpyBuffer
+    el = m.tensor.level.element(fill_value=np.float64(0.0), element_type=m.algebra.ftype(np.dtype(np.float64)),
+                                position_type=it)
+    lvl = m.tensor.level.ElementLevel(_format=el, _val=buf(np.array(data, dtype=np.float64)))
+    for n, ptr, idx in reversed(list(zip(shape[1:], ptrs, idxs))):
+        lvl = m.tensor.level.SparseListLevel(lvl, dimension=it(n), ptr=buf(np.array(ptr, dtype=np.int64)),
+                                             idx=buf(np.array(idx, dtype=np.int64)))
+    return m.tensor.FiberTensor(m.tensor.level.DenseLevel(lvl, dimension=it(shape[0])))
+
+
+def _finch_csr(A):
+    import scipy.sparse as sp
+    B = sp.csr_array(A, copy=True)
+    B.sum_duplicates()
+    return _finch_fiber(B.shape, [B.indptr], [B.indices], B.data)
 
 
 def _finch_csf3(coords, data, shape):
-    """A 3-order tensor as finch levels dense(i) / sparse_list(j) / sparse_list(k)."""
+    """A 3-order tensor (sorted coordinates) as finch levels dense(i) / sparse_list(j) / sparse_list(k)."""
     import numpy as np
-    from finch.algebra import ftype
-    from finch.codegen import NumpyBuffer
-    from finch.tensor.fiber_tensor import FiberTensor
-    from finch.tensor.level import DenseLevel, ElementLevel, SparseListLevel, dense, element, sparse_list
-    i, j, k = (np.ascontiguousarray(c, dtype=np.int64) for c in coords)
+    i, j, k = (np.asarray(c, dtype=np.int64) for c in coords)
     I, J, K = shape
     key = i * J + j
     starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if i.size else np.zeros(0, np.int64)
-    ptr_k = np.r_[starts, i.size].astype(np.int64)
-    ptr_j = np.searchsorted(i[starts], np.arange(I + 1)).astype(np.int64)
-    it = ftype(np.dtype(np.int64))
-    el = element(fill_value=np.float64(0.0), element_type=ftype(np.dtype(np.float64)), position_type=it)
-    lk = sparse_list(el, dimension_type=it)
-    lj = sparse_list(lk, dimension_type=it)
-    li = dense(lj, dimension_type=it)
-    vals = NumpyBuffer(np.ascontiguousarray(data, dtype=np.float64))
-    return FiberTensor(DenseLevel(SparseListLevel(SparseListLevel(
-        ElementLevel(_format=el, _val=vals), dimension=lk.dimension_type(K), ptr=NumpyBuffer(ptr_k),
-        idx=NumpyBuffer(k.copy())), dimension=lj.dimension_type(J), ptr=NumpyBuffer(ptr_j),
-        idx=NumpyBuffer(j[starts].copy())), dimension=li.dimension_type(I)))
+    ptr_j = np.searchsorted(i[starts], np.arange(I + 1))
+    return _finch_fiber(shape, [ptr_j, np.r_[starts, i.size]], [j[starts], k], data)
 
 
 def _torch_csr(A):
@@ -473,24 +475,21 @@ def matrix_case(kernel, param, item, mods, seed, mem_limit):
                                             .mxm(gW, op=gb.semiring.plus_times).new())
     if "finch" in mods:
         finch = mods["finch"]
+        lz = getattr(finch, "lazy", None) or finch.defer
         try:
             fA = _finch_csr(A)
             if kernel == "sddmm" or kernel == "gnn2":
-                fU, fV = finch.asarray(U), finch.asarray(V)
+                fU, fV, fVt = finch.asarray(U), finch.asarray(V), finch.asarray(np.ascontiguousarray(V.T))
                 if kernel == "sddmm" and mem_limit and dense_nm > mem_limit:
                     c.skip["finch"] = (f"its result is dense n x m ({dense_nm / 2**30:.1f} GiB) "
                                        f"> memory limit")
                 elif kernel == "sddmm":
-                    c.peers["finch"] = lambda: _finch_compute(
-                        lambda: finch.defer(fA) * (finch.defer(fU) @ finch.matrix_transpose(finch.defer(fV))))
+                    c.peers["finch"] = lambda: _finch_compute(lambda: lz(fA) * (lz(fU) @ lz(fVt)))
                 else:
-                    c.peers["finch"] = lambda: _finch_compute(
-                        lambda: (finch.defer(fA) * (finch.defer(fU) @ finch.matrix_transpose(finch.defer(fV))))
-                        @ finch.defer(fV))
+                    c.peers["finch"] = lambda: _finch_compute(lambda: (lz(fA) * (lz(fU) @ lz(fVt))) @ lz(fV))
             else:
                 fX, fW = finch.asarray(X), finch.asarray(W)
-                c.peers["finch"] = lambda: _finch_compute(
-                    lambda: (finch.defer(fA) @ finch.defer(fX)) @ finch.defer(fW))
+                c.peers["finch"] = lambda: _finch_compute(lambda: (lz(fA) @ lz(fX)) @ lz(fW))
         except Exception as e:
             c.skip["finch"] = f"{type(e).__name__}: {e}"[:300]
     return c
@@ -551,11 +550,12 @@ def tensor_case(param, item, mods, seed):
         c.peers["graphblas"] = g_mttkrp
     if "finch" in mods:
         finch = mods["finch"]
+        lz = getattr(finch, "lazy", None) or finch.defer
         try:
             fX = _finch_csf3(coords, data, shape)
             fB, fC = finch.asarray(B), finch.asarray(C)
             c.peers["finch"] = lambda: _finch_compute(
-                lambda: finch.einsum("ijk,jr,kr->ir", finch.defer(fX), finch.defer(fB), finch.defer(fC)))
+                lambda: finch.einsum("ijk,jr,kr->ir", lz(fX), lz(fB), lz(fC)))
         except Exception as e:
             c.skip["finch"] = f"{type(e).__name__}: {e}"[:300]
     return c
@@ -959,7 +959,7 @@ def _versions():
     out = {}
     for dist, key in (("numpy", "numpy"), ("scipy", "scipy"), ("sparse", "pydata"), ("torch", "torch"),
                       ("python-graphblas", "graphblas"), ("suitesparse-graphblas", "suitesparse-graphblas"),
-                      ("finch-tensor", "finch"), ("numba", "numba")):
+                      ("finch-tensor", "finch"), ("finch-tensor-lite", "finch"), ("numba", "numba")):
         try:
             out[key] = md.version(dist)
         except Exception:
