@@ -171,7 +171,7 @@ def _loop(lw, kind, red, j, lo, hi, body):
 
     The masked first step serves short segments (rows): a segment of up to ``W`` entries runs
     no loop and takes one branch, where the loops' entry tests cost it two or three, and the
-    step needs no branch to start. C harness, SpMV, AMD Zen 5, against the loops alone: 0.83-1.0
+    step needs no branch to start. C harness, SpMV, AMD Zen 5, against the loops alone: 0.83-1.01
     of the time at one thread on eight corpus matrices, 0.84-0.97 at two (docs/design.md,
     "A masked first step for segment sums")."""
     W, m, sfx = kind["W"], kind["mask"], kind["sfx"]
