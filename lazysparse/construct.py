@@ -27,6 +27,7 @@ def diags(diagonals, offsets=0, shape=None, format="csr", dtype=None):
     """
     from .array import Array
     from .creation import _canonical, _fits32, _from_coords, _result_format
+    from .formats.storage import Storage
     name = "diags"
     if np.isscalar(offsets) or isinstance(offsets, numbers.Integral):
         offsets = [offsets]
@@ -53,7 +54,7 @@ def diags(diagonals, offsets=0, shape=None, format="csr", dtype=None):
         raise ValueError(f"{name}: negative shape {tuple(shape)}")
     dt = np.dtype(dtype) if dtype is not None else (
         np.result_type(*diagonals) if diagonals else np.dtype(np.float64))
-    rows, cols, vals = [], [], []
+    flat = []
     for d, k in zip(diagonals, offsets):
         length = max(0, min(n + min(k, 0), m - max(k, 0)))
         if d.ndim == 0:
@@ -61,17 +62,54 @@ def diags(diagonals, offsets=0, shape=None, format="csr", dtype=None):
         elif len(d) != length:
             raise ValueError(f"{name}: diagonal at offset {k} has length {len(d)}; the {n} x {m} array's "
                              f"has {length}")
-        i = np.arange(length, dtype=np.int64) + max(-k, 0)
-        keep = d[:length] != 0
-        rows.append(i[keep])
-        cols.append(i[keep] + k)
-        vals.append(d[:length][keep].astype(dt))
+        flat.append(d.astype(dt, copy=False))
     fmt = _result_format(format, 2, name)
-    idt = np.int32 if _fits32(sum(len(v) for v in vals), n, m) else np.int64
-    coords, v = _canonical([np.concatenate(rows or [np.zeros(0, np.int64)]).astype(idt),
-                            np.concatenate(cols or [np.zeros(0, np.int64)]).astype(idt)],
-                           np.concatenate(vals or [np.zeros(0, dt)]))
-    return Array._from_storage(_from_coords((n, m), fmt, coords, v))
+    by_cols = fmt.order == (1, 0)
+    if (m if by_cols else n) * len(flat) > 4 * sum(map(len, flat)) + (1 << 20):
+        # short diagonals (offsets near the corners): the table of _diagonal_entries would be
+        # mostly empty, so the entries are sorted instead
+        i = [np.arange(len(d), dtype=np.int64) + max(-k, 0) for d, k in zip(flat, offsets)]
+        coords, v = _canonical([np.concatenate(i), np.concatenate([r + k for r, k in zip(i, offsets)])],
+                               np.concatenate(flat))
+        keep = v != 0
+        idt = np.int32 if _fits32(int(keep.sum()), n, m) else np.int64
+        return Array._from_storage(_from_coords((n, m), fmt, [c[keep].astype(idt) for c in coords], v[keep]))
+    counts, crd, v = _diagonal_entries(flat, offsets, n, m, by_cols, dt)
+    idt = np.int32 if _fits32(len(v), n, m) else np.int64
+    if [lv.kind for lv in fmt.levels] == ["dense", "compressed"] and fmt.levels[1].unique:
+        # CSR/CSC: the entries are in storage order, positions are the counts summed
+        pos = np.zeros(len(counts) + 1, dtype=idt)
+        np.cumsum(counts, out=pos[1:])
+        return Array._from_storage(Storage((n, m), fmt, [None, pos], [None, crd.astype(idt)], v, idt))
+    lead = np.repeat(np.arange(len(counts), dtype=idt), counts)
+    coords = [crd.astype(idt), lead] if by_cols else [lead, crd.astype(idt)]
+    return Array._from_storage(_from_coords((n, m), fmt, coords, v, presorted=by_cols))
+
+
+def _diagonal_entries(flat, offsets, n, m, by_cols, dt):
+    """Entries per row (per column with ``by_cols``), the other coordinate and the value of the
+    nonzero entries of the diagonals ``flat`` at ``offsets``, in row-major (column-major) order,
+    without a sort: each row meets the diagonals in the order of their offsets, so a table with
+    a row per row of the array and a column per diagonal (offsets ascending) holds the entries
+    in storage order, and its slots outside the array stay 0 and drop with the zero values
+    (scipy's DIA-to-CSR walk, in NumPy). A sort of the concatenated diagonals took 5x scipy's
+    time on three diagonals of 10^6."""
+    lead = m if by_cols else n
+    # (along columns j the rows i = j - k ascend for the offsets descending)
+    o = np.argsort(offsets, kind="stable")[::-1] if by_cols else np.argsort(offsets, kind="stable")
+    ks = np.asarray(offsets, dtype=np.int64)[o]
+    table = np.zeros((lead, len(ks)), dtype=dt)
+    for c, q in enumerate(o):
+        k = -ks[c] if by_cols else ks[c]
+        first = max(-k, 0)  # the first row (column) the diagonal meets
+        table[first:first + len(flat[q]), c] = flat[q]
+    keep = table != 0
+    counts = np.zeros(lead, dtype=np.int64)
+    for c in range(len(ks)):  # (a sum over the short axis is 5x slower in one call)
+        counts += keep[:, c]
+    lines = np.arange(lead, dtype=np.int64)[:, None]
+    crd = (lines - ks[None, :] if by_cols else lines + ks[None, :])[keep]
+    return counts, crd, table[keep]
 
 
 def kron(a, b, format=None):
