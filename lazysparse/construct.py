@@ -13,7 +13,9 @@ import operator
 
 import numpy as np
 
+from .creation import _fits32
 from .errors import shown
+from .formats import Format, Level, resolve_format
 
 
 def diags(diagonals, offsets=0, shape=None, format="csr", dtype=None):
@@ -115,19 +117,52 @@ def _diagonal_entries(flat, offsets, n, m, by_cols, dt):
 def kron(a, b, format=None):
     """The Kronecker product of two 2-d arrays (scipy's ``kron``): its products are computed by
     the compiler (``einsum("ij,kl->ikjl")``), then renumbered into ``(n*p, m*q)`` and stored in
-    ``format`` (default: the first sparse operand's, else dense)."""
+    ``format`` (default: the first sparse operand's, else dense); CSR and CSC results are laid
+    out by ``_kron_compressed`` without renumbering."""
+    from .array import Array
     from .frontend import _as_array, einsum
     name = "kron"
     a, b = _as_array(a, name), _as_array(b, name)
     if a.ndim != 2 or b.ndim != 2:
         raise ValueError(f"{name}: needs two 2-d arrays, got shapes {tuple(a.shape)} and {tuple(b.shape)}")
     (n, m), (p, q) = a.shape, b.shape
-    outer = einsum("ij,kl->ikjl", a, b).materialize()
-    flat = outer.reshape((n * p, m * q))
     if format is None:
         sparse = [x.format for x in (a, b) if not x.format.is_dense]
         format = sparse[0] if sparse else "dense"
-    return flat.asformat(format)
+    fmt = resolve_format(format, 2)
+    csr, csc = resolve_format("csr", 2), resolve_format("csc", 2)
+    if fmt in (csr, csc):
+        # laid out in the operands' own order (a loop against it took 10x as long): b converted
+        # to a's when they differ (operands are small beside their product), the product
+        # converted when the format asked differs
+        major = csc if a.format.order == (1, 0) else csr
+        if not b.format.is_dense and b.format.order != major.order:
+            b = b.asformat(major)
+        out = Array._from_storage(_kron_compressed(a, b, major))
+        return out if out.format == fmt else out.asformat(fmt)
+    outer = einsum("ij,kl->ikjl", a, b).materialize()
+    return outer.reshape((n * p, m * q)).asformat(format)
+
+
+def _kron_compressed(a, b, fmt):
+    """CSR or CSC storage of ``kron(a, b)``: the compiler's products stored with the two leading
+    modes dense (rows ``(i, k)``, or columns ``(j, l)`` for CSC) and the two others compressed,
+    so row ``i * p + k``'s entries are already in order: its positions are the last level's
+    positions at the second's, and a coordinate ``j * q + l`` is the parent's ``j`` (repeated
+    over its children) times ``q`` plus ``l``. The 4-d result renumbered entry by entry, with
+    a sort check, took 3x scipy's time."""
+    from .formats.storage import Storage
+    from .frontend import einsum
+    (n, m), (p, q) = a.shape, b.shape
+    by_cols = fmt.order == (1, 0)
+    four = Format([Level("dense"), Level("dense"), Level("compressed"), Level("compressed")])
+    st = einsum("ij,kl->jlik" if by_cols else "ij,kl->ikjl", a, b, format=four).materialize().storage
+    p2, p3, c2, c3 = st.pos[2], st.pos[3], st.crd[2], st.crd[3]
+    inner = p if by_cols else q  # the extent of the last mode
+    idt = np.int32 if _fits32(len(st.vals), n * p, m * q) else np.int64
+    pos = p3[p2].astype(idt)
+    crd = np.repeat(c2.astype(idt) * idt(inner), np.diff(p3)) + c3.astype(idt)
+    return Storage((n * p, m * q), fmt, [None, pos], [None, crd], st.vals, idt)
 
 
 def _side(x, k, upper, name):

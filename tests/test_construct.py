@@ -75,17 +75,32 @@ def test_diags_in_the_corners(fmt):
 
 @SETTINGS
 @given(s1=st.tuples(st.integers(0, 4), st.integers(0, 4)), s2=st.tuples(st.integers(0, 3), st.integers(0, 3)),
-       f1=st.sampled_from(F2), f2=st.sampled_from(F2), seed=st.integers(0, 2**16))
-def test_kron(s1, s2, f1, f2, seed):
+       f1=st.sampled_from(F2), f2=st.sampled_from(F2), out=st.sampled_from([None, "csr", "csc", "coo"]),
+       seed=st.integers(0, 2**16))
+def test_kron(s1, s2, f1, f2, out, seed):
     rng = np.random.default_rng(seed)
     a = rng.integers(-2, 3, s1) * (rng.random(s1) < 0.5) * 1.0
     b = rng.integers(-2, 3, s2) * (rng.random(s2) < 0.5) * 1.0
-    got = ls.kron(ls.asarray(a, format=f1), ls.asarray(b, format=f2))
+    got = ls.kron(ls.asarray(a, format=f1), ls.asarray(b, format=f2), format=out)
     want = np.kron(a, b)
     assert got.shape == want.shape
-    first = next((f for f in (f1, f2) if f != "dense"), "dense")
+    first = out or next((f for f in (f1, f2) if f != "dense"), "dense")
     assert got.format == ls.asarray(np.eye(2), format=first).format
+    if first != "dense":
+        validate(got.storage, "kron")
     np.testing.assert_array_equal(values(got), want)
+
+
+def test_kron_like_scipy():
+    """A larger product in CSR and CSC from operands in either order, against scipy."""
+    A = sp.random_array((30, 40), density=0.2, format="csr", rng=3)
+    B = sp.random_array((25, 15), density=0.3, format="csr", rng=4)
+    ref = sp.kron(A, B, format="csr")
+    for fa, fb, out in [("csr", "csr", None), ("csc", "csc", None), ("csr", "csc", "csc"), ("csc", "csr", "csr")]:
+        got = ls.kron(ls.asarray(A.asformat(fa)), ls.asarray(B.asformat(fb)), format=out)
+        assert got.format == ls.asarray(ref.asformat(out or fa)).format
+        validate(got.storage, "kron")
+        assert got.nnz == ref.nnz and abs(got.to_scipy().tocsr() - ref).max() == 0
 
 
 @SETTINGS
