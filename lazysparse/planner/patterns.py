@@ -181,11 +181,24 @@ def estimate_density(p, density_of):
     return 1.0 - miss
 
 
-def bound_count(p, nnz_of, full):
-    """Upper bound on the number of points of a pattern (``full`` for TRUE)."""
+def bound_count(p, nnz_of, full, fixes=None, need=frozenset()):
+    """Upper bound on the number of points of a pattern (``full`` for TRUE). A term's points are
+    at most the product of the entries of any of its keys that together fix every index in
+    ``need`` (``fixes(k)``: the indices key k's entries fix; with ``fixes`` None every key fixes
+    all). One key alone does not bound an outer product's term: ``A[i,j] * B[k,l]`` has
+    nnz(A) * nnz(B) points."""
     if p == TRUE:
         return full
     tot = 0
     for t in p:
-        tot += min([nnz_of(k) for k in t] + [full])
+        keys = sorted(t)
+        best = full
+        for mask in range(1, 1 << len(keys)):
+            sub = [k for b, k in enumerate(keys) if mask >> b & 1]
+            if fixes is None or need <= frozenset().union(*[fixes(k) for k in sub]):
+                n = 1
+                for k in sub:
+                    n *= nnz_of(k)
+                best = min(best, n)
+        tot += best
     return min(tot, full)

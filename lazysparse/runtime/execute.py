@@ -328,7 +328,8 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=Non
         # (mode "map" copies one operand's structure: its entries bound the result's too)
         if mode in ("append", "map") and full > PL.INT32_MAX:
             accs = accesses_of(stmt.expr)
-            bound = P.bound_count(pat, lambda q: storages[accs[q].operand].nnz, full)
+            bound = P.bound_count(pat, lambda q: storages[accs[q].operand].nnz, full,
+                                  lambda q: frozenset(accs[q].indices), frozenset(stmt.out_indices))
         else:
             bound = full
         idt = PL.output_index_dtype(fmt, out_shape, bound)
