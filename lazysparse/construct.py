@@ -16,6 +16,7 @@ import numpy as np
 from .creation import _fits32
 from .errors import shown
 from .formats import Format, Level, resolve_format
+from .formats.storage import Storage
 
 
 def diags(diagonals, offsets=0, shape=None, format="csr", dtype=None):
@@ -28,8 +29,7 @@ def diags(diagonals, offsets=0, shape=None, format="csr", dtype=None):
     [[1, 4, 0], [0, 2, 5], [0, 0, 3]]
     """
     from .array import Array
-    from .creation import _canonical, _fits32, _from_coords, _result_format
-    from .formats.storage import Storage
+    from .creation import _canonical, _from_coords, _result_format
     name = "diags"
     if np.isscalar(offsets) or isinstance(offsets, numbers.Integral):
         offsets = [offsets]
@@ -151,7 +151,6 @@ def _kron_compressed(a, b, fmt):
     positions at the second's, and a coordinate ``j * q + l`` is the parent's ``j`` (repeated
     over its children) times ``q`` plus ``l``. The 4-d result renumbered entry by entry, with
     a sort check, took 3x scipy's time."""
-    from .formats.storage import Storage
     from .frontend import einsum
     (n, m), (p, q) = a.shape, b.shape
     by_cols = fmt.order == (1, 0)
@@ -168,7 +167,6 @@ def _kron_compressed(a, b, fmt):
 def _side(x, k, upper, name):
     from .array import Array
     from .creation import _coords, _from_coords
-    from .formats.storage import Storage
     from .frontend import _as_array
     from .indexing import matrix_offset
     x = _as_array(x, name)
