@@ -59,16 +59,26 @@ def spmv_bytes(A) -> int:
     return (A.data.nbytes + A.indices.nbytes + A.indptr.nbytes + 8 * n + 8 * m)
 
 
-def measure_blocks(fns, repeat, warm=5):
-    """Median times with each library's calls back to back (after ``warm`` untimed ones): on a
-    machine with as many cores as threads, another library's OpenMP pool still spinning from
-    its last call takes the cores the next call needs, so interleaved rounds with spinning
-    pools measure the contention (docs/performance.md, "Two ways to measure")."""
+WARM_CALLS = 1000  # untimed calls before each library's timed ones (at most WARM_S seconds)
+WARM_S = 3.0
+
+
+def measure_blocks(fns, repeat, warm=WARM_CALLS, warm_s=WARM_S):
+    """Median times with each library's calls back to back, after ``warm`` untimed ones (or
+    ``warm_s`` seconds of them): the steady state of SpMV in a loop, where each core's branch
+    predictor has learnt the rows' loop exits and lazysparse's tuner has settled on its loop
+    (runtime/tuning.py ``_Settle``: about 800 calls on a short kernel). On a machine with as
+    many cores as threads, another library's OpenMP pool still spinning from its last call
+    takes the cores the next call needs, so interleaved rounds with spinning pools measure the
+    contention (docs/performance.md, "Two ways to measure")."""
     out = {}
     for name, fn in fns.items():
         try:
-            for _ in range(warm):
+            t_end = time.perf_counter() + warm_s
+            for k in range(warm):
                 fn()
+                if k >= 5 and time.perf_counter() > t_end:
+                    break
         except Exception as e:
             out[name] = {"error": f"{type(e).__name__}: {e}"[:300]}
             continue

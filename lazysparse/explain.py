@@ -109,7 +109,9 @@ def explain(*arrays, fusion="auto", schedule=None) -> str:
             lines.append(f"  run-time schedule: innermost sums driven by {where} run as "
                          f"{'vector, ' if any(kv is not None for *_, kv in runner.sites.sites) else ''}"
                          f"split or plain loops, the fastest measured on the first calls with each "
-                         f"operand (LAZYSPARSE_TUNE=0: chosen from row statistics)")
+                         f"operand and, for a short kernel, again over its next calls once each "
+                         f"loop has run a few hundred times in a row (LAZYSPARSE_TUNE=0: chosen "
+                         f"from row statistics)")
         lines.append(f"  signature: {runner.kernel.key}")
         lines.append(runner.source)
     if not log:

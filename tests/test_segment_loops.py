@@ -95,3 +95,39 @@ def test_dense_rows_at_every_length(n, vector_loops):
     np.testing.assert_allclose((L * L).sum(axis=1).todense(), (D * D).sum(axis=1), rtol=1e-12, atol=1e-12)
     if n:
         np.testing.assert_array_equal(L.max(axis=1).todense(), D.max(axis=1))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("variant", [((1, 0),), ((0, 1),), ((0, 0),)])
+def test_each_loop_version_is_its_own_nest_and_right(threads, variant):
+    """The segment sum's three loops (vector, split, plain) are three loop nests picked once at
+    the top (lowering.py ``emit_flag_versions``): the flags appear in the dispatch only, and
+    each version, forced on a fresh operand, gives NumPy's row sums and products on rows of
+    every length, on one thread and on two (round-robin row chunks)."""
+    before = ls.get_num_threads()
+    ls.set_num_threads(threads)
+    try:
+        lengths = (EDGES * 40)[:700]  # enough entries for two threads (PAR_MIN_WORK)
+        A = _csr(lengths, 90, 5, np.float64, np.int32)
+        x = np.random.default_rng(6).standard_normal(90)
+        lA = ls.asarray(A)
+        c = ls.explain(lA @ x)
+        c = c[c.index("int32_t ls_kernel"):]
+        assert c.count("#pragma omp parallel for") == 3 and "schedule(static, ls_chunk)" in c
+        for flag in ("split0", "vec1"):  # declared, then tested once
+            assert c.count(flag) == 2, flag
+        for expr, want in ((lambda L: L @ x, A @ x), (lambda L: L.sum(axis=1), A.toarray().sum(axis=1))):
+            with ls.runtime.execute.kernel_log() as log:
+                expr(lA).materialize()
+            fresh = ls.asarray(A)
+            fresh.storage.stats = {log[-1][1].sites.tag: variant}
+            for _ in range(3):
+                with ls.runtime.execute.kernel_log() as log:
+                    got = expr(fresh).todense()
+                np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+                # the forced loop ran: its flags are what the kernel read
+                d = log[-1][1]._pool[-1][1]
+                (_, _, ks, kv), = log[-1][1].sites.sites
+                assert (d[kv], d[ks]) == variant[0] or (variant[0][0] == 1 and d[kv] == 1)
+    finally:
+        ls.set_num_threads(before)

@@ -140,18 +140,32 @@ def test_every_variant_is_right_while_the_tuner_measures(dtype, monkeypatch):
             return fn(p, d)
         return orig(self, spy, p, d)
     monkeypatch.setattr(tuning._State, "run", run)
+    settled = []  # the same for the second measurement (_Settle), short here
+    orig_settle = tuning._Settle.run
+
+    def settle_run(self, fn, p, d):
+        def spy(p, d):
+            settled.append(tuple(d[i] for i, _ in self.writes[0]))
+            return fn(p, d)
+        return orig_settle(self, spy, p, d)
+    monkeypatch.setattr(tuning._Settle, "run", settle_run)
+    monkeypatch.setattr(tuning, "SETTLE_CALLS", 2)
+    monkeypatch.setattr(tuning, "SETTLE_TAIL", 1)
+    monkeypatch.setattr(tuning, "SETTLE_MAX", 2)
     A = _csr(40, 90, [0, 1, 7, 8, 9, 16, 17, 33] * 5, 11, dtype)
     lA = ls.asarray(A)
     rng = np.random.default_rng(12)
     tol = 1e-4 if dtype == np.float32 else 1e-12
     with ls.runtime.execute.kernel_log() as log:
-        for _ in range(2 * tuning.SAMPLES + 3):
+        for _ in range(2 * tuning.SAMPLES + 3 + 3 * 2):
             x = rng.standard_normal(90).astype(dtype)
             np.testing.assert_allclose((lA @ x).todense(), A.toarray() @ x, rtol=tol, atol=tol)
     runner = log[-1][1]
     vector_built = runner._pool[-1][1][runner.sites.caps] == 1
     chosen = _choice(lA)
     assert type(chosen) is tuple
+    if vector_built:  # then each loop ran twice in a row in the second measurement
+        assert len(settled) == 3 * 2 and len(set(settled)) == 3, settled
     if vector_built:
         # a short kernel that overwrites its dense result: measured hot, both loops ran
         assert runner.sites.rerun
@@ -232,29 +246,38 @@ class _FakeKernel:
         return 0
 
 
-def test_tuner_times_short_kernels_hot(monkeypatch):
-    """A short kernel that overwrites its dense result is timed in runs that follow a run over
-    the same data: the first run of each call (after whatever ran before) never counts, so a
-    variant that only looks fast cold does not win."""
-    vec, scal = (1, 0), (0, 1)
-    k = _FakeKernel(cold={vec: 1e-5, scal: 9e-4}, hot={vec: 2e-4, scal: 1e-4})
-    monkeypatch.setattr(tuning, "clock", k.clock)
-    sites = _fake_sites(rerun=True)
+def _first_choice(monkeypatch, kernel, rerun):
+    """The first measurement of a fake kernel on the fake clock, to its choice: (state, sites,
+    operand, d, calls)."""
+    monkeypatch.setattr(tuning, "clock", kernel.clock)
+    sites = _fake_sites(rerun=rerun)
     st0 = _St()
     d = [0] * 4
     state = sites.start([st0], d)
     d[3] = 1  # the kernel reports its vector code as built
     calls = 0
     while state.chosen is None:
-        k.first = True
-        assert state.run(k, None, d) == 0
+        kernel.first = True
+        assert state.run(kernel, None, d) == 0
         calls += 1
+    return state, sites, st0, d, calls
+
+
+def test_tuner_times_short_kernels_hot(monkeypatch):
+    """A short kernel that overwrites its dense result is timed in runs that follow a run over
+    the same data: the first run of each call (after whatever ran before) never counts, so a
+    variant that only looks fast cold does not win."""
+    vec, scal = (1, 0), (0, 1)
+    k = _FakeKernel(cold={vec: 1e-5, scal: 9e-4}, hot={vec: 2e-4, scal: 1e-4})
+    state, sites, st0, d, calls = _first_choice(monkeypatch, k, True)
     assert state.hot and calls == 1 + tuning.HOT_CALLS
     assert len(k.runs) == 1 + tuning.HOT_CALLS * tuning.HOT_RUNS
     assert {v[0]: len(s) for v, s in zip(state.variants, state.samples)} == \
         {vec: tuning.HOT_CALLS * (tuning.HOT_RUNS - 1) // 2,
          scal: tuning.HOT_CALLS * (tuning.HOT_RUNS - 1) // 2}
-    assert st0.stats[sites.tag] == (scal,) and (d[1], d[2]) == (1, 0)
+    assert state.chosen == (scal,) and (d[1], d[2]) == (1, 0)
+    # a short kernel: the second measurement (_Settle) follows on the operand
+    assert st0.stats[sites.tag] is state.after and type(state.after) is tuning._Settle
 
 
 def test_tuner_times_long_or_accumulating_kernels_once_per_call(monkeypatch):
@@ -263,17 +286,97 @@ def test_tuner_times_long_or_accumulating_kernels_once_per_call(monkeypatch):
     vec, scal = (1, 0), (0, 1)
     for rerun, cold in ((False, 1e-5), (True, 2 * tuning.HOT_MAX_S)):
         k = _FakeKernel(cold={vec: cold, scal: cold / 2}, hot={vec: 1.0, scal: 1.0})
-        monkeypatch.setattr(tuning, "clock", k.clock)
-        sites = _fake_sites(rerun=rerun)
-        st0 = _St()
-        d = [0] * 4
-        state = sites.start([st0], d)
-        d[3] = 1
-        while state.chosen is None:
-            k.first = True
-            state.run(k, None, d)
+        state, sites, st0, d, _ = _first_choice(monkeypatch, k, rerun)
         assert not state.hot and len(k.runs) == 2 * tuning.SAMPLES
-        assert st0.stats[sites.tag] == (scal,)
+        assert state.chosen == (scal,)
+        # settled further only where the kernel is short
+        assert (state.after is None) == (cold >= tuning.HOT_MAX_S)
+        assert st0.stats[sites.tag] == (scal,) if state.after is None else st0.stats[sites.tag] is state.after
+
+
+class _LearningKernel:
+    """A kernel whose time per variant depends on how many runs of that variant came right
+    before it, as on a core whose branch predictor learns the rows: ``times[v](n)``."""
+
+    def __init__(self, times):
+        self.now, self.times, self.runs, self.last, self.streak = 0.0, times, [], None, 0
+
+    def clock(self):
+        return self.now
+
+    def __call__(self, p, d):
+        v = "vector" if d[2] else ("split" if d[1] else "plain")
+        self.streak = self.streak + 1 if v == self.last else 0
+        self.last = v
+        self.runs.append(v)
+        self.now += self.times[v](self.streak)
+        return 0
+
+
+def test_settling_keeps_the_loop_that_is_fastest_once_learnt(monkeypatch):
+    """The first measurement sees each loop in its first runs; a loop that gets faster after
+    many runs in a row (the split loop here, 3 units at first, 0.5 after 10 runs) wins the
+    second one, which runs each loop SETTLE_CALLS calls in a row and times the last ones, and
+    SETTLE_TAIL calls more while the last ones were faster than those before."""
+    times = {"vector": lambda n: 1e-5, "split": lambda n: 3e-5 if n < 10 else 0.5e-5,
+             "plain": lambda n: 2e-5}
+    k = _LearningKernel(times)
+    monkeypatch.setattr(tuning, "SETTLE_CALLS", 16)
+    monkeypatch.setattr(tuning, "SETTLE_TAIL", 4)
+    monkeypatch.setattr(tuning, "SETTLE_MAX", 64)
+    state, sites, st0, d, _ = _first_choice(monkeypatch, k, True)
+    assert state.chosen == ((1, 0),)  # vector: the split loop has not learnt yet
+    settle, n0 = state.after, len(k.runs)
+    assert sites.start([st0], [0] * 4) is settle  # a new marshal of the operand continues it
+    calls = 0
+    while settle.chosen is None:
+        assert settle.run(k, None, d) == 0
+        calls += 1
+    # the split loop's calls 12-15 were faster than 8-11: four more, then no change
+    assert calls == 3 * 16 + 4
+    assert k.runs[n0:] == ["vector"] * 16 + ["plain"] * 16 + ["split"] * 20
+    assert st0.stats[sites.tag] == ((0, 1),) and (d[1], d[2]) == (1, 0)
+    # the operand keeps the choice: a later call starts from it, measuring nothing
+    d2 = [0] * 4
+    assert sites.start([st0], d2) is None and (d2[1], d2[2]) == (1, 0)
+
+
+def test_settling_extends_a_loop_that_keeps_learning_up_to_its_limit(monkeypatch):
+    k = _LearningKernel({"vector": lambda n: 1e-5, "split": lambda n: 1e-3 * 0.9 ** n,
+                         "plain": lambda n: 2e-5})
+    monkeypatch.setattr(tuning, "clock", k.clock)
+    monkeypatch.setattr(tuning, "SETTLE_CALLS", 8)
+    monkeypatch.setattr(tuning, "SETTLE_TAIL", 4)
+    monkeypatch.setattr(tuning, "SETTLE_MAX", 40)
+    sites = _fake_sites()
+    st0 = _St()
+    st0.stats = {}
+    settle = tuning._Settle(sites, lambda: st0, ((1, 0),))
+    d = [0] * 4
+    while settle.chosen is None:
+        settle.run(k, None, d)
+    assert k.runs == ["vector"] * 8 + ["plain"] * 8 + ["split"] * 40
+    # its last four (1e-3 * 0.9 ** 36..39, 2.03e-5 at the median) against plain's 2e-5 and
+    # vector's 1e-5: the vector loop
+    assert settle.chosen == ((1, 0),) and st0.stats[sites.tag] == ((1, 0),)
+
+
+def test_settling_runs_the_first_choice_first_and_the_split_loop_last():
+    sites = _fake_sites()
+    V, S, P = ((1, 0),), ((0, 1),), ((0, 0),)
+    assert tuning._Settle(sites, None, V).variants == [V, P, S]
+    assert tuning._Settle(sites, None, P).variants == [P, V, S]
+    assert tuning._Settle(sites, None, S).variants == [S, V, P]
+
+
+def test_settling_stops_on_a_failed_run(monkeypatch):
+    """A run that fails is reported at once and counts for nothing."""
+    monkeypatch.setattr(tuning, "SETTLE_CALLS", 4)
+    sites = _fake_sites(rerun=True)
+    st0 = _St()
+    settle = tuning._Settle(sites, lambda: st0, ((0, 0),))
+    d = [0] * 4
+    assert settle.run(lambda p, d: 1, None, d) == 1 and settle.chosen is None and not settle.times
 
 
 def test_tuner_stops_on_a_failed_run(monkeypatch):

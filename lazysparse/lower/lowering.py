@@ -462,6 +462,8 @@ class Lowerer:
             self.ext[v] = str(value)
         self.sched = Block()  # run-time schedule flags, declared as the loops ask for them
         self.sched_flags = {}
+        self.fixed_flags = {}  # flag -> its value in the loop nest being emitted (emit_flag_versions)
+        self.static_rows = False  # the parallel loop's chunks in a fixed order (emit_flag_versions)
         self.hoisted = {}  # C of a loop-invariant call -> the constant computed once (``valued``)
         # which of its inserts the workspace uses, when its policy has two: measured per call
         # on the first sparse operand (runtime/tuning.py Flags), the branch until then
@@ -489,7 +491,7 @@ class Lowerer:
                      region)
             self.emit_versions(region)
         else:
-            self.emit_versions(body)
+            self.emit_flag_versions(body)
         top.body[at:at] = self.sched.body
         loops = self.spec.loops
         for v, rel in (loops.splits if loops is not None else ()):
@@ -1285,7 +1287,13 @@ class Lowerer:
         blk.add(Decl("const int64_t", "ls_chunk", chunk or omp_chunk(nt, count)))
         self.par_open = True
         red = " reduction(+:nz)" if mapped else ""
-        blk.add(Line(f"#pragma omp parallel for schedule(dynamic, ls_chunk) num_threads((int){nt}) "
+        # chunks handed out as threads free up; in the loop nests of a segment sum's variants
+        # (``emit_flag_versions``) they go round the team in a fixed order instead, so that
+        # each thread runs the same rows every call and its branch predictor learns their loop
+        # exits (where a thread wakes late, as from a passive wait, the other cannot cover for
+        # it: SpMM's short kernels, 0.1 ms, lost 1.3-1.7x that way, so they stay dynamic)
+        kind = "static" if self.static_rows and not forced else "dynamic"
+        blk.add(Line(f"#pragma omp parallel for schedule({kind}, ls_chunk) num_threads((int){nt}) "
                      f"if({nt} > 1){red}"))
         return blk
 
@@ -1599,11 +1607,47 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
         self.bound.discard(v)
 
     def sched_flag(self, desc):
+        """The C name of a run-time schedule flag (declared from its ``d[]`` slot once), or its
+        value where the loop nest being emitted is the version for it (``emit_flag_versions``)."""
         name = self.sched_flags.get(desc)
         if name is None:
             name = self.sched_flags[desc] = f"{desc[0]}{len(self.sched_flags)}"
             self.sched.add(Decl("const int", name, f"(int){self.abi.int(desc)}"))
-        return name
+        fixed = self.fixed_flags.get(desc)
+        return name if fixed is None else str(fixed)
+
+    def emit_flag_versions(self, body):
+        """The loop nest once per run-time schedule of its segment sum (vector, split
+        accumulators, plain loop: ``emit_segment_variants``), picked by the flags once at the
+        top, where the kernel has one such site. Tested inside the loops, the flags cost two
+        branches a row, taken the same way every time, which fill the branch history that
+        predicts the segments' loop exits: SpMV on vt2010 (32k rows of 1-57), two threads, each
+        running the same rows every call, took 83 us with the split loop picked inside and 31
+        us with the flags constants (docs/design.md, "Loop exits the predictor learns"). The
+        versions' parallel loops hand out their chunks in a fixed order (``parallel``)."""
+        general = Block()
+        self.emit_versions(general)
+        sites = {(d[1], d[2]) for d in self.sched_flags if d[0] in ("split", "vec")}
+        if self.spec.loops is not None or len(sites) != 1:
+            body.add(general)
+            return
+        (slot, lvl), = sites
+        sd, vd = ("split", slot, lvl), ("vec", slot, lvl)
+        combos = ([{vd: 1, sd: 0}] if vd in self.sched_flags else []) + [{sd: 1}, {sd: 0}]
+        versions = []
+        self.static_rows = True
+        for combo in combos:
+            if vd in self.sched_flags:
+                combo.setdefault(vd, 0)
+            self.fixed_flags = combo
+            blk = Block()
+            self.emit_versions(blk)
+            versions.append(blk)
+        self.fixed_flags, self.static_rows = {}, False
+        chain = If(self.sched_flags[sd], versions[-2], versions[-1])
+        if vd in self.sched_flags:
+            chain = If(self.sched_flags[vd], versions[0], Block().add(chain))
+        body.add(chain)
 
     def emit_single_driver(self, depth, v, blk, keys, byq, iters, U, snap):
         """One sparse level drives the loop; the other iterators follow it."""

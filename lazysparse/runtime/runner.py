@@ -254,7 +254,7 @@ def glue_source(spec, abi, sites=None, prologue=()) -> str:
               "    else:",
               "        rc = tv.run(fn, p, d)",
               "        if tv.chosen is not None:",
-              f"            memo[{n_in}] = None",
+              f"            memo[{n_in}] = tv.after",
               "    if rc:",
               "        failed(p, shape, name)"]
     else:

@@ -23,7 +23,15 @@ result), and the faster is kept for that operand. How it is timed depends on the
   the cache state before a call matters little.
 
 The choice is stored on the storage that drives the schedule sites (storages are immutable, so
-it stays valid), so ``A @ x`` in a loop settles within three calls and then costs nothing.
+it stays valid), so ``A @ x`` in a loop has a first choice within three calls.
+
+Those first calls see each loop before the core's branch predictor has learnt the rows' loop
+exits, which on a kernel called again and again over the same rows (each thread runs the same
+rows every call: lower/lowering.py ``parallel``) makes some loops 1.5-3x faster than at first,
+and not the same ones on every matrix. So a short kernel (under ``HOT_MAX_S``) is measured a
+second time (``_Settle``): each loop for ``SETTLE_CALLS`` calls in a row (more while it still
+gets faster), the median of the last ``SETTLE_TAIL`` counting, and the fastest is kept; about
+800 calls in all, then it costs nothing.
 ``LAZYSPARSE_TUNE=0`` turns measuring off: the static choice (vector where built, else
 ``split_flag``) is used.
 """
@@ -40,6 +48,10 @@ HOT_CALLS = 2      # hot runs: measuring calls after the first, each running A, 
 HOT_RUNS = 5       # timing all but the first: 4 samples per variant in all
 HOT_MAX_S = 0.001  # hot runs for kernels whose first run took less: a measuring call then costs
                    # at most a few ms
+SETTLE_CALLS = 256  # settling (``_Settle``): calls per variant of a short kernel, of which the
+SETTLE_TAIL = 32    # last SETTLE_TAIL are timed (the branch predictor has learnt the rows by then),
+SETTLE_MAX = 640    # and SETTLE_TAIL more while the last ones still got faster (up to SETTLE_MAX)
+SETTLE_GAIN = 0.97  # ("faster": a median under this fraction of the one before)
 ENABLED = os.environ.get("LAZYSPARSE_TUNE", "1") != "0"
 clock = time.perf_counter
 # the latest choices, for benchmark records (lazysparse.bench): (variant names, how timed, best
@@ -97,6 +109,9 @@ class Sites:
         if type(ent) is tuple:  # measured before: the winner
             self.apply(ent, d)
             return None
+        if type(ent) is _Settle:  # still settling: its variant of the moment
+            ent.pick(d)
+            return ent
         default = tuple((1 if kv is not None else 0, split_flag(sts[slot], lvl))
                         for slot, lvl, _, kv in self.sites)
         self.apply(default, d)
@@ -124,6 +139,7 @@ class _State:
         self.n = 0            # calls measured so far
         self.hot = False      # measured in hot runs (module docstring), known after the first call
         self.chosen = None    # the winner, once measured (other threads may still hold self)
+        self.after = None     # what measures next on this operand (``_Settle``), once chosen
 
     def run(self, fn, p, d):
         """The kernel run(s) of one measuring call (the glue's ``fn(p, d)``); returns the
@@ -186,7 +202,7 @@ class _State:
                 self._lock(self.default, d)
                 return True
             self.variants, self.samples = [vector, scalar], [[], []]
-            self.writes = [self._writes(v) for v in self.variants]
+            self.writes = [_writes(self.sites, v) for v in self.variants]
             # the first call ran the default: vector where built. A short kernel that may run
             # twice is measured hot from now on; its first, cold run does not count
             self.n = 1
@@ -207,25 +223,114 @@ class _State:
         best = 0 if min(self.samples[0]) <= min(self.samples[1]) else 1
         self._lock(self.variants[best], d)
 
-    def _writes(self, variant):
-        out = []
-        for (_, _, ks, kv), (vec, split) in zip(self.sites.sites, variant):
-            out.append((ks, split))
-            if kv is not None:
-                out.append((kv, vec))
-        return tuple(out)
-
     def _lock(self, variant, d):
+        settle = None
         if self.samples is not None and self.chosen is None:
             names = ["vector" if v[0] else "scalar" for v in variant]
             CHOICES.append((names, "hot" if self.hot else "single",
                             [round(min(s) * 1e6, 1) if s else None for s in self.samples]))
             CHOICES_MADE[0] += 1
+            if min(min(s) for s in self.samples if s) < HOT_MAX_S and SETTLE_CALLS > 0:
+                settle = _Settle(self.sites, self.storage, variant)
         self.chosen = variant
         st = self.storage()
         if st is not None:
-            st.stats[self.sites.tag] = variant
+            st.stats[self.sites.tag] = variant if settle is None else settle
+        self.after = settle
         self.sites.apply(variant, d)
+
+
+class _Settle:
+    """The second measurement of a short kernel's variants: each of the loops (vector where
+    built, split accumulators, plain) runs for ``SETTLE_CALLS`` calls in a row, ``SETTLE_TAIL``
+    more at a time while the median of the last ones still drops (up to ``SETTLE_MAX``), and the
+    median of its last ``SETTLE_TAIL`` calls counts; the fastest is then kept on the operand.
+
+    The first measurement (``_State``) sees each loop in its first few runs. A kernel called
+    again and again on the same rows (SpMV in an iterative solver, a benchmark) runs faster
+    once the core's branch predictor has learnt the rows' loop exits, and by how much differs
+    per loop: SpMV on two threads (each running the same rows every call), vector / split /
+    plain, in the first calls and after 256: vt2010 74 / 126 / 127 us and 72 / 38 / 110 us;
+    email-Enron 137 / 172 / 145 and 135 / 138 / 89; ca-CondMat 71 / 120 / 91 and 68 / 45 / 45
+    (docs/design.md, "Loop exits the predictor learns"). Every call computes the right result
+    meanwhile. The first measurement's choice runs first, then the others, the split loop last
+    where it was not first (it wins most often, and the last one keeps what the predictor
+    learnt). Each call costs one timed run and a few ``d[]`` writes."""
+
+    def __init__(self, sites: Sites, storage, first):
+        self.sites, self.storage = sites, storage
+        # (made only after the first measurement timed a vector loop: one is built). ``first``,
+        # that measurement's choice, runs first: a program that calls the kernel fewer times
+        # than a block runs what it ran before settling existed
+        nsites = len(sites.sites)
+        split, plain = ((0, 1),) * nsites, ((0, 0),) * nsites
+        vector = tuple((1, 0) if kv is not None else (0, 1) for (_, _, _, kv) in sites.sites)
+        self.variants = [first] + [v for v in (vector, plain, split) if v != first]
+        self.writes = [_writes(sites, v) for v in self.variants]
+        self.scores = []
+        self.times = []
+        self.chosen = None
+        self.after = None
+
+    def pick(self, d):
+        """Sets the flags of the variant of the moment."""
+        if self.chosen is not None:
+            self.sites.apply(self.chosen, d)
+            return
+        # (min: another thread may have added the last score and not yet set the choice)
+        for i, v in self.writes[min(len(self.scores), len(self.writes) - 1)]:
+            d[i] = v
+
+    def run(self, fn, p, d):
+        if self.chosen is not None:
+            self.sites.apply(self.chosen, d)
+            return fn(p, d)
+        self.pick(d)
+        t0 = clock()
+        rc = fn(p, d)
+        t1 = clock()
+        if rc:
+            return rc
+        times = self.times
+        times.append(t1 - t0)
+        n = len(times)
+        if n >= SETTLE_CALLS and (n - SETTLE_CALLS) % SETTLE_TAIL == 0:
+            last = _median(times[-SETTLE_TAIL:])
+            if n + SETTLE_TAIL <= SETTLE_MAX and last < SETTLE_GAIN * _median(times[-2 * SETTLE_TAIL:-SETTLE_TAIL]):
+                return 0  # still learning: SETTLE_TAIL more calls
+            self.scores.append(last)
+            self.times = []
+            if len(self.scores) >= len(self.variants):
+                best = min(range(len(self.variants)), key=self.scores.__getitem__)
+                CHOICES.append(([_name(v) for v in self.variants[best]], "settled",
+                                [round(t * 1e6, 1) for t in self.scores]))
+                CHOICES_MADE[0] += 1
+                self.chosen = self.variants[best]
+                st = self.storage()
+                if st is not None:
+                    st.stats[self.sites.tag] = self.chosen
+                self.sites.apply(self.chosen, d)
+        return 0
+
+
+def _median(xs):
+    xs = sorted(xs)
+    return xs[len(xs) // 2]
+
+
+def _writes(sites, variant):
+    """The ``(d index, value)`` pairs that select ``variant`` (a ``(vec, split)`` per site)."""
+    out = []
+    for (_, _, ks, kv), (vec, split) in zip(sites.sites, variant):
+        out.append((ks, split))
+        if kv is not None:
+            out.append((kv, vec))
+    return tuple(out)
+
+
+def _name(site_variant):
+    vec, split = site_variant
+    return "vector" if vec else ("split" if split else "plain")
 
 
 class Flags:
@@ -271,6 +376,8 @@ class Flags:
 
 class _FlagState:
     """Samples of flags 0 and 1 for one operand, then the winner (stored on the operand)."""
+
+    after = None  # (nothing measures after it: see _State.after)
 
     def __init__(self, flags: Flags, st):
         self.flags, self.storage = flags, weakref.ref(st)
