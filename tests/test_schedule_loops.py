@@ -53,7 +53,9 @@ FIG4 = (ls.Schedule().fuse("i0", "i1", "f").pos("f", "p", "T0").split("p", "p0",
 def test_1_default_csr_spmv_is_the_fig_2c_loop_nest():
     A = ls.asarray(_csr(7, 5, 0.4, 0))
     c = _kernel_c(ls.explain(A @ np.ones(5)))
-    assert "for (int64_t x0 = 0; x0 < N0; x0++)" in c
+    # the row loop over each chunk of rows a thread takes (lowering.py ``owned_chunks``)
+    assert "for (int64_t x0 = ls_r0; x0 < ls_r1; x0++)" in c
+    assert "const int64_t ls_r1 = ls_r0 + ls_chunk < (N0) ? ls_r0 + ls_chunk : (N0);" in c
     assert "for (int64_t j0_1 = b0_1; j0_1 < z0_1; j0_1++)" in c
     assert "int64_t x1 = (int64_t)c0_1[j0_1];" in c
     assert "acc += ((v0[j0_1]) * (v1[(x1)]));" in c

@@ -54,12 +54,14 @@ def range_loop(lw, depth, v, blk, body, followers):
     rel = plan.split_of(v) if plan is not None else None
     if rel is None:
         name = plan.name_of(v) if plan is not None else v.name
-        where = lw.parallel(depth, v, followers, blk, n, forced=plan is not None and _par(lw, name))
+        where = lw.parallel(depth, v, followers, blk, n, forced=plan is not None and _par(lw, name),
+                            span=True)
         if plan is not None:
             _unrolled(lw, name, where, v=v)
         lo, hi = lw.row_span if depth == 0 and lw.row_span is not None else ("0", n)
         if depth == 0 and lw.row_span is not None:
             lw.span_uses += 1
+        lo, hi = lw.take_span() or (lo, hi)
         where.add(For(x, lo, hi, body))
         return
     lw.split_done.add(v)
