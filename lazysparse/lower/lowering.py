@@ -141,7 +141,7 @@ def level_count(fmt, slot, level):
 
 
 def omp_chunk(nt, count):
-    """C expression of the dynamic-schedule chunk of a parallel loop of ``count`` iterations
+    """C expression of the chunk of a parallel loop of ``count`` iterations
     on ``nt`` threads (here and lower/fused.py): about 64 chunks a thread, at least 16
     iterations (balance on skewed rows at a small dispatch cost), and the whole loop as one
     chunk on one thread. (A fixed chunk of 16 made a one-thread 8M-element sum 1.5-2x slower:
@@ -1260,11 +1260,13 @@ class Lowerer:
         """OpenMP on the outermost loop when it runs over a result index of a dense result
         (each iteration writes its own elements; reductions stay inside an iteration), is a
         range or walks a unique level, and no iterator follows it (a follower's position
-        carries from one iteration to the next). Dynamic chunks (``omp_chunk``: rows of skewed
-        graphs differ by orders of magnitude); the thread count comes from
+        carries from one iteration to the next). Chunks of rows (``omp_chunk``: rows of skewed
+        graphs differ by orders of magnitude), each thread its own run of them first
+        (``owned_chunks``) where the caller's loop is a range (``span``: it takes its bounds
+        from ``take_span``), else handed out by OpenMP; the thread count comes from
         ``ls.set_num_threads`` at each call. ``count``: the loop's trip count. Returns the block
         the loop goes in. ``forced``: a schedule's parallel loop (checked in planner/loops.py),
-        in chunks of ``chunk`` iterations; under a schedule no other loop is parallel."""
+        in dynamic chunks of ``chunk`` iterations; under a schedule no other loop is parallel."""
         if self.spec.loops is not None and not forced:
             return blk
         if (self.par_rows or self.private is not None) and depth == 0:

@@ -1,7 +1,8 @@
 """The default schedule's choice between row chunks and nonzero tiles (issue 6, paper 001 §5.2).
 
-The compiler's default parallel loop hands out rows in dynamic chunks (lower/lowering.py,
-``omp_chunk``). That balances any mix of row lengths but one: a row that holds a large part
+The compiler's default parallel loop hands out rows in chunks (lower/lowering.py,
+``omp_chunk``; each thread its own run of them first, then help with the others' runs:
+``owned_chunks``). That balances any mix of row lengths but one: a row that holds a large part
 of a thread's share of the stored entries is one chunk's work, and the other threads wait for
 it. The paper's answer is position-space tiles: ``fuse`` the row loop with the loop over the
 row's entries, ``pos`` over the operand's positions, ``split`` into tiles of ``TILE`` stored
