@@ -3,7 +3,7 @@ vector loop per row, one flat run of values for the whole matrix), dense vectors
 and a scalar times a matrix (a bound plan keyed by what the scalar decides)."""
 import numpy as np
 
-from .common import MATRICES, matrix, run
+from .common import MATRICES, lazy, matrix, run, steady
 
 import lazysparse as ls  # noqa: E402  (after .common, which finds the repo)
 
@@ -14,9 +14,8 @@ class Sum:
 
     def setup(self, name, axis):
         self.A = matrix(name)
-        self.lA = ls.asarray(self.A)
-        for _ in range(8):  # the run-time tuner's first calls
-            run(self.lA.sum(axis=axis))
+        self.lA = lazy(("A", name), lambda: self.A)
+        steady(("sum", name, axis), lambda: run(self.lA.sum(axis=axis)))
 
     def time_lazysparse(self, name, axis):
         run(self.lA.sum(axis=axis))
@@ -31,9 +30,8 @@ class MaxMin:
 
     def setup(self, name, axis, op):
         self.A = matrix(name)
-        self.lA = ls.asarray(self.A)
-        for _ in range(8):  # the run-time tuner's first calls
-            run(getattr(self.lA, op)(axis=axis))
+        self.lA = lazy(("A", name), lambda: self.A)
+        steady((op, name, axis), lambda: run(getattr(self.lA, op)(axis=axis)))
 
     def time_lazysparse(self, name, axis, op):
         run(getattr(self.lA, op)(axis=axis))
@@ -88,12 +86,13 @@ class SumsOverRowsTwoThreads:
         rng = np.random.default_rng(0)
         self.x, self.X, self.y = rng.random(m), rng.random((m, 16)), rng.random(n)
         self.C = self.A.tocoo()
-        lA, lx, lX, ly, lC = map(ls.asarray, (self.A, self.x, self.X, self.y, self.C))
+        # (kept arrays, warmed to the tuner's steady state once a process: common.lazy)
+        lA, lx, lX, ly, lC = (lazy((k, name), lambda v=v: v) for k, v in
+                              zip("AxXyC", (self.A, self.x, self.X, self.y, self.C)))
         self.lazy = {"sum0": lambda: lA.sum(axis=0), "spmv_t": lambda: lA.T @ lx,
                      "spmm_t": lambda: lA.T @ lX, "coo_spmv": lambda: lC @ ly}[kernel]
         ls.set_num_threads(2)
-        for _ in range(8):  # the run-time tuner's first calls
-            run(self.lazy())
+        steady(("rows2", name, kernel), lambda: run(self.lazy()))
 
     def teardown(self, name, kernel):
         ls.set_num_threads(1)
@@ -120,7 +119,7 @@ class SharedReads:
     def setup(self, name, kernel):
         self.A = A = matrix(name)
         x = np.random.default_rng(0).random(A.shape[1])
-        lA = ls.asarray(A)
+        lA = lazy(("A", name), lambda: A)
         self.lazy = {
             "var": lambda: lA.var(),
             "std1": lambda: lA.std(axis=1),
@@ -142,8 +141,7 @@ class SharedReads:
             "rownorm": scipy_rownorm,
             "spmv_norm": scipy_spmv_norm,
         }[kernel]
-        for _ in range(8):  # the run-time tuner's first calls
-            run(self.lazy())
+        steady(("shared", name, kernel), lambda: run(self.lazy()))
 
     def time_lazysparse(self, name, kernel):
         run(self.lazy())

@@ -72,6 +72,36 @@ def run(x):
     return x.materialize() if getattr(x, "is_lazy", False) else x
 
 
+_LAZY = {}
+_STEADY = set()
+
+
+def lazy(key, make):
+    """``ls.asarray(make())``, made once per process under ``key`` and kept. asv runs ``setup``
+    before every sample (one call each on these short kernels), and a new array would start the
+    run-time tuner over on every sample (runtime/tuning.py): the samples would time its first
+    measurement, five kernel runs a call, instead of the steady state of a loop."""
+    if key not in _LAZY:
+        import lazysparse as ls
+        _LAZY[key] = ls.asarray(make())
+    return _LAZY[key]
+
+
+def steady(key, f, calls=1200, budget_s=2.0):
+    """Call ``f`` until the tuner has settled on its operands (``_Settle``: about 800 calls of
+    a short kernel) or ``budget_s`` has passed, once per process and ``key``: asv's samples
+    then time the loop's steady state, as bench_spmv's warm-up does."""
+    if key in _STEADY:
+        return
+    import time
+    end = time.perf_counter() + budget_s
+    for _ in range(calls):
+        f()
+        if time.perf_counter() > end:
+            break
+    _STEADY.add(key)
+
+
 def cold_compile_code(build: str, inputs: str) -> tuple[str, str]:
     """(stmt, setup) for a cold-compile timeraw_ benchmark.
 
