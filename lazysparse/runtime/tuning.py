@@ -27,7 +27,7 @@ it stays valid), so ``A @ x`` in a loop has a first choice within three calls.
 
 Those first calls see each loop before the core's branch predictor has learnt the rows' loop
 exits, which on a kernel called again and again over the same rows (each thread runs the same
-rows every call: lower/lowering.py ``parallel``) makes some loops 1.5-3x faster than at first,
+rows every call: lower/lowering.py ``owned_chunks``) makes some loops 1.5-3x faster than at first,
 and not the same ones on every matrix. So a short kernel (under ``HOT_MAX_S``) is measured a
 second time (``_Settle``): each loop for ``SETTLE_CALLS`` calls in a row (more while it still
 gets faster), the median of the last ``SETTLE_TAIL`` counting, and the fastest is kept; about
@@ -296,7 +296,8 @@ class _Settle:
         n = len(times)
         if n >= SETTLE_CALLS and (n - SETTLE_CALLS) % SETTLE_TAIL == 0:
             last = _median(times[-SETTLE_TAIL:])
-            if n + SETTLE_TAIL <= SETTLE_MAX and last < SETTLE_GAIN * _median(times[-2 * SETTLE_TAIL:-SETTLE_TAIL]):
+            before = _median(times[-2 * SETTLE_TAIL:-SETTLE_TAIL])
+            if n + SETTLE_TAIL <= SETTLE_MAX and last < SETTLE_GAIN * before:
                 return 0  # still learning: SETTLE_TAIL more calls
             self.scores.append(last)
             self.times = []
