@@ -5,8 +5,8 @@
 For each corpus matrix with at least ``--min-nnz`` stored entries (and R-MAT graphs on
 request) the bytes SpMV must move are counted once: values, column indices, row positions, x
 and y. A STREAM triad ``a = b + s * c`` over three arrays of that total size is timed in the
-same run, like the SpMV calls (each library's back to back, or with ``--interleaved`` in
-shuffled rounds), so a matrix that fits in cache is held to cache bandwidth and a large one to
+same run, like the SpMV calls (each library's back to back in blocks, the blocks in shuffled
+rounds: ``measure_blocks``; or with ``--interleaved`` one call a library in shuffled rounds), so a matrix that fits in cache is held to cache bandwidth and a large one to
 memory bandwidth; its bandwidth turns the bytes into the bound
 time, and the table prints lazysparse's fraction of it and its ratio to the fastest peer
 (scipy.sparse, MKL through sparse_dot_mkl, SuiteSparse:GraphBLAS, torch.sparse, as installed).
@@ -59,35 +59,62 @@ def spmv_bytes(A) -> int:
     return (A.data.nbytes + A.indices.nbytes + A.indptr.nbytes + 8 * n + 8 * m)
 
 
-WARM_CALLS = 1000  # untimed calls before each library's timed ones (at most WARM_S seconds)
+WARM_CALLS = 1000  # untimed calls before each library's first timed block (at most WARM_S seconds)
 WARM_S = 3.0
+ROUNDS = 5         # blocks per library, in a shuffled order each round
+REWARM = 300       # untimed calls at the start of each later block (at most REWARM_S seconds)
+REWARM_S = 0.5
 
 
-def measure_blocks(fns, repeat, warm=WARM_CALLS, warm_s=WARM_S):
-    """Median times with each library's calls back to back, after ``warm`` untimed ones (or
-    ``warm_s`` seconds of them): the steady state of SpMV in a loop, where each core's branch
-    predictor has learnt the rows' loop exits and lazysparse's tuner has settled on its loop
-    (runtime/tuning.py ``_Settle``: about 800 calls on a short kernel). On a machine with as
-    many cores as threads, another library's OpenMP pool still spinning from its last call
-    takes the cores the next call needs, so interleaved rounds with spinning pools measure the
-    contention (docs/performance.md, "Two ways to measure")."""
-    out = {}
+def _calls(fn, n, seconds):
+    """``n`` untimed calls of ``fn``, fewer if ``seconds`` pass first (at least five)."""
+    t_end = time.perf_counter() + seconds
+    for k in range(n):
+        fn()
+        if k >= 5 and time.perf_counter() > t_end:
+            break
+
+
+def measure_blocks(fns, repeat, warm=WARM_CALLS, warm_s=WARM_S, rounds=ROUNDS):
+    """Median times with each library's calls back to back: ``rounds`` rounds, each calling
+    every library (shuffled order, seeded) for a block of untimed calls, then its share of the
+    ``repeat`` timed ones. The first block of a library warms it up with ``warm`` calls (or
+    ``warm_s`` seconds): the steady state of SpMV in a loop, where each core's branch predictor
+    has learnt the rows' loop exits and lazysparse's tuner has settled on its loop
+    (runtime/tuning.py ``_Settle``: about 800 calls on a short kernel); later blocks start with
+    ``REWARM`` calls, as the libraries in between have run their own code on the cores. Rounds
+    spread a slow minute of the shared machine over every library (R-MAT 2^20 moved by 1.5x
+    from one minute to the next). On a machine with as many cores as threads, another
+    library's OpenMP pool still spinning from its last call takes the cores the next call
+    needs, so rounds of single calls with spinning pools measure the contention
+    (docs/performance.md, "Two ways to measure")."""
+    import random
+    out, times, live = {}, {}, []
     for name, fn in fns.items():
         try:
-            t_end = time.perf_counter() + warm_s
-            for k in range(warm):
-                fn()
-                if k >= 5 and time.perf_counter() > t_end:
-                    break
+            fn()
         except Exception as e:
             out[name] = {"error": f"{type(e).__name__}: {e}"[:300]}
             continue
-        ts = []
-        for _ in range(repeat):
-            t0 = time.perf_counter()
-            fn()
-            ts.append(time.perf_counter() - t0)
-        out[name] = {"median_ms": float(np.median(ts)) * 1e3}
+        live.append(name)
+        times[name] = []
+    rng = random.Random(0)
+    per = [repeat // rounds + (1 if r < repeat % rounds else 0) for r in range(rounds)]
+    for r in range(rounds):
+        order = list(live)
+        rng.shuffle(order)
+        for name in order:
+            fn = fns[name]
+            if r == 0:
+                _calls(fn, warm, warm_s)
+            else:
+                _calls(fn, REWARM, REWARM_S)
+            for _ in range(per[r]):
+                t0 = time.perf_counter()
+                fn()
+                times[name].append(time.perf_counter() - t0)
+    for name in live:
+        out[name] = {"median_ms": float(np.median(times[name])) * 1e3}
     return out
 
 
@@ -158,7 +185,8 @@ def main(argv=None):
     peers = B._available_peers(a.peers, a.threads)
     items = [it for it in B.load_items(B.find_data_dir(None), a.matrices, a.rmat_scale, 0)
              if it.kind == "matrix" and it.nnz >= a.min_nnz]
-    how = "interleaved rounds" if a.interleaved else "calls back to back per library"
+    how = ("interleaved rounds" if a.interleaved else
+           f"calls back to back per library, in {ROUNDS} rounds of blocks")
     print(f"SpMV, {a.threads} threads (OpenMP wait {a.wait}), peers {', '.join(peers)}; medians of "
           f"{a.repeat} {how}")
     print(HEADER, flush=True)
