@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import lazysparse as ls
 from lazysparse.runtime.execute import kernel_log
@@ -128,3 +130,31 @@ def test_work_counts_dense_extents_and_the_threshold_is_read_per_call(work_thres
     assert teams == [2]
     ls.set_num_threads(1)
     assert _teams(ls.asarray(X) @ ls.asarray(W))[1] == [1]
+
+
+@settings(max_examples=40, deadline=None)
+@given(rows=st.integers(0, 300), per_row=st.integers(0, 12), nt=st.integers(1, 5), cols=st.integers(1, 24),
+       seed=st.integers(0, 2**16))
+def test_owned_row_chunks_cover_every_row_once(rows, per_row, nt, cols, seed):
+    """The default row loop's chunks, each thread its own run of them first and then help with
+    the others' (lowering.py ``owned_chunks``): every row computed exactly once, whatever the
+    row count against the chunks (none, fewer rows than a chunk, a last partial chunk, more
+    threads than runs need), for a segment sum (``A @ x``, whose loop nests are versions
+    picked once) and a row of a dense result (``A @ X``), against NumPy."""
+    rng = np.random.default_rng(seed)
+    lengths = np.minimum(rng.integers(0, per_row + 1, rows), cols)
+    lengths[rng.random(rows) < 0.3] = 0  # empty rows among them
+    indices = np.concatenate([np.sort(rng.choice(cols, n, replace=False)) for n in lengths]
+                             + [np.zeros(0, np.int64)]).astype(np.int32)
+    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    A = sp.csr_matrix((rng.standard_normal(len(indices)), indices, indptr), shape=(rows, cols))
+    x, X = rng.standard_normal(cols), rng.standard_normal((cols, 3))
+    before = ls.get_num_threads()
+    ls.set_num_threads(nt)
+    try:
+        lA = ls.asarray(A)
+        for _ in range(2):
+            np.testing.assert_allclose((lA @ x).todense(), A @ x, rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose((lA @ X).todense(), A @ X, rtol=1e-12, atol=1e-12)
+    finally:
+        ls.set_num_threads(before)
