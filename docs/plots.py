@@ -6,7 +6,9 @@
 Each JSON is recognised by its keys: ``python -m lazysparse bench --json`` writes
 ``{meta, results, summary}`` ("bench"), ``python -m lazysparse.bench_fusion --json`` writes
 ``{meta, rows, summary}`` ("fusion"), ``python -m lazysparse.bench_conv --json`` writes
-``{meta, conv}`` ("conv": one plot per case, a bar per sparsity and peer).  One SVG per kernel, ``<out>/<bench>-<kernel>.svg``: a
+``{meta, conv}`` ("conv": one plot per case, a bar per sparsity and peer), ``python -m
+lazysparse.bench_spmv --json`` writes ``{meta, spmv}`` ("spmv": peer time over lazysparse's per
+matrix, and lazysparse's fraction of the bandwidth bound).  One SVG per kernel, ``<out>/<bench>-<kernel>.svg``: a
 horizontal bar per input and compared column, on a log scale, drawn from 1.0 ("as fast") so a
 bar's direction says who won, with the kernel's targets as black dashed or dotted lines.  Ratios keep each
 benchmark's own convention, so they match the tables it prints: bench is lazysparse / peer
@@ -81,6 +83,18 @@ def conv_cases(data):
     return cases, {k: [] for k in cases}
 
 
+def spmv_cases(data):
+    """bench_spmv JSON -> {"peers": {matrix: {peer: peer ms / lazysparse ms}}, "bound":
+    {matrix: {"lazysparse": its fraction of the bandwidth bound}}}, issue 6's targets."""
+    peers, bound = {}, {}
+    for r in data["spmv"]:
+        peers[r["name"]] = {p: ms / r["ls_ms"] for p, ms in r["peers"].items() if ms and r["ls_ms"]}
+        bound[r["name"]] = {"lazysparse": r["fraction"]}
+    return ({"peers": peers, "bound": bound},
+            {"peers": [(1.2, "target on R-MAT 2^20: ≥ 1.2 (never < 1 on the corpus)")],
+             "bound": [(0.75, "target ≥ 0.75 of the bound")]})
+
+
 def title(bench, kernel, meta):
     git = meta.get("git") or {}  # only bench_fusion records the commit
     commit = (git.get("commit") or "")[:10] + (" +modified" if git.get("modified") else "")
@@ -135,7 +149,9 @@ def plot(path, head, xlabel, rows, targets):
 
 KINDS = {"bench": (bench_cases, "lazysparse time / peer time (below 1: lazysparse faster)"),
          "fusion": (fusion_cases, "column time / auto time (above 1: auto faster)"),
-         "conv": (conv_cases, "peer time / lazysparse time (above 1: lazysparse faster)")}
+         "conv": (conv_cases, "peer time / lazysparse time (above 1: lazysparse faster)"),
+         "spmv": (spmv_cases, {"peers": "peer time / lazysparse time (above 1: lazysparse faster)",
+                               "bound": "bandwidth-bound time / lazysparse time (1: at the bound)"})}
 
 
 def main(argv=None):
@@ -154,9 +170,10 @@ def main(argv=None):
         with open(src) as f:
             data = json.load(f)
         bench = "fusion" if "rows" in data else "bench" if "results" in data else \
-            "conv" if "conv" in data else None
+            "conv" if "conv" in data else "spmv" if "spmv" in data else None
         if bench is None:
-            return f"{src}: not bench, bench_fusion or bench_conv JSON (no 'results', 'rows' or 'conv')"
+            return (f"{src}: not bench, bench_fusion, bench_conv or bench_spmv JSON (no 'results', "
+                    f"'rows', 'conv' or 'spmv')")
         cases, targets = KINDS[bench][0](data)
         for kernel, rows in cases.items():
             if not any(rows.values()):
@@ -166,7 +183,9 @@ def main(argv=None):
             if path in written:  # two runs of one benchmark in one call: keep both plots
                 stem = os.path.splitext(os.path.basename(src))[0]
                 path = os.path.join(args.out, f"{bench}-{kernel}-{stem}.svg")
-            plot(path, title(bench, kernel, data.get("meta", {})), KINDS[bench][1], rows, targets[kernel])
+            label = KINDS[bench][1]
+            label = label[kernel] if isinstance(label, dict) else label
+            plot(path, title(bench, kernel, data.get("meta", {})), label, rows, targets[kernel])
             written.append(path)
             print(path)
     return 0
@@ -196,9 +215,12 @@ def selftest():
     conv = {"meta": meta, "conv": [
         dict(case="2d", sparsity="0.99", nnz=10, wrong=[],
              ms={"ls sparse": 2.0, "ls kept": 1.0, "ls dense": 6.0, "signal": 120.0, "shifted": 3.0})]}
+    spmv = {"meta": dict(meta, threads=2), "spmv": [
+        dict(name="ca-CondMat", nnz=10, bytes=100, bw_gbs=1.0, bound_ms=0.015, ls_ms=0.044,
+             fraction=0.34, peers={"mkl": 0.059, "torch": 0.061}, best="mkl", vs_best=1.34)]}
     with tempfile.TemporaryDirectory() as tmp:
-        srcs = [os.path.join(tmp, n) for n in ("bench.json", "fusion.json", "conv.json")]
-        for src, data in zip(srcs, (bench, fusion, conv)):
+        srcs = [os.path.join(tmp, n) for n in ("bench.json", "fusion.json", "conv.json", "spmv.json")]
+        for src, data in zip(srcs, (bench, fusion, conv, spmv)):
             with open(src, "w") as f:
                 json.dump(data, f)
         out = os.path.join(tmp, "img")
@@ -207,14 +229,16 @@ def selftest():
                   "bench-add3.svg": ["cage10", "0.667"],
                   "fusion-sddmm.svg": ["bcsstk13 K=32", "fe_4elt2 K=128 (auto failed)", "max",
                                        "0123456789 +modified", "≥ 1.5"],
-                  "conv-2d.svg": ["sparsity 0.99", "shifted / ls sparse", "best peer / ls kept"]}
+                  "conv-2d.svg": ["sparsity 0.99", "shifted / ls sparse", "best peer / ls kept"],
+                  "spmv-peers.svg": ["ca-CondMat", "mkl", "torch", "1.2"],
+                  "spmv-bound.svg": ["ca-CondMat", "0.75 of the bound"]}
         assert sorted(os.listdir(out)) == sorted(expect), os.listdir(out)
         for name, words in expect.items():
             with open(os.path.join(out, name), encoding="utf-8") as f:
                 svg = f.read()
             missing = [w for w in words if w not in svg]
             assert not missing, f"{name} lacks {missing}"
-    print("selftest ok: 4 SVGs written, each names its inputs")
+    print("selftest ok: 6 SVGs written, each names its inputs")
     return 0
 
 

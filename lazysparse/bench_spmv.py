@@ -1,6 +1,7 @@
 """SpMV against its bandwidth bound and the peers (issue 6), one process, one run.
 
     python -m lazysparse.bench_spmv [--threads 2] [--min-nnz 100000] [--rmat-scale 20] [--repeat 50] [--interleaved]
+                                    [--json PATH]   (python docs/plots.py PATH: its plots)
 
 For each corpus matrix with at least ``--min-nnz`` stored entries (and R-MAT graphs on
 request) the bytes SpMV must move are counted once: values, column indices, row positions, x
@@ -178,6 +179,7 @@ def main(argv=None):
     p.add_argument("--interleaved", action="store_true",
                    help="interleaved rounds (default: each library's calls back to back, the "
                         "triad's too, all in this one run)")
+    p.add_argument("--json", default=None, help="write the rows here ({meta, spmv}: docs/plots.py)")
     a = p.parse_args(argv)
     B._ensure_threads(a.threads, argv, module="lazysparse.bench_spmv", wait=a.wait)
     import lazysparse as ls
@@ -191,6 +193,14 @@ def main(argv=None):
           f"{a.repeat} {how}")
     print(HEADER, flush=True)
     rows = measure(items, peers, a.threads, a.repeat, a.budget, blocks=not a.interleaved)
+    if a.json:
+        import datetime
+        import json
+        meta = dict(lazysparse=ls.__version__, threads=a.threads, wait=a.wait, peers=peers,
+                    repeat=a.repeat, method=how, date=datetime.datetime.now().isoformat(timespec="seconds"))
+        with open(a.json, "w") as f:
+            json.dump({"meta": meta, "spmv": rows}, f, indent=1,
+                      default=lambda o: o.item() if hasattr(o, "item") else str(o))  # (NumPy scalars)
     fr = [r["fraction"] for r in rows]
     vs = [r["vs_best"] for r in rows if r["vs_best"]]
     if rows:
