@@ -463,7 +463,7 @@ class Lowerer:
         self.sched = Block()  # run-time schedule flags, declared as the loops ask for them
         self.sched_flags = {}
         self.fixed_flags = {}  # flag -> its value in the loop nest being emitted (emit_flag_versions)
-        self.static_rows = False  # the parallel loop's chunks in a fixed order (emit_flag_versions)
+        self.static_rows = False  # a walk's parallel chunks in a fixed order (emit_flag_versions)
         self.span = None  # the parallel loop's bounds when ``parallel`` set them (take_span)
         self.hoisted = {}  # C of a loop-invariant call -> the constant computed once (``valued``)
         # which of its inserts the workspace uses, when its policy has two: measured per call
@@ -1667,8 +1667,9 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
         branches a row, taken the same way every time, which fill the branch history that
         predicts the segments' loop exits: SpMV on vt2010 (32k rows of 1-57), two threads, each
         running the same rows every call, took 83 us with the split loop picked inside and 31
-        us with the flags constants (docs/design.md, "Loop exits the predictor learns"). The
-        versions' parallel loops hand out their chunks in a fixed order (``parallel``)."""
+        us with the flags constants (docs/design.md, "Loop exits the predictor learns"). A walk's
+        parallel loop in the versions deals its chunks round the team in a fixed order
+        (``parallel``; a range's chunks are always each thread's own run: ``owned_chunks``)."""
         general = Block()
         self.emit_versions(general)
         sites = {(d[1], d[2]) for d in self.sched_flags if d[0] in ("split", "vec")}
