@@ -93,12 +93,8 @@ def steady(key, f, calls=1200, budget_s=2.0):
     then time the loop's steady state, as bench_spmv's warm-up does."""
     if key in _STEADY:
         return
-    import time
-    end = time.perf_counter() + budget_s
-    for _ in range(calls):
-        f()
-        if time.perf_counter() > end:
-            break
+    from lazysparse.bench_spmv import _calls
+    _calls(f, calls, budget_s)
     _STEADY.add(key)
 
 

@@ -41,6 +41,7 @@ import collections
 import os
 import time
 import weakref
+from statistics import median_high
 
 SAMPLES = 3        # single runs: timed calls per variant; its best counts (robust to one noisy call)
 FLAG_LEAD = 0.8    # Flags: flag 1 is kept when its best call is under this fraction of flag 0's
@@ -295,8 +296,8 @@ class _Settle:
         times.append(t1 - t0)
         n = len(times)
         if n >= SETTLE_CALLS and (n - SETTLE_CALLS) % SETTLE_TAIL == 0:
-            last = _median(times[-SETTLE_TAIL:])
-            before = _median(times[-2 * SETTLE_TAIL:-SETTLE_TAIL])
+            last = median_high(times[-SETTLE_TAIL:])
+            before = median_high(times[-2 * SETTLE_TAIL:-SETTLE_TAIL])
             if n + SETTLE_TAIL <= SETTLE_MAX and last < SETTLE_GAIN * before:
                 return 0  # still learning: SETTLE_TAIL more calls
             self.scores.append(last)
@@ -312,11 +313,6 @@ class _Settle:
                     st.stats[self.sites.tag] = self.chosen
                 self.sites.apply(self.chosen, d)
         return 0
-
-
-def _median(xs):
-    xs = sorted(xs)
-    return xs[len(xs) // 2]
 
 
 def _writes(sites, variant):
