@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 import sparse
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import lazysparse as ls
@@ -225,7 +225,8 @@ def test_parallel_results_equal_sequential_results(kind, two_threads):
     # GNN-1 in the order written (association would run A @ (X @ W), two kernels)
     with fused.passes(*(fused.PASSES - {"association"} if kind == "gnn1" else fused.PASSES)):
         src = _fused_source(expr)
-        assert "#pragma omp for" in src and "#pragma omp parallel" in src
+        # each thread its own run of row chunks first (lowering.owned_runs), then the others'
+        assert "#pragma omp parallel" in src and "ls_next[8 * ls_w]++" in src and "ls_r0" in src
         par = expr.materialize().todense()
         ls.set_num_threads(1)
         seq = expr.materialize().todense()
@@ -325,3 +326,32 @@ def test_max_fusion_keeps_statements_bounded():
     stmts = [e.plan.program.ops if isinstance(e, FusedRun) else [e[0]] for e in log]
     sizes = [len(s.stmt.accesses) for ops in stmts for s in ops]
     assert len(log) >= 2 and max(sizes) <= IL.MAX_ACCESSES, sizes
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data(), m=st.integers(0, 90), n=st.integers(1, 9), k=st.integers(2, 5),
+       kind=st.sampled_from(["sddmm", "mttkrp"]))
+def test_owned_runs_cover_every_row_once(data, m, n, k, kind, two_threads):
+    """The fused kernel's parallel loop in runs of chunks (lowering.owned_runs), over a range
+    (SDDMM's rows) or a compressed top level (CSF's stored i): every row is written once,
+    whatever the row count against the chunks (16 rows at least) and the two runs (k >= 2:
+    one column is a single statement, not a fused kernel). (The
+    fixture's two threads hold for every example: nothing in the test changes them.)"""
+    from lazysparse.runtime.execute import kernel_log
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+    if kind == "sddmm":
+        B, Bd = _sparse(data.draw, m, n, np.float64, "csr")
+        C, V = rng.random((m, k)), rng.random((n, k))
+        expr, want = B * (ls.asarray(C) @ ls.asarray(V).T), Bd * (C @ V.T)
+    else:
+        D = (rng.random((m, n, 4)) < 0.3) * rng.random((m, n, 4))
+        Bm, Cm = rng.random((n, k)), rng.random((4, k))
+        expr = ls.einsum("ijk,jr,kr->ir", ls.asarray(sparse.COO.from_numpy(D)).asformat("csf"), Bm, Cm)
+        want = np.einsum("ijk,jr,kr->ir", D, Bm, Cm)
+    with kernel_log() as log:
+        got = expr.materialize()
+    srcs = [r.kernel.source for r in log if hasattr(r, "kernel")]
+    if np.any(Bd if kind == "sddmm" else D):  # (no entries: no kernel to run)
+        assert len(srcs) == 1 and "ls_next[8 * ls_w]++" in srcs[0]
+    np.testing.assert_allclose(got.todense() if hasattr(got, "todense") else np.asarray(got), want,
+                               rtol=1e-12, atol=1e-12)

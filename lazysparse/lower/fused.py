@@ -333,6 +333,7 @@ class FusedLowerer:
         self.versioned = set()
 
     versioned = frozenset()  # inside versions(): variables whose widths are dispatched outside the nest
+    span = None  # (variable, lo, hi): the bounds of the next loop over variable (owned_runs' chunk)
 
     def emit_loop(self, loop, blk, pragma=None, first=None):
         """A loop; an innermost dense sum as ``if (N == 16) {...} else if ... else {...}``
@@ -744,8 +745,11 @@ static inline float ls_hsum_vf(ls_vf v) {
         body = Block()
         if pragma:
             blk.add(Line(pragma))
+        span = None
+        if self.span is not None and self.span[0] == v:
+            span, self.span = self.span[1:], None  # (the parallel loop's chunk: owned_runs)
         if space == P.TRUE:
-            blk.add(For(v.name, "0", self.ext[v], body))
+            blk.add(For(v.name, *(span or ("0", self.ext[v])), body))
         else:
             if len(space) != 1 or len(next(iter(space))) != 1:
                 raise Unsupported("a loop driven by several sparse iterators")
@@ -759,8 +763,11 @@ static inline float ls_hsum_vf(ls_vf v) {
                 idx[fmt.order[q]] = ix
             parent = self.position(vid, idx, level - 1) if level else "0"
             q = self.fresh("q")
-            hi = f"(int64_t)p{vid}_{level}[({parent}) + 1]"
-            blk.add(For(q, f"(int64_t)p{vid}_{level}[{parent}]", hi, body))
+            lo, hi = f"(int64_t)p{vid}_{level}[{parent}]", f"(int64_t)p{vid}_{level}[({parent}) + 1]"
+            if span is not None:
+                hi = f"{lo} + {span[1]}"
+                lo = f"{lo} + {span[0]}"
+            blk.add(For(q, lo, hi, body))
             body.add(Decl("int64_t", v.name, f"(int64_t)c{vid}_{level}[{q}]"))
             self.seg[(vid, tuple(path))] = (q, f"(int64_t)p{vid}_{level}[{parent}]")
             ahead = self.PREFETCH_AHEAD
@@ -1029,8 +1036,21 @@ static inline float ls_hsum_vf(ls_vf v) {
                 par, b, "#pragma omp for schedule(static, ls_chunk)", "if (!ls_ok) continue;"))
             region.add(lowering.add_copies(T, self.prog.values[self.out].dtype))
         else:
-            self.versions([par], region, lambda b: self.emit_loop(
-                par, b, "#pragma omp for schedule(dynamic, ls_chunk)", "if (!ls_ok) continue;"))
+            # each thread its own run of chunks first (lowering.owned_runs: the same rows every
+            # call); a thread without its temporaries takes none, and the others do its run
+            if lowering.THREAD_NUM not in self.prelude:
+                self.prelude.append(lowering.THREAD_NUM)
+            at = next(k for k, x in enumerate(body.body) if x is region) - 1  # (its pragma)
+            body.body[at:at] = lowering.owned_runs_setup(nt, count)
+            mine = Block()
+            region.add(If("ls_ok", mine))
+
+            def owned(b):
+                run, chunk = lowering.owned_runs(nt, count)
+                b.add(run)
+                self.span = (par.var, "ls_r0", "ls_r1")
+                self.emit_loop(par, chunk, "")
+            self.versions([par], mine, owned)
         if self.free_temps():
             region.add(Line(self.free_temps()))
         if self.private:

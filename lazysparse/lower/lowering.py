@@ -212,6 +212,36 @@ def team_ids(prelude, *more):
             Decl("const int64_t", "ls_tn", "(int64_t)omp_get_num_threads()")]
 
 
+def owned_runs_setup(nt, count):
+    """Before the parallel region of ``owned_runs``: the chunk count and each run's counter
+    (shared by the team)."""
+    return [Decl("const int64_t", "ls_nch", f"(({count}) + ls_chunk - 1) / ls_chunk"),
+            Line(f"int64_t ls_next[8 * {nt}];  /* a run's next chunk, a cache line each */"),
+            For("ls_w", "0", nt, Block().add(f"ls_next[8 * ls_w] = ls_w * ls_nch / {nt};"))]
+
+
+def owned_runs(nt, count):
+    """Inside a parallel region (after ``owned_runs_setup``, with ``ls_chunk`` declared): the
+    loop over ``[0, count)`` in chunks, cut into ``nt`` runs of consecutive chunks, each
+    thread taking its own run's chunks first, in order, then helping the others with what is
+    left of theirs (a counter per run, taken with an atomic add; ``Lowerer.owned_chunks``:
+    why). Returns (the block to add to the region, the chunk's block), the chunk's bounds
+    being ``ls_r0`` and ``ls_r1``."""
+    chunk = Block()
+    region = Block().add(
+        Decl("const int64_t", "ls_me", "(int64_t)omp_get_thread_num()"),
+        For("ls_s", "0", nt, Block().add(
+            Decl("const int64_t", "ls_w", f"(ls_me + ls_s) % {nt}"),
+            Decl("const int64_t", "ls_e", f"(ls_w + 1) * ls_nch / {nt}"),
+            While("1", Block().add(
+                Decl("int64_t", "ls_k"), Line("#pragma omp atomic capture"),
+                "ls_k = ls_next[8 * ls_w]++;", "if (ls_k >= ls_e) break;",
+                Decl("const int64_t", "ls_r0", "ls_k * ls_chunk"),
+                Decl("const int64_t", "ls_r1", f"ls_r0 + ls_chunk < ({count}) ? ls_r0 + ls_chunk : ({count})"),
+                chunk)))))
+    return region, chunk
+
+
 def private_team(body, abi, T, work, packed="1", counts=False):
     """Private copies of a dense result summed on threads (paper 001's "temporary" race
     strategy: ``Lowerer.emit_private``, ``FusedLowerer``'s loop over a summed index): declares
@@ -1315,22 +1345,9 @@ class Lowerer:
         ``take_span``'s."""
         if THREAD_NUM not in self.prelude_extra:
             self.prelude_extra.append(THREAD_NUM)
-        blk.add(Decl("const int64_t", "ls_nch", f"(({count}) + ls_chunk - 1) / ls_chunk"),
-                Line(f"int64_t ls_next[8 * {nt}];  /* a run's next chunk, a cache line each */"),
-                For("ls_w", "0", nt, Block().add(f"ls_next[8 * ls_w] = ls_w * ls_nch / {nt};")),
+        blk.add(*owned_runs_setup(nt, count),
                 Line(f"#pragma omp parallel num_threads((int){nt}) if({nt} > 1)"))
-        chunk = Block()
-        region = Block().add(
-            Decl("const int64_t", "ls_me", "(int64_t)omp_get_thread_num()"),
-            For("ls_s", "0", nt, Block().add(
-                Decl("const int64_t", "ls_w", f"(ls_me + ls_s) % {nt}"),
-                Decl("const int64_t", "ls_e", f"(ls_w + 1) * ls_nch / {nt}"),
-                While("1", Block().add(
-                    Decl("int64_t", "ls_k"), Line("#pragma omp atomic capture"),
-                    "ls_k = ls_next[8 * ls_w]++;", "if (ls_k >= ls_e) break;",
-                    Decl("const int64_t", "ls_r0", "ls_k * ls_chunk"),
-                    Decl("const int64_t", "ls_r1", f"ls_r0 + ls_chunk < ({count}) ? ls_r0 + ls_chunk : ({count})"),
-                    chunk)))))
+        region, chunk = owned_runs(nt, count)
         blk.add(region)
         self.span = ("ls_r0", "ls_r1")
         return chunk
