@@ -63,10 +63,26 @@ def segment_sum(lw, v, drv, U):
             return None  # a sparse operand still to be resolved: per-entry searches
     crd = f"c{drv.slot}_{drv.lvl}"
 
+    # streamed (Lowerer.stream_gate): each step prefetches its values' and coordinates' lines
+    # a page ahead, past where the hardware prefetchers have got to on short rows
+
     def body(pos, masked, acc, nan):
         got = _driven(lw, v, drv, u, kind, crd, pos, masked)
-        return None if got is None else [*got[0], *_step(red, kind, got[1], masked, acc, nan)]
+        ahead = stream_prefetch(drv.slot, crd, pos) if lw.stream_ahead else []
+        return None if got is None else [*ahead, *got[0], *_step(red, kind, got[1], masked, acc, nan)]
     return _loop(lw, kind, red, f"vj{u}", f"b{u}", f"z{u}", body)
+
+
+STREAM_AHEAD = 4096  # bytes a streamed segment sum prefetches ahead (a page)
+
+
+def stream_prefetch(slot, crd, pos):
+    """C lines prefetching, ``STREAM_AHEAD`` bytes past position ``pos``, the values of operand
+    ``slot`` and its coordinates ``crd``: non-temporal (each line is read once a call). The
+    address is formed as an integer: past an array's end it is never dereferenced (a prefetch
+    does not fault), and no out-of-bounds pointer arithmetic is done in C."""
+    return [f"__builtin_prefetch((const void *)((uintptr_t)(v{slot} + {pos}) + {STREAM_AHEAD}), 0, 0);",
+            f"__builtin_prefetch((const void *)((uintptr_t)({crd} + {pos}) + {STREAM_AHEAD}), 0, 0);"]
 
 
 def _driven(lw, v, drv, u, kind, crd, pos, masked):
@@ -319,4 +335,4 @@ def capability(slot: str) -> Block:
     return Block().add(Line(GUARD), Line(f"{slot} = 1;"), Line("#else"), Line(f"{slot} = 0;"), Line("#endif"))
 
 
-__all__ = ["segment_sum", "dense_segment", "append_segment", "guarded", "capability", "GUARD"]
+__all__ = ["segment_sum", "dense_segment", "append_segment", "guarded", "capability", "stream_prefetch", "GUARD"]
