@@ -121,6 +121,7 @@ def measure_blocks(fns, repeat, warm=WARM_CALLS, warm_s=WARM_S, rounds=ROUNDS):
 
 def measure(items, peers, threads, repeat, budget, blocks=False):
     import lazysparse as ls
+    from .runtime import tuning
     triad = triad_fn(threads)
     rows = []
     for it in items:
@@ -138,7 +139,12 @@ def measure(items, peers, threads, repeat, budget, blocks=False):
         fns["triad"] = lambda: triad(ta, tb, tc)
         y = ls.asarray(A) @ inp["x"]
         np.testing.assert_allclose(y.materialize().todense(), A @ inp["x"], rtol=1e-10, atol=1e-10)
+        made = tuning.CHOICES_MADE[0]
         rec = measure_blocks(fns, repeat) if blocks else B.measure_interleaved(fns, repeat, budget)
+        n = min(tuning.CHOICES_MADE[0] - made, len(tuning.CHOICES))
+        # the run-time tuner's choices during the measurement (runtime/tuning.py): which loop
+        # each measurement kept, and the times it compared, for the record
+        choices = [{"loops": c[0], "timed": c[1], "best_us": c[2]} for c in list(tuning.CHOICES)[-n:]] if n else []
         t_triad = rec["triad"]["median_ms"] / 1e3
         bw = 3 * k * 8 / t_triad
         bound_ms = nbytes / bw * 1e3
@@ -147,7 +153,7 @@ def measure(items, peers, threads, repeat, budget, blocks=False):
         best = min(peer_ms, key=peer_ms.get) if peer_ms else None
         rows.append(dict(name=it.name, nnz=A.nnz, bytes=nbytes, bw_gbs=bw / 1e9, bound_ms=bound_ms,
                          ls_ms=ls_ms, fraction=bound_ms / ls_ms, peers=peer_ms, best=best,
-                         vs_best=(peer_ms[best] / ls_ms) if best else None))
+                         vs_best=(peer_ms[best] / ls_ms) if best else None, choices=choices))
         print(_line(rows[-1]), flush=True)
     return rows
 
