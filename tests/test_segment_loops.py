@@ -136,53 +136,44 @@ def test_each_loop_version_is_its_own_nest_and_right(threads, variant):
         ls.set_num_threads(before)
 
 
-def _wide_csr(n_entries, dtype, index_dtype, seed):
-    """A CSR matrix of 96 columns holding about ``n_entries`` entries in rows of every
-    length in EDGES (empty rows included), its columns drawn without repeats per row."""
-    rng = np.random.default_rng(seed)
-    lengths = np.resize(np.array(EDGES), n_entries // int(np.mean(EDGES)) + 1)
-    rng.shuffle(lengths)
-    rank = np.argsort(np.argsort(rng.random((lengths.size, 96)), axis=1), axis=1)
-    keep = rank < lengths[:, None]
-    rows, cols = np.nonzero(keep)  # row-major: each row's columns sorted
-    indptr = np.concatenate([[0], np.cumsum(keep.sum(axis=1))]).astype(index_dtype)
-    data = rng.standard_normal(rows.size).astype(dtype)
-    return sp.csr_matrix((data, cols.astype(index_dtype), indptr), shape=(lengths.size, 96))
-
-
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("dtype, index_dtype", [(np.float64, np.int32), (np.float32, np.int32),
                                                  (np.float64, np.int64)])
 @pytest.mark.parametrize("variant", [((1, 0),), ((0, 1),), ((0, 0),)])
-def test_streamed_loops_on_entries_past_the_caches(threads, dtype, index_dtype, variant):
-    """Past ``Lowerer.STREAM_MIN`` bytes of entries the segment sums' versions prefetch their
-    values and coordinates a page ahead (``stream_gate``, simd ``STREAM_AHEAD``); each loop
-    (vector, split, plain) forced on gives NumPy's products and row sums over rows of every
-    length, the last rows' prefetches reaching past the arrays' ends."""
-    from lazysparse.lower.lowering import Lowerer
+def test_streamed_loops_at_every_length(threads, dtype, index_dtype, variant):
+    """From ``caches.STREAM_MIN`` bytes of entries (here 0: every operand) the segment sums'
+    versions prefetch their values and coordinates a page ahead (``stream_gate``, simd
+    ``STREAM_AHEAD``), the last rows' prefetches reaching past the arrays' ends; each loop
+    (vector, split, plain) forced on gives NumPy's products and row sums on rows of every
+    length, and so does each with the threshold one byte past the entries (not streamed)."""
     from lazysparse.lower.simd import STREAM_AHEAD
-    isz = np.dtype(dtype).itemsize + np.dtype(index_dtype).itemsize
-    A = _wide_csr(Lowerer.STREAM_MIN // isz + 1000, dtype, index_dtype, 7)
-    assert A.nnz * isz >= Lowerer.STREAM_MIN
+    from lazysparse.runtime import caches
+    A = _csr(EDGES * 2, 90, 9, dtype, index_dtype)
     D = A.toarray()
-    x = np.random.default_rng(8).standard_normal(96).astype(dtype)
-    tol = 2e-4 if dtype == np.float32 else 1e-10
-    before = ls.get_num_threads()
+    x = np.random.default_rng(8).standard_normal(90).astype(dtype)
+    tol = 2e-5 if dtype == np.float32 else 1e-12
+    size = A.nnz * (np.dtype(dtype).itemsize + np.dtype(index_dtype).itemsize)
+    before, saved = ls.get_num_threads(), caches.STREAM_MIN[0]
     ls.set_num_threads(threads)
     try:
-        lA = ls.asarray(A)
-        c = ls.explain(lA @ x)
+        c = ls.explain(ls.asarray(A) @ x)
         assert f"+ {STREAM_AHEAD}), 0, 0);" in c and c.count("st0_1") == 2
-        for expr, want in ((lambda L: L @ x, D @ x), (lambda L: L.sum(axis=1), D.sum(axis=1))):
-            with ls.runtime.execute.kernel_log() as log:
-                expr(lA).materialize()
-            fresh = ls.asarray(A)
-            fresh.storage.stats = {log[-1][1].sites.tag: variant}
-            with ls.runtime.execute.kernel_log() as log:
-                got = expr(fresh).todense()
-            np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
-            d = log[-1][1]._pool[-1][1]
-            (_, _, ks, kv), = log[-1][1].sites.sites
-            assert (d[kv], d[ks]) == variant[0] or (variant[0][0] == 1 and d[kv] == 1)
+        for limit in (0, size, size + 1):
+            caches.STREAM_MIN[0] = limit
+            for expr, want in ((lambda L: L @ x, D @ x), (lambda L: L.sum(axis=1), D.sum(axis=1))):
+                with ls.runtime.execute.kernel_log() as log:
+                    expr(ls.asarray(A)).materialize()
+                fresh = ls.asarray(A)
+                fresh.storage.stats = {log[-1][1].sites.tag: variant}
+                with ls.runtime.execute.kernel_log() as log:
+                    got = expr(fresh).todense()
+                np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+                run = log[-1][1]
+                d = run._pool[-1][1]
+                (_, _, ks, kv), = run.sites.sites
+                assert (d[kv], d[ks]) == variant[0] or (variant[0][0] == 1 and d[kv] == 1)
+                # the kernel read the threshold of the moment
+                assert d[run.abi.d.index(("streammin",))] == limit
     finally:
         ls.set_num_threads(before)
+        caches.STREAM_MIN[0] = saved

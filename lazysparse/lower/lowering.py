@@ -1720,14 +1720,13 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
         self.fixed_flags, self.static_rows, self.stream_ahead = {}, False, False
         body.add(chain)
 
-    STREAM_MIN = 16 << 20  # bytes of a driver's entries (values, coordinates) that are streamed
-
     def stream_gate(self, slot, lvl):
         """The C condition (declared once per call) under which the segment sums driven by
         operand ``slot``'s level ``lvl`` prefetch its values and coordinates a page ahead
         (``stream_ahead``: the vector loop and the split loop at every step, and at each
         segment's start; ``simd.stream_prefetch``; the plain loop gained nothing): entries past
-        ``STREAM_MIN`` bytes, which no cache keeps from call to call. On R-MAT 2^20 (16M
+        ``("streammin",)`` bytes (runtime/caches.py: half the last-level cache), which no
+        cache keeps from call to call. On R-MAT 2^20 (16M
         entries, 192 MB; half the rows empty, the median one entry) the hardware prefetchers do
         not run far enough ahead of the short rows' loads: the vector loop took 7.9 ms against
         10.1, the split loop 8.8 against 9.2 (docs/design.md, "Streamed segment sums"); in
@@ -1739,7 +1738,7 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
             return None
         name = f"st{slot}_{lvl}"
         size = f"(int64_t)({end}) * (int64_t)(sizeof(c{slot}_{lvl}[0]) + sizeof(v{slot}[0]))"
-        self.sched.add(Decl("const int", name, f"{size} >= {self.STREAM_MIN}"))
+        self.sched.add(Decl("const int", name, f"{size} >= {self.abi.int(('streammin',))}"))
         return name
 
     def emit_single_driver(self, depth, v, blk, keys, byq, iters, U, snap):

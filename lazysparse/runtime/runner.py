@@ -12,6 +12,7 @@ from ..formats import Storage
 from ..ir import ops
 from ..lower.lowering import lower
 from . import aligned, tuning
+from .caches import STREAM_MIN
 from .threads import PAR_MIN_WORK, get_num_threads
 from .tuning import split_flag  # noqa: F401  (tests and callers import it from here)
 
@@ -217,6 +218,8 @@ def glue_source(spec, abi, sites=None, prologue=()) -> str:
             val = "nthreads()"
         elif tag == "parmin":  # the autoscheduler's thread threshold (runtime/threads.py)
             val = "PARMIN[0]"
+        elif tag == "streammin":  # entries past the caches (runtime/caches.py)
+            val = "STREAMMIN[0]"
         elif tag == "wscap":  # set by execute for this call (runtime/execute.py, _workspace)
             val = "WS_CALL.capacity"
         else:
@@ -294,6 +297,7 @@ def _compile_glue(source, runner, extra_env=None):
                tstart=runner.sites.start if runner.sites is not None else None,
                zeros=aligned.zeros, empty=_poisoned if POISON else aligned.empty, ones=np.ones, full=np.full, ODT=runner.odtype,
                I64=np.dtype(np.int64), IDENT=ident, nthreads=get_num_threads, PARMIN=PAR_MIN_WORK,
+               STREAMMIN=STREAM_MIN,
                WS_CALL=_ws_call())
     env.update(extra_env or {})
     exec(compile(source, "<lazysparse glue>", "exec"), env)
