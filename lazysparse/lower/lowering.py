@@ -1723,15 +1723,14 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
     def stream_gate(self, slot, lvl):
         """The C condition (declared once per call) under which the segment sums driven by
         operand ``slot``'s level ``lvl`` prefetch its values and coordinates a page ahead
-        (``stream_ahead``: the vector loop and the split loop at every step, and at each
-        segment's start; ``simd.stream_prefetch``; the plain loop gained nothing): entries past
-        ``("streammin",)`` bytes (runtime/caches.py: half the last-level cache), which no
-        cache keeps from call to call. On R-MAT 2^20 (16M
-        entries, 192 MB; half the rows empty, the median one entry) the hardware prefetchers do
-        not run far enough ahead of the short rows' loads: the vector loop took 7.9 ms against
-        10.1, the split loop 8.8 against 9.2 (docs/design.md, "Streamed segment sums"); in
-        cache the prefetches are instructions for nothing. None where the level's entry count
-        is not known up front."""
+        (``stream_ahead``: the vector and split loops at each segment's start and every step,
+        ``simd.stream_prefetch``; the plain loop gained nothing): entries of at least
+        ``("streammin",)`` bytes (runtime/caches.py: half the last-level cache), which no cache
+        keeps from call to call. On R-MAT 2^20 (16M entries, 192 MB; half the rows empty, the
+        median one entry) the hardware prefetchers do not run far enough ahead of the short
+        rows' loads: the vector loop took 7.9 ms against 10.1, the split loop 8.8 against 9.2
+        (docs/design.md, "Streamed segment sums"); in cache the prefetches cost (MIT8 0.095 ms
+        against 0.082). None where the level's entry count is not known up front."""
         fmt = self.spec.inputs[slot].format
         end = level_count(fmt, slot, lvl)
         if end is None:
@@ -2232,10 +2231,10 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
             blk.add(Decl(self.oct, f"acc_{k}", C.literal(ops.reduce_identity(red, self.odt), self.odt)))
         blk.add(Decl("int64_t", j, lo))
         main, rest = Block(), Block()
-        blk.add(While(f"{j} + {n - 1} < {hi}", main), While(f"{j} < {hi}", rest))
-        if self.stream_ahead and drv is not None:  # (stream_gate)
-            blk.body.insert(len(blk.body) - 2, Block().add(*simd.stream_prefetch(drv.slot, crd, lo)))
+        if self.stream_ahead and drv is not None:  # (stream_gate: the segment's start, each step)
+            blk.add(*simd.stream_prefetch(drv.slot, crd, lo))
             main.add(*simd.stream_prefetch(drv.slot, crd, j))
+        blk.add(While(f"{j} + {n - 1} < {hi}", main), While(f"{j} < {hi}", rest))
         for body, copies in ((main, range(n)), (rest, range(1))):
             for k in copies:
                 for a in self.accs:

@@ -5,9 +5,9 @@ kernel prefetches them a page ahead (lower/lowering.py ``stream_gate``): data th
 keeps from one call to the next. It is half the last-level cache that the first CPU shares
 with its neighbours, as Linux describes it in sysfs (``glibc``'s ``sysconf`` adds up every
 slice of a socket: 384 MiB on the development VM, whose cores share 32 MiB); 16 MiB where
-sysfs says nothing. Kernels read it at each call (a ``d[]`` slot), so it is not compiled in;
-``LAZYSPARSE_STREAM_MIN`` (bytes) overrides it (the test suite sets 0 to run the streamed
-loops on small inputs).
+sysfs says nothing. Kernels read it at each call (a ``d[]`` slot), so it is not compiled in
+and tests can move it (``STREAM_MIN[0] = 0`` streams every operand); ``LAZYSPARSE_STREAM_MIN``
+(bytes) sets it for a process.
 """
 from __future__ import annotations
 
