@@ -140,7 +140,8 @@ def test_owned_row_chunks_cover_every_row_once(rows, per_row, nt, cols, seed):
     the others' (lowering.py ``owned_chunks``): every row computed exactly once, whatever the
     row count against the chunks (none, fewer rows than a chunk, a last partial chunk, more
     threads than runs need), for a segment sum (``A @ x``, whose loop nests are versions
-    picked once) and a row of a dense result (``A @ X``), against NumPy."""
+    picked once) and a row of a dense result (``A @ X``), against NumPy; and the walk of a
+    DCSR's stored rows (its chunks round the team) on the same rows."""
     rng = np.random.default_rng(seed)
     lengths = np.minimum(rng.integers(0, per_row + 1, rows), cols)
     lengths[rng.random(rows) < 0.3] = 0  # empty rows among them
@@ -153,8 +154,11 @@ def test_owned_row_chunks_cover_every_row_once(rows, per_row, nt, cols, seed):
     ls.set_num_threads(nt)
     try:
         lA = ls.asarray(A)
+        dA = lA.asformat("dcsr")
         for _ in range(2):
             np.testing.assert_allclose((lA @ x).todense(), A @ x, rtol=1e-12, atol=1e-12)
             np.testing.assert_allclose((lA @ X).todense(), A @ X, rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose((dA @ x).todense(), A @ x, rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(dA.sum(axis=1).todense(), A.toarray().sum(axis=1), rtol=1e-12, atol=1e-12)
     finally:
         ls.set_num_threads(before)
