@@ -206,11 +206,12 @@ def test_tuner_keeps_the_fastest_variant_by_its_best_time():
         v = (d[2], d[1]) if d[2] == 0 else (1, 0)
         done = state.record(k, times[v][n[v]], d)
         n[v] += 1
-    assert st0.stats[sites.tag] == ((0, 1),) and (d[1], d[2]) == (1, 0)
+    # (seconds a run: a long kernel, whose choice is rechecked now and then: _Recheck)
+    assert st0.stats[sites.tag].variants[0] == ((0, 1),) and (d[1], d[2]) == (1, 0)
     assert all(c == tuning.SAMPLES for c in n.values())
     # a later operand with the same storage starts from the choice, without measuring
     d2 = [0] * 4
-    assert sites.start([st0], d2) is None and (d2[1], d2[2]) == (1, 0)
+    assert sites.start([st0], d2) is st0.stats[sites.tag] and (d2[1], d2[2]) == (1, 0)
     # a thread still holding the old state gets the choice too
     assert state.pick(d2) == -1 and state.record(-1, 1.0, d2) is True
 
@@ -224,7 +225,7 @@ def test_tuner_keeps_the_vector_loop_when_it_is_faster():
     done = state.record(state.pick(d), 1.0, d)
     while not done:
         done = state.record(state.pick(d), 2.0 if d[2] == 0 else 1.5, d)
-    assert st0.stats[sites.tag] == ((1, 0),) and d[2] == 1
+    assert st0.stats[sites.tag].variants[0] == ((1, 0),) and d[2] == 1
 
 
 class _FakeKernel:
@@ -289,9 +290,56 @@ def test_tuner_times_long_or_accumulating_kernels_once_per_call(monkeypatch):
         state, sites, st0, d, _ = _first_choice(monkeypatch, k, rerun)
         assert not state.hot and len(k.runs) == 2 * tuning.SAMPLES
         assert state.chosen == (scal,)
-        # settled further only where the kernel is short
-        assert (state.after is None) == (cold >= tuning.HOT_MAX_S)
-        assert st0.stats[sites.tag] == (scal,) if state.after is None else st0.stats[sites.tag] is state.after
+        # settled further where the kernel is short, rechecked now and then where it is long
+        want = tuning._Recheck if cold >= tuning.HOT_MAX_S else tuning._Settle
+        assert type(state.after) is want and st0.stats[sites.tag] is state.after
+        assert state.after.variants[0] == (scal,)
+
+
+def test_recheck_swaps_a_long_kernels_loops_when_the_other_gets_clearly_faster(monkeypatch):
+    """A long kernel's variant not kept runs every RECHECK_EVERY-th call (the others run the
+    kept one); once it has RECHECK_KEEP times with a median under RECHECK_GAIN of the kept
+    one's recent median, the two change places, on the operand too (a new marshal of it
+    continues the recheck with the new loop); a slower or only a little faster other loop
+    never takes over."""
+    vec, scal = (1, 0), (0, 1)
+    k = _FakeKernel(cold={vec: 2e-3, scal: 1e-3}, hot={vec: 2e-3, scal: 1e-3})
+    state, sites, st0, d, _ = _first_choice(monkeypatch, k, False)
+    rc = state.after
+    assert type(rc) is tuning._Recheck and rc.variants == [(scal,), (vec,)] and rc.chosen is None
+    every, keep = tuning.RECHECK_EVERY, tuning.RECHECK_KEEP
+
+    def calls(n):
+        start = len(k.runs)
+        for _ in range(n):
+            k.first = True
+            assert rc.run(k, None, d) == 0
+        return k.runs[start:]
+    # the vector loop stays slower: run once every RECHECK_EVERY calls, never kept
+    ran = calls(every * (keep + 2))
+    assert ran.count(vec) == keep + 2 and all(r == vec for r in ran[every - 1::every])
+    assert rc.variants[0] == (scal,)
+    # a little faster (0.95 of the kept loop's time) is not enough
+    k.cold[vec] = k.hot[vec] = 0.95e-3
+    calls(every * (keep + 2))
+    assert rc.variants[0] == (scal,)
+    # clearly faster: after RECHECK_KEEP more of its calls it is kept, and runs from then on
+    k.cold[vec] = k.hot[vec] = 0.5e-3
+    rc.times[1].clear()
+    ran = calls(every * keep)
+    assert rc.variants == [(vec,), (scal,)] and ran[-1] == vec
+    assert tuning.CHOICES[-1][:2] == (["vector"], "rechecked")
+    assert calls(every - 1) == [vec] * (every - 1) and calls(1) == [scal]
+    d2 = [0] * 4
+    assert sites.start([st0], d2) is rc and (d2[2], d2[1]) == (1, 0)
+
+
+def test_recheck_stops_on_a_failed_run(monkeypatch):
+    vec, scal = (1, 0), (0, 1)
+    k = _FakeKernel(cold={vec: 2e-3, scal: 1e-3}, hot={vec: 2e-3, scal: 1e-3})
+    state, sites, st0, d, _ = _first_choice(monkeypatch, k, False)
+    rc = state.after
+    assert rc.run(lambda p, d: 7, None, d) == 7 and not rc.times[0] and not rc.times[1]
 
 
 class _LearningKernel:

@@ -32,6 +32,9 @@ and not the same ones on every matrix. So a short kernel (under ``HOT_MAX_S``) i
 second time (``_Settle``): each loop for ``SETTLE_CALLS`` calls in a row (more while it still
 gets faster), the median of the last ``SETTLE_TAIL`` counting, and the fastest is kept; about
 800 calls in all, then it costs nothing.
+A long kernel (a millisecond or more a run: memory-bound) is instead measured again while it
+is in use (``_Recheck``): one call in ``RECHECK_EVERY`` runs the variant not kept, which takes
+over once it is clearly faster, as loops rank by the state of a shared machine's memory.
 ``LAZYSPARSE_TUNE=0`` turns measuring off: the static choice (vector where built, else
 ``split_flag``) is used.
 """
@@ -53,6 +56,10 @@ SETTLE_CALLS = 256  # settling (``_Settle``): calls per variant of a short kerne
 SETTLE_TAIL = 32    # last SETTLE_TAIL are timed (the branch predictor has learnt the rows by then),
 SETTLE_MAX = 640    # and SETTLE_TAIL more while the last ones still got faster (up to SETTLE_MAX)
 SETTLE_GAIN = 0.97  # ("faster": a median under this fraction of the one before)
+RECHECK_EVERY = 32  # rechecking (``_Recheck``): a long kernel's other variant runs every this
+RECHECK_KEEP = 5    # many calls; once it has this many times, it takes over when its median
+RECHECK_GAIN = 0.9  # is under this fraction of the kept variant's over its last RECHECK_RECENT
+RECHECK_RECENT = 32
 ENABLED = os.environ.get("LAZYSPARSE_TUNE", "1") != "0"
 clock = time.perf_counter
 # the latest choices, for benchmark records (lazysparse.bench): (variant names, how timed, best
@@ -110,7 +117,7 @@ class Sites:
         if type(ent) is tuple:  # measured before: the winner
             self.apply(ent, d)
             return None
-        if type(ent) is _Settle:  # still settling: its variant of the moment
+        if type(ent) is _Settle or type(ent) is _Recheck:  # its variant of the moment
             ent.pick(d)
             return ent
         default = tuple((1 if kv is not None else 0, split_flag(sts[slot], lvl))
@@ -233,6 +240,9 @@ class _State:
             CHOICES_MADE[0] += 1
             if min(min(s) for s in self.samples if s) < HOT_MAX_S and SETTLE_CALLS > 0:
                 settle = _Settle(self.sites, self.storage, variant)
+            elif not self.hot and RECHECK_EVERY > 0:
+                other = self.variants[1] if variant == self.variants[0] else self.variants[0]
+                settle = _Recheck(self.sites, variant, other)
         self.chosen = variant
         st = self.storage()
         if st is not None:
@@ -312,6 +322,57 @@ class _Settle:
                 if st is not None:
                     st.stats[self.sites.tag] = self.chosen
                 self.sites.apply(self.chosen, d)
+        return 0
+
+
+class _Recheck:
+    """The variants of a long kernel (``HOT_MAX_S`` or more a run), measured again while it is
+    in use: every ``RECHECK_EVERY``-th call runs the variant not kept, and once it has
+    ``RECHECK_KEEP`` times whose median is under ``RECHECK_GAIN`` of the kept variant's over its
+    last ``RECHECK_RECENT`` calls, the two change places. A long kernel is a memory-bound one
+    whose loops rank by the state of the machine's memory, which moves with other tenants on a
+    shared host: SpMV on R-MAT 2^20, two threads, the streamed vector / split loops, 7.9 / 8.8
+    ms in one minute and 13.2 / 11.5 in another (docs/design.md, "Streamed segment sums"), where
+    the first measurement (``_State``: three calls each) keeps whichever won when it ran. At
+    milliseconds a run there is nothing for a branch predictor to learn across calls, so a
+    call of the other loop now and then costs its own time only: under 1% of the calls' time.
+    Every call computes the right result with either loop. It stays on the operand's storage,
+    never done (``chosen`` stays None: the glue keeps calling ``run``)."""
+
+    chosen = None
+    after = None
+
+    def __init__(self, sites: Sites, kept, other):
+        self.sites = sites
+        self.variants = [kept, other]
+        self.writes = [_writes(sites, v) for v in self.variants]
+        self.times = [collections.deque(maxlen=RECHECK_RECENT), collections.deque(maxlen=RECHECK_KEEP)]
+        self.n = 0
+
+    def pick(self, d):
+        """Sets the flags of the kept variant."""
+        for i, v in self.writes[0]:
+            d[i] = v
+
+    def run(self, fn, p, d):
+        self.n += 1
+        k = 1 if self.n % RECHECK_EVERY == 0 else 0
+        for i, v in self.writes[k]:
+            d[i] = v
+        t0 = clock()
+        rc = fn(p, d)
+        t1 = clock()
+        if rc:
+            return rc
+        self.times[k].append(t1 - t0)
+        if k and len(self.times[1]) == RECHECK_KEEP and self.times[0]:
+            if median_high(self.times[1]) < RECHECK_GAIN * median_high(self.times[0]):
+                CHOICES.append(([_name(v) for v in self.variants[1]], "rechecked",
+                                [round(median_high(t) * 1e6, 1) for t in self.times]))
+                CHOICES_MADE[0] += 1
+                self.variants.reverse()
+                self.writes.reverse()
+                self.times = [collections.deque(maxlen=RECHECK_RECENT), collections.deque(maxlen=RECHECK_KEEP)]
         return 0
 
 
