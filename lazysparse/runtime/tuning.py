@@ -168,15 +168,11 @@ class _State:
         a = self.n & 1
         for j in range(HOT_RUNS):
             k = a ^ (j & 1)
-            for i, v in self.writes[k]:
-                d[i] = v
-            t0 = clock()
-            rc = fn(p, d)
-            t1 = clock()
+            rc, seconds = _timed(self.writes[k], fn, p, d)
             if rc:
                 return rc
             if j:
-                self.samples[k].append(t1 - t0)
+                self.samples[k].append(seconds)
         self.n += 1
         if self.n > HOT_CALLS:  # (n counts the first call too)
             self._choose(d)
@@ -357,14 +353,10 @@ class _Recheck:
     def run(self, fn, p, d):
         self.n += 1
         k = 1 if self.n % RECHECK_EVERY == 0 else 0
-        for i, v in self.writes[k]:
-            d[i] = v
-        t0 = clock()
-        rc = fn(p, d)
-        t1 = clock()
+        rc, seconds = _timed(self.writes[k], fn, p, d)
         if rc:
             return rc
-        self.times[k].append(t1 - t0)
+        self.times[k].append(seconds)
         if k and len(self.times[1]) == RECHECK_KEEP and self.times[0]:
             if median_high(self.times[1]) < RECHECK_GAIN * median_high(self.times[0]):
                 CHOICES.append(([_name(v) for v in self.variants[1]], "rechecked",
@@ -374,6 +366,15 @@ class _Recheck:
                 self.writes.reverse()
                 self.times = [collections.deque(maxlen=RECHECK_RECENT), collections.deque(maxlen=RECHECK_KEEP)]
         return 0
+
+
+def _timed(writes, fn, p, d):
+    """Run the kernel ``fn(p, d)`` with the flags ``writes`` set: (its status, seconds)."""
+    for i, v in writes:
+        d[i] = v
+    t0 = clock()
+    rc = fn(p, d)
+    return rc, clock() - t0
 
 
 def _writes(sites, variant):
