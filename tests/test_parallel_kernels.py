@@ -150,15 +150,16 @@ def test_owned_row_chunks_cover_every_row_once(rows, per_row, nt, cols, seed):
     indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
     A = sp.csr_matrix((rng.standard_normal(len(indices)), indices, indptr), shape=(rows, cols))
     x, X = rng.standard_normal(cols), rng.standard_normal((cols, 3))
+    D = A.toarray()  # the oracle: dense NumPy
     before = ls.get_num_threads()
     ls.set_num_threads(nt)
     try:
         lA = ls.asarray(A)
         dA = lA.asformat("dcsr")
         for _ in range(2):
-            np.testing.assert_allclose((lA @ x).todense(), A @ x, rtol=1e-12, atol=1e-12)
-            np.testing.assert_allclose((lA @ X).todense(), A @ X, rtol=1e-12, atol=1e-12)
-            np.testing.assert_allclose((dA @ x).todense(), A @ x, rtol=1e-12, atol=1e-12)
-            np.testing.assert_allclose(dA.sum(axis=1).todense(), A.toarray().sum(axis=1), rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose((lA @ x).todense(), D @ x, rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose((lA @ X).todense(), D @ X, rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose((dA @ x).todense(), D @ x, rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(dA.sum(axis=1).todense(), D.sum(axis=1), rtol=1e-12, atol=1e-12)
     finally:
         ls.set_num_threads(before)

@@ -293,13 +293,11 @@ class _Settle:
             self.sites.apply(self.chosen, d)
             return fn(p, d)
         self.pick(d)
-        t0 = clock()
-        rc = fn(p, d)
-        t1 = clock()
+        rc, seconds = _timed((), fn, p, d)
         if rc:
             return rc
         times = self.times
-        times.append(t1 - t0)
+        times.append(seconds)
         n = len(times)
         if n >= SETTLE_CALLS and (n - SETTLE_CALLS) % SETTLE_TAIL == 0:
             last = median_high(times[-SETTLE_TAIL:])
