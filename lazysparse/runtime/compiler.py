@@ -389,10 +389,15 @@ def compiler_info(probe_dir: str | None = None) -> CompilerInfo:
             _write_probe(cpath, version, march, omp, align, mvec)
         else:
             version, march, omp, align, mvec = probed
+        # LAZYSPARSE_SIMD=0: the compiler's baseline target, without -march=native: every
+        # hand-written vector path (AVX-512 segment sums, AVX2/AVX-512 workspace probes, libmvec)
+        # is compiled out, as on a machine without those instructions. The suite runs both ways.
+        simd = os.environ.get("LAZYSPARSE_SIMD", "1").strip() != "0"
+        march = march and simd
         flags = _flags(march, omp, align)
         # LAZYSPARSE_MVEC=0: libm's scalar functions (1 ulp) even where libmvec works, read once
         # per process like the rest of the compiler's identity
-        mvec = mvec and os.environ.get("LAZYSPARSE_MVEC", "1").strip() != "0"
+        mvec = mvec and simd and os.environ.get("LAZYSPARSE_MVEC", "1").strip() != "0"
         if mvec:
             flags += MVEC_FLAGS
         _info = CompilerInfo(path=path, resolved=os.path.realpath(path), args=tuple(args),

@@ -197,7 +197,9 @@ class _State:
             return True
         if self.variants is None:
             if self.sites.caps is None or d[self.sites.caps] != 1:
-                self._lock(self.default, d)  # no vector code built: the static scalar loops
+                # no vector code built (a machine without AVX-512, or LAZYSPARSE_SIMD=0): the
+                # static scalar loops, recorded as what runs (the vector flags are ignored)
+                self._lock(tuple((0, split) for _, split in self.default), d)
                 return True
             scalar = tuple((0, split) for _, split in self.default)
             vector = tuple((1, 0) if kv is not None else (0, split)
