@@ -20,21 +20,41 @@ Disk
     ``$LAZYSPARSE_CACHE_DIR`` or ``$XDG_CACHE_HOME/lazysparse`` or ``~/.cache/lazysparse``, with a
     ``v<version>`` subfolder created 0700. An entry is ``<key>.json`` (metadata: the name, size
     and sha256 of the shared object, the source's sha256, ...) pointing at ``<key>.so`` (or
-    ``<key>-<token>.so`` when the entry had to be rebuilt or that path was already dlopen-ed by
-    this process: dlopen of a path it already opened would return the old handle), plus the
-    saved source ``<key>.c``. All files are written to a unique temp name in the same directory
-    and ``os.replace``-d into place, the .so before the metadata, so another process never sees
-    a half-written entry. Entries are verified (owner, not group/other writable, size, sha256)
-    before dlopen; a corrupt, truncated or insecure entry is rebuilt, never loaded. Builds of one
-    key are serialised across processes with ``fcntl.flock`` on ``<key>.lock`` (duplicate work
-    avoided; correctness comes from the atomic renames). If the directory is unusable a private
-    ``tempfile.mkdtemp`` directory is used instead, with a warning.
+    ``<key>-<token>.so`` when the entry had to be rebuilt or that path was already loaded by
+    this process), plus a copy of the source, ``<key>.c``, for people to read: nothing is ever
+    compiled from it. All files are written to a unique temp name in the same directory and
+    ``os.replace``-d into place, the .so before the metadata, so another process never sees a
+    half-written entry. Builds of one key are serialised across processes with ``fcntl.flock``
+    on ``<key>.lock`` (duplicate work avoided; correctness comes from the atomic renames).
+
+Trust
+    The folder is used only when every directory above it is owned by root or the current user
+    and is writable by nobody else unless sticky (as ssh requires of ~/.ssh), and the folder
+    itself is the user's and 0700: otherwise another user could rename it away and put files of
+    theirs in its place between two steps. Then a private ``tempfile.mkdtemp`` folder is used
+    instead (deleted at exit), with a warning naming the directory and what is wrong with it.
+    A kernel is compiled in a private temporary folder of its own, then its bytes are copied
+    into the cache. Entries are read only when they are regular files of the current user that
+    nobody else can write (a FIFO or a symlink is refused, never opened), and a shared object
+    is loaded through the descriptor its bytes were read and hashed from (``_dlopen``), never
+    through a path whose target could change after the check. A refused, corrupt or truncated
+    entry is rebuilt, never loaded. Entries that vanish in the middle (``clear_cache(disk=True)``
+    in another process) are looked up once more, then built again.
+
+No compiler
+    The compiler's identity is part of the key. When no compiler can be found, keys are computed
+    with the last compiler that built kernels into this folder on this machine (a record kept
+    beside the entries, checked like them), so a warm cache still serves its kernels;
+    :class:`CompilerNotFoundError` is raised only when a kernel has to be compiled.
 """
 from __future__ import annotations
 
+import atexit
+import errno
 import hashlib
 import json
 import os
+import shutil
 import stat as _st
 import tempfile
 import threading
@@ -47,12 +67,15 @@ from typing import Any
 import cffi
 
 from . import compiler as _compiler
-from .compiler import CompileError, CompilerNotFoundError, compiler_info, openmp_available
+from .compiler import (CompileError, CompilerNotFoundError, compiler_info, open_private,
+                       openmp_available, read_fd, read_private, secure as _secure)
 
 try:  # POSIX only; without it concurrent processes may compile the same kernel twice (still safe)
     import fcntl
 except ImportError:  # pragma: no cover
     fcntl = None
+# (the loader's descriptor duplication needs it even where a test turns the flock off)
+_FCNTL = fcntl
 
 __all__ = [
     "ffi", "libc", "Kernel", "load_kernel", "kernel_key", "cache_info", "clear_cache",
@@ -99,7 +122,11 @@ _lock = threading.RLock()
 _mem: dict[str, Kernel] = {}
 _by_source: dict[str, Kernel] = {}
 _inflight: dict[str, _Pending] = {}
-_opened: dict[str, Any] = {}          # path -> cffi Lib, never closed during the process
+# path -> the cffi Lib last loaded from it, never closed during the process. A new build never
+# takes a path loaded before (a fresh <key>-<token>.so instead): counting.py dlopen-s
+# ``kernel.path`` again, and glibc answers that with the library already loaded from the same
+# inode, so one path must not stand for two contents in one process.
+_opened: dict[str, Any] = {}
 _stats: dict[str, float] = dict.fromkeys(_COUNTERS, 0)
 _dir: str | None = None
 _dir_fallback = False
@@ -144,11 +171,47 @@ def _default_dir() -> str:
     return os.path.join(_cache_root(), "v" + _version())
 
 
-def _secure(st) -> bool:
-    """Owned by us and not writable by group or others."""
-    if hasattr(os, "getuid") and st.st_uid != os.getuid():
-        return False
-    return not (st.st_mode & 0o022)
+def _unsafe_ancestor(path: str) -> str | None:
+    """Why a directory on the way to ``path`` (``path`` included) would let another user
+    replace what lies below it, or None.
+
+    The rule ssh applies to ~/.ssh: each directory must be owned by root or the current user
+    and not writable by group or others, unless it has the sticky bit (/tmp: others may add
+    entries there but not rename or delete ours). Both the path as written and the path with
+    its symlinks resolved are checked: a symlink's own directory decides whether it can be
+    replaced (a symlink's mode means nothing; its owner must be root or us too), and the
+    directories it leads to decide the rest. Everything above the cache is checked once per
+    process, when the folder is first used.
+    """
+    if not hasattr(os, "getuid"):  # pragma: no cover - no POSIX ownership to check
+        return None
+    uid = os.getuid()
+    seen = set()
+    for full in (os.path.abspath(path), os.path.realpath(path)):
+        p = os.sep
+        for part in [""] + [x for x in full.split(os.sep) if x]:
+            p = os.path.join(p, part)
+            if p in seen:
+                continue
+            seen.add(p)
+            try:
+                st = os.lstat(p)
+            except OSError as e:
+                return f"{p} cannot be inspected ({e.strerror or e})"
+            if st.st_uid not in (0, uid):
+                return (f"{p} belongs to uid {st.st_uid}, which is neither root nor the "
+                        f"current user (uid {uid})")
+            if _st.S_ISLNK(st.st_mode):
+                continue
+            if not _st.S_ISDIR(st.st_mode):
+                return f"{p} is not a directory"
+            if st.st_mode & 0o022 and not st.st_mode & _st.S_ISVTX:
+                who = " and ".join(w for w, bit in (("group", 0o020), ("others", 0o002))
+                                   if st.st_mode & bit)
+                return (f"{p} is writable by {who} without the sticky bit (mode "
+                        f"{_st.S_IMODE(st.st_mode):04o}), so another user could replace what "
+                        "lies below it")
+    return None
 
 
 def _check_dir(path: str) -> str | None:
@@ -167,17 +230,40 @@ def _check_dir(path: str) -> str | None:
         return "it is not a directory"
     if not _secure(st):
         return "it is not owned by the current user or is writable by group/others"
+    why = _unsafe_ancestor(os.path.dirname(path))
+    if why is not None:
+        return why
     if not os.access(path, os.W_OK | os.X_OK):
         return "it is not writable"
     return None
 
 
+_doomed: list = []  # (pid, folder): private folders this process deletes when it exits
+
+
+def _remove_at_exit(path: str) -> None:
+    """Delete ``path`` (a private folder of this process) when the interpreter exits. Kernels
+    loaded from it stay mapped: on Linux an unlinked file lives on while it is mapped."""
+    with _lock:
+        if not _doomed:
+            atexit.register(_remove_doomed)
+        _doomed.append((os.getpid(), path))
+
+
+def _remove_doomed() -> None:
+    for pid, path in _doomed:
+        if pid == os.getpid():  # a forked child that exits normally leaves its parent's alone
+            shutil.rmtree(path, ignore_errors=True)
+
+
 def _use_fallback(reason: str) -> str:
     global _dir, _dir_fallback
     tmp = tempfile.mkdtemp(prefix="lazysparse-cache-")  # 0700
+    _remove_at_exit(tmp)
     warnings.warn(f"lazysparse: cannot use the kernel cache directory {reason}; compiled "
-                  f"kernels go to the private temporary directory {tmp} instead (set "
-                  f"LAZYSPARSE_CACHE_DIR to a writable directory to keep them)",
+                  f"kernels go to the private temporary directory {tmp} instead, deleted when "
+                  "this process exits (set LAZYSPARSE_CACHE_DIR to a directory of your own, "
+                  "with no directory above it writable by other users, to keep them)",
                   RuntimeWarning, stacklevel=4)
     _dir, _dir_fallback = tmp, True
     return tmp
@@ -215,17 +301,33 @@ def _tmp_name(final: str) -> str:
     return f"{final}.{os.getpid()}.{threading.get_ident()}.{os.urandom(6).hex()}.tmp"
 
 
-def _atomic_write(final: str, data: bytes, mode: int = 0o600) -> None:
+def _atomic_write(final: str, data: bytes, mode: int = 0o600, keep: bool = False):
+    """Write ``data`` to a new temporary name beside ``final``, then rename it into place: a
+    reader finds the old file, the new one complete, or none.
+
+    With ``keep`` the file is flushed to disk first (the checksum would catch a torn file after
+    a crash, but then the entry is rebuilt; flushed, it survives) and its descriptor is returned,
+    open: the library is loaded through it, whatever the name points at by then.
+    """
     tmp = _tmp_name(final)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW, mode)
+    flags = (os.O_RDWR if keep else os.O_WRONLY) | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW
+    fd = os.open(tmp, flags, mode)
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.chmod(tmp, mode)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.chmod(tmp, mode)  # (os.open's mode went through the umask)
+        if keep:
+            os.fsync(fd)
         os.replace(tmp, final)
     except BaseException:
+        os.close(fd)
         _unlink(tmp)
         raise
+    if keep:
+        return fd
+    os.close(fd)
+    return None
 
 
 def _unlink(path: str) -> None:
@@ -235,25 +337,10 @@ def _unlink(path: str) -> None:
         pass
 
 
-def _read_checked(path: str, max_size: int) -> bytes | None:
-    """Contents of a regular file we own that nobody else can write; None otherwise/absent."""
-    fd = os.open(path, os.O_RDONLY | _O_NOFOLLOW)
-    try:
-        st = os.fstat(fd)
-        if not _st.S_ISREG(st.st_mode) or not _secure(st):
-            raise PermissionError(path)
-        if st.st_size > max_size:
-            raise ValueError(path)
-        chunks, n = [], 0
-        while True:
-            b = os.read(fd, max(st.st_size - n, 0) + 1)
-            if not b:
-                break
-            chunks.append(b)
-            n += len(b)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
+def _read_checked(path: str, max_size: int) -> bytes:
+    """Contents of a regular file we own that nobody else can write (see
+    ``compiler.open_private``: FileNotFoundError, PermissionError or ValueError otherwise)."""
+    return read_private(path, max_size)
 
 
 @contextmanager
@@ -262,12 +349,17 @@ def _file_lock(d: str, key: str):
         yield
         return
     try:
-        fd = os.open(os.path.join(d, key + ".lock"), os.O_RDWR | os.O_CREAT | _O_NOFOLLOW, 0o600)
+        # O_NONBLOCK: a FIFO planted here would block the open; a lock file that is not a
+        # regular file of ours is not used (the atomic renames keep entries sound without it)
+        fd = os.open(os.path.join(d, key + ".lock"),
+                     os.O_RDWR | os.O_CREAT | _O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0), 0o600)
     except OSError:
         yield
         return
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        st = os.fstat(fd)
+        if _st.S_ISREG(st.st_mode) and _secure(st):
+            fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
         os.close(fd)  # releases the flock
@@ -279,14 +371,60 @@ def _file_lock(d: str, key: str):
 # or any exit within the spin period of a parallel kernel): a segmentation fault at exit.
 DLOPEN_FLAGS = ffi.RTLD_NOW | getattr(ffi, "RTLD_NODELETE", 0)
 
+# dlopen takes a name, and what a path names can change between the hash check and the dlopen.
+# So a library is dlopen-ed as /proc/self/fd/N of the descriptor its bytes were read (and
+# hashed) from, or written through: the kernel resolves that name to the very inode, whatever
+# the path names by then, and only its owner (us) can write an inode of mode 0700. A memfd copy
+# of the bytes would be as safe, but another inode: counting.py dlopen-s ``kernel.path`` again
+# to reach the kernel's counters, and glibc hands back an already-loaded library for the same
+# inode (or the same name), so from a memfd it would map a second copy whose counters no call
+# updates. The cost is that of opening by path: a descriptor duplicated, then closed.
+# glibc also hands back the library it loaded under a name seen before, and descriptor numbers
+# are reused: each load therefore takes a number above the last one (F_DUPFD), and when numbers
+# run out another spelling (/proc/self/fd/./N, /proc/self/fd/././N, ...) starts a new series,
+# so that no name is dlopen-ed twice.
+_PROC_FD = "/proc/self/fd"
+_HAVE_PROC_FD = os.path.isdir(_PROC_FD)
+_FD_CAP = 4096           # keeps the descriptor table small: then a new series
+_fd_series = [0, 0]      # [spelling, lowest number the next load may use], under _lock
 
-def _dlopen(path: str):
+
+def _proc_fd_name(fd: int) -> tuple[str, int]:
+    """(a /proc name of ``fd``'s file that no dlopen of this process used, the duplicate
+    descriptor it names, to close after the dlopen)."""
+    for cap in (_FD_CAP, None):
+        spelling, floor = _fd_series
+        try:
+            dup = _FCNTL.fcntl(fd, _FCNTL.F_DUPFD_CLOEXEC, floor)
+        except OSError:  # EINVAL (floor past RLIMIT_NOFILE) or EMFILE
+            dup = -1
+        if dup >= 0 and (cap is None or dup < cap):
+            _fd_series[1] = dup + 1
+            return f"{_PROC_FD}/{'./' * spelling}{dup}", dup
+        if dup >= 0:
+            os.close(dup)
+        _fd_series[:] = [spelling + 1, 0]
+    raise OSError(errno.EMFILE, "no file descriptor left to load a kernel through")
+
+
+def _dlopen(path: str, fd: int | None = None):
+    """dlopen the library whose verified bytes ``fd`` reads (``path`` is where it came from).
+
+    Without /proc (not Linux) the path itself is opened: there only root and this user can
+    change what it names (the directory checks), but a swap by this user's other processes
+    in between is not excluded.
+    """
     with _lock:
-        lib = _opened.get(path)
-        if lib is None:
+        if fd is None or _FCNTL is None or not _HAVE_PROC_FD:
             lib = ffi.dlopen(path, DLOPEN_FLAGS)
-            lib.ls_kernel  # noqa: B018 -- fail now, not at call time, if the symbol is missing
-            _opened[path] = lib
+        else:
+            name, dup = _proc_fd_name(fd)
+            try:
+                lib = ffi.dlopen(name, DLOPEN_FLAGS)
+            finally:
+                os.close(dup)
+        lib.ls_kernel  # noqa: B018 -- fail now, not at call time, if the symbol is missing
+        _opened[path] = lib
         return lib
 
 
@@ -304,25 +442,36 @@ def _key(source: str, info) -> str:
     return h.hexdigest()
 
 
+def _lookup_compiler():
+    """(compiler info, None), or without a compiler (the last compiler that built kernels into
+    the cache on this machine, the CompilerNotFoundError to raise when a compile is needed)."""
+    d = _probe_dir()
+    try:
+        return compiler_info(d), None
+    except CompilerNotFoundError as e:
+        info = _compiler.remembered_compiler(d)
+        if info is None:
+            raise
+        return info, e
+
+
 def kernel_key(source: str) -> str:
     """The cache key ``load_kernel(source)`` would use (detects the compiler if needed)."""
-    return _key(source, compiler_info(_probe_dir()))
+    return _key(source, _lookup_compiler()[0])
 
 
 def _try_disk(d: str, key: str, source_sha: str):
     """Look for a verified entry: (Kernel or None, problem, bad .so name).
 
     ``problem`` is None (absent or fine), "rebuilt" (corrupt, truncated, stale) or "rejected"
-    (ownership or permissions); ``bad .so name`` is a file to delete once replaced.
+    (ownership, permissions, not a regular file); ``bad .so name`` is a file to delete once
+    replaced.
     """
-    meta_path = os.path.join(d, key + ".json")
     try:
-        raw = _read_checked(meta_path, 1 << 16)
+        raw = _read_checked(os.path.join(d, key + ".json"), 1 << 16)
     except FileNotFoundError:
         return None, None, None
-    except (PermissionError, ValueError):
-        return None, "rejected", None
-    except OSError:  # e.g. ELOOP: a symlink planted in our place
+    except (OSError, ValueError):  # refused (PermissionError), too large, ELOOP, ...
         return None, "rejected", None
     try:
         meta = json.loads(raw)
@@ -337,19 +486,23 @@ def _try_disk(d: str, key: str, source_sha: str):
         return None, "rebuilt", None
     so_path = os.path.join(d, so_name)
     try:
-        blob = _read_checked(so_path, size)
+        fd, _ = open_private(so_path, size)
     except FileNotFoundError:
         return None, "rebuilt", None
     except PermissionError:
         return None, "rejected", so_name
     except (ValueError, OSError):
         return None, "rebuilt", so_name
-    if len(blob) != size or hashlib.sha256(blob).hexdigest() != digest:
-        return None, "rebuilt", so_name
     try:
-        lib = _dlopen(so_path)
-    except (OSError, AttributeError):
-        return None, "rebuilt", so_name
+        blob = read_fd(fd, size)
+        if len(blob) != size or hashlib.sha256(blob).hexdigest() != digest:
+            return None, "rebuilt", so_name
+        try:
+            lib = _dlopen(so_path, fd)  # the bytes just hashed, whatever so_path names now
+        except (OSError, AttributeError):
+            return None, "rebuilt", so_name
+    finally:
+        os.close(fd)
     return Kernel(fn=lib.ls_kernel, key=key, path=so_path, source="", lib=lib,
                   from_disk=True), None, None
 
@@ -359,55 +512,117 @@ def _bump(name: str, by: float = 1) -> None:
         _stats[name] += by
 
 
-def _build(d: str, key: str, source: str, source_sha: str, info, bad_so: str | None) -> Kernel:
-    src_path = os.path.join(d, key + ".c")
-    _atomic_write(src_path, source.encode())
+def _compile_private(work: str, saved: str, key: str, source: str, info) -> tuple[int, float]:
+    """Compile ``source`` in the private folder ``work``: (a read descriptor of the shared
+    object, seconds). Nobody else can write there (mkdtemp: 0700, ours), so what cc reads is
+    our source and what we read back is its output. A CompileError names ``saved``, the copy of
+    the source in the cache, rather than the private one, deleted on return."""
+    src, out = os.path.join(work, key + ".c"), os.path.join(work, key + ".so")
+    fd = os.open(src, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(source.encode())
+    try:
+        seconds = _compiler.compile_shared(info, src, out)
+    except CompileError as e:
+        _bump("compile_errors")
+        raise CompileError(str(e).replace(src, saved)) from None
+    # (its mode is the compiler's, umask included: in a folder nobody else can enter it does
+    # not matter; the copy in the cache is 0700)
+    fd = os.open(out, os.O_RDONLY | _O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+    if not _st.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise CompileError(f"lazysparse: compiling a kernel left no regular file at {out}")
+    return fd, seconds
+
+
+def _publish(d: str, key: str, source_sha: str, blob: bytes, info,
+             seconds: float) -> tuple[str, int]:
+    """Put a built entry into the cache: (the shared object's path, a descriptor of it)."""
     so_name = key + ".so"
     so_final = os.path.join(d, so_name)
     with _lock:
-        reuse_unsafe = so_final in _opened
-    if reuse_unsafe or os.path.lexists(so_final):
+        loaded = so_final in _opened
+    if loaded or os.path.lexists(so_final):  # a new name for new contents
         so_name = f"{key}-{os.urandom(6).hex()}.so"
         so_final = os.path.join(d, so_name)
-    tmp = _tmp_name(so_final)
+    fd = _atomic_write(so_final, blob, 0o700, keep=True)
     try:
-        seconds = _compiler.compile_shared(info, src_path, tmp)
-        os.chmod(tmp, 0o700)
-        with open(tmp, "rb") as f:
-            blob = f.read()
-        os.replace(tmp, so_final)
-    except CompileError:
-        _unlink(tmp)
-        _bump("compile_errors")
-        raise
+        meta = {
+            "key": key, "so": so_name, "so_size": len(blob),
+            "so_sha256": hashlib.sha256(blob).hexdigest(), "source_sha256": source_sha,
+            "lazysparse": _version(), "compiler": info.argv0,
+            "compiler_version": info.version, "flags": list(info.flags),
+            "machine": _compiler.machine_id(), "compile_seconds": round(seconds, 6),
+            "created": time.time(),
+        }
+        _atomic_write(os.path.join(d, key + ".json"), json.dumps(meta, indent=1).encode())
     except BaseException:
-        _unlink(tmp)
+        os.close(fd)
         raise
-    meta = {
-        "key": key, "so": so_name, "so_size": len(blob),
-        "so_sha256": hashlib.sha256(blob).hexdigest(), "source_sha256": source_sha,
-        "lazysparse": _version(), "compiler": info.argv0, "compiler_version": info.version,
-        "flags": list(info.flags), "machine": _compiler.machine_id(),
-        "compile_seconds": round(seconds, 6), "created": time.time(),
-    }
-    _atomic_write(os.path.join(d, key + ".json"), json.dumps(meta, indent=1).encode())
-    with _lock:
-        _stats["compiles"] += 1
-        _stats["compile_seconds"] += seconds
-    if bad_so and bad_so != so_name:
+    return so_final, fd
+
+
+def _build(d: str, key: str, source: str, source_sha: str, info, bad_so: str | None) -> Kernel:
+    """Compile privately, copy the result into the cache, load it.
+
+    The bytes are copied into the cache (a temporary name, fsync, ``os.replace``) rather than
+    renamed: a rename fails across file systems (/tmp is often tmpfs), and the copy is what
+    was read and hashed. Should the entry's files vanish while being written (another
+    process's ``clear_cache(disk=True)``), writing is tried once more, then the kernel is
+    loaded from the private folder, kept until exit.
+    """
+    # first the copy of the source for people to read (never compiled from): an unusable
+    # directory shows before the compile, not after
+    saved = os.path.join(d, key + ".c")
+    try:
+        _atomic_write(saved, source.encode())
+    except FileNotFoundError:  # removed as it was written (clear_cache elsewhere): only a copy
+        pass
+    work = tempfile.mkdtemp(prefix="lazysparse-build-")  # cc's own temporary files go to TMPDIR too
+    keep = False
+    try:
+        out_fd, seconds = _compile_private(work, saved, key, source, info)
+        try:
+            blob = read_fd(out_fd, 1 << 31)
+            with _lock:
+                _stats["compiles"] += 1
+                _stats["compile_seconds"] += seconds
+            _compiler.remember_compiler(d)
+            for attempt in (0, 1):
+                try:
+                    so_path, fd = _publish(d, key, source_sha, blob, info, seconds)
+                    break
+                except FileNotFoundError:
+                    if attempt or _check_dir(d) is not None:
+                        so_path, fd, keep = os.path.join(work, key + ".so"), os.dup(out_fd), True
+                        break
+            try:
+                lib = _dlopen(so_path, fd)
+            finally:
+                os.close(fd)
+        finally:
+            os.close(out_fd)
+    finally:
+        if keep:
+            _remove_at_exit(work)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    if bad_so and not keep and bad_so != os.path.basename(so_path):
         _unlink(os.path.join(d, bad_so))
-    lib = _dlopen(so_final)
-    return Kernel(fn=lib.ls_kernel, key=key, path=so_final, source=source, lib=lib,
+    return Kernel(fn=lib.ls_kernel, key=key, path=so_path, source=source, lib=lib,
                   compile_seconds=seconds)
 
 
-def _load_or_build(key: str, source: str, info) -> Kernel:
+def _load_or_build(key: str, source: str, info, missing: Exception | None = None) -> Kernel:
+    """From disk, or built; ``missing`` (no compiler) is raised only when a build is needed."""
     source_sha = hashlib.sha256(source.encode()).hexdigest()
     for attempt in (0, 1):
         d = _disk_dir()
         t0 = time.perf_counter()
         k, _, bad = _try_disk(d, key, source_sha)
         if k is None:
+            if missing is not None:
+                raise CompilerNotFoundError(str(missing))
             try:
                 with _file_lock(d, key):
                     # another process may have finished the same build while we waited
@@ -417,6 +632,10 @@ def _load_or_build(key: str, source: str, info) -> Kernel:
                             _bump(problem)
                         return _build(d, key, source, source_sha, info, bad2 or bad)
             except CompileError:
+                raise
+            except FileNotFoundError:
+                if attempt == 0:  # a file vanished between two steps: once more from the start
+                    continue
                 raise
             except OSError as e:
                 if attempt or _dir_fallback:
@@ -436,7 +655,8 @@ def _load_or_build(key: str, source: str, info) -> Kernel:
 def load_kernel(source: str) -> Kernel:
     """The compiled kernel for this C source, from memory, from disk, or freshly compiled.
 
-    Raises :class:`CompilerNotFoundError` when there is no C compiler and :class:`CompileError`
+    Raises :class:`CompilerNotFoundError` when the kernel has to be compiled and there is no C
+    compiler (a kernel already on disk is loaded without one) and :class:`CompileError`
     (a ``RuntimeError`` carrying the compiler's stderr and the saved source's path) when the
     source does not compile.
     """
@@ -447,7 +667,7 @@ def load_kernel(source: str) -> Kernel:
         return k
     if not isinstance(source, str):
         raise TypeError(f"load_kernel expects the C source as str, got {type(source).__name__}")
-    info = compiler_info(_probe_dir())
+    info, missing = _lookup_compiler()
     key = _key(source, info)
     with _lock:
         k = _mem.get(key)
@@ -467,7 +687,7 @@ def load_kernel(source: str) -> Kernel:
         _bump("hits")
         return pending.kernel
     try:
-        k = _load_or_build(key, source, info)
+        k = _load_or_build(key, source, info, missing)
     except BaseException as e:
         pending.error = e
         with _lock:

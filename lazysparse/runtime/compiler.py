@@ -5,7 +5,13 @@ again: the compiler's resolved path and identity (``cc --version`` first line), 
 this compiler accepts (``-march=native`` and ``-fopenmp`` are probed, and the probe result is
 remembered on disk next to the kernel cache so that a new process does not pay for a probe
 compile), and a CPU identification used in cache keys because on-disk builds use
-``-march=native``.
+``-march=native``. The last compiler that built kernels into a cache directory is remembered
+there too (:func:`remember_compiler`), so that a process without a compiler can still compute
+the keys of, and load, the kernels already on disk.
+
+Every record is read through :func:`read_private`: a regular file, owned by the current user,
+writable by nobody else, of bounded size, opened without following a symlink and without
+blocking (a FIFO planted in its place would otherwise hang every later process).
 
 Compilation always goes through :func:`subprocess.run` with a list argv, never a shell string.
 """
@@ -17,10 +23,12 @@ import os
 import platform
 import shlex
 import shutil
+import stat as _st
 import subprocess
 import tempfile
 import threading
 import time
+import warnings
 from dataclasses import dataclass
 
 __all__ = [
@@ -31,6 +39,9 @@ __all__ = [
     "openmp_available",
     "compile_shared",
     "machine_id",
+    "remember_compiler",
+    "remembered_compiler",
+    "read_private",
 ]
 
 #: Flags every kernel is compiled with (before the probed, optional ones).
@@ -164,15 +175,102 @@ class CompilerInfo:
 
 _lock = threading.Lock()
 _info: CompilerInfo | None = None
+_probed: tuple | None = None      # what the probe said of _info's compiler, before the switches
 _machine: str | None = None
+_cc_warned: set = set()           # $CC values already warned about (once each per process)
+_remembered: dict = {}            # probe_dir -> CompilerInfo or None, read once per process
+_remember_written: set = set()    # probe_dirs this process wrote its compiler into
 
 
 def _reset_for_tests() -> None:
     """Forget the compiler and machine identification (tests change $CC / PATH)."""
-    global _info, _machine
+    global _info, _probed, _machine
     with _lock:
         _info = None
+        _probed = None
         _machine = None
+        _cc_warned.clear()
+        _remembered.clear()
+        _remember_written.clear()
+
+
+# ---------------------------------------------------------------------------------------------
+# Private files
+# ---------------------------------------------------------------------------------------------
+
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+
+
+def secure(st) -> bool:
+    """Owned by the current user and not writable by group or others."""
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        return False
+    return not (st.st_mode & 0o022)
+
+
+def open_private(path: str, max_size: int) -> tuple[int, os.stat_result]:
+    """A read-only descriptor of ``path`` and its ``fstat``, for a regular file that
+    :func:`secure` accepts and that is at most ``max_size`` bytes.
+
+    Raises FileNotFoundError when it is absent, PermissionError when it is anything else than
+    such a file (another owner, group/other-writable, a symlink, a FIFO, a device) and
+    ValueError when it is larger. The ``lstat`` comes first so that nothing but a regular file
+    is ever opened (opening a FIFO blocks until a writer comes; a device may act on open);
+    O_NONBLOCK and O_NOFOLLOW cover a swap between the ``lstat`` and the ``open``, and the
+    ``fstat`` of the descriptor is what is judged.
+    """
+    if not _st.S_ISREG(os.lstat(path).st_mode):
+        raise PermissionError(f"{path} is not a regular file")
+    fd = os.open(path, os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK)
+    try:
+        st = os.fstat(fd)
+        if not _st.S_ISREG(st.st_mode) or not secure(st):
+            raise PermissionError(f"{path} is not a regular file of the current user that "
+                                  "only this user can write")
+        if st.st_size > max_size:
+            raise ValueError(f"{path} is larger than {max_size} bytes")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st
+
+
+def read_fd(fd: int, size: int) -> bytes:
+    """Up to ``size + 1`` bytes from ``fd`` (one more than expected shows a file that grew)."""
+    chunks, n = [], 0
+    while n <= size:
+        b = os.read(fd, size + 1 - n)
+        if not b:
+            break
+        chunks.append(b)
+        n += len(b)
+    return b"".join(chunks)
+
+
+def read_private(path: str, max_size: int) -> bytes:
+    """The contents of a file :func:`open_private` accepts (raising as it does)."""
+    fd, st = open_private(path, max_size)
+    try:
+        return read_fd(fd, max_size)
+    finally:
+        os.close(fd)
+
+
+def _write_record(path: str, data: dict) -> None:
+    """Write a small JSON record under a temporary name and rename it into place (best effort:
+    a record is an optimisation, never needed for correctness)."""
+    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.{os.urandom(4).hex()}.tmp"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "w") as f:
+            json.dump(data, f)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
 
 
 # ---------------------------------------------------------------------------------------------
@@ -180,21 +278,43 @@ def _reset_for_tests() -> None:
 # ---------------------------------------------------------------------------------------------
 
 def _find_compiler() -> tuple[str, tuple]:
-    """(absolute executable path, extra argv words): $CC if it names a program, else cc, gcc, clang."""
+    """(absolute executable path, extra argv words): $CC if it names a program, else cc, gcc, clang.
+
+    A $CC that names no program (``CC=/nonexistent``, a compiler not installed) is not an
+    error: lazysparse is a library, the program that imports it may run where its author's $CC
+    does not exist, and kernels compiled by another C99 compiler are just as right. It is not
+    silent either: a RuntimeWarning naming the value (once per process and value) says that
+    cc, gcc and clang are searched instead, and when none of them exists the
+    :class:`CompilerNotFoundError` names it too.
+    """
     candidates = []
     cc_env = os.environ.get("CC", "").strip()
+    bad_cc = None
     if cc_env:
         try:
             words = shlex.split(cc_env)  # $CC may carry words: "ccache gcc", "gcc -m64"
         except ValueError:
             words = cc_env.split()
         if words:
-            candidates.append((words[0], tuple(words[1:])))
+            found = shutil.which(words[0])
+            if found:
+                return os.path.abspath(found), tuple(words[1:])
+            bad_cc = cc_env
+            if cc_env not in _cc_warned:
+                _cc_warned.add(cc_env)
+                warnings.warn(f"lazysparse: the CC environment variable ({cc_env!r}) names no "
+                              f"program ({words[0]!r} is not an executable file or on PATH); "
+                              "looking for cc, gcc and clang on PATH instead",
+                              RuntimeWarning, stacklevel=4)
     candidates += [("cc", ()), ("gcc", ()), ("clang", ())]
     for cand, args in candidates:
         found = shutil.which(cand)
         if found:
             return os.path.abspath(found), args
+    if bad_cc is not None:
+        raise CompilerNotFoundError(f"lazysparse: the CC environment variable ({bad_cc!r}) names "
+                                    "no program, and no cc, gcc or clang is on PATH.\n"
+                                    + _INSTALL_HELP)
     raise CompilerNotFoundError()
 
 
@@ -332,37 +452,39 @@ def _read_probe(cache_path: str | None):
     if not cache_path:
         return None
     try:
-        fd = os.open(cache_path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if (hasattr(os, "getuid") and st.st_uid != os.getuid()) or (st.st_mode & 0o022):
-            return None
-        data = json.loads(os.read(fd, 4096).decode())
+        data = json.loads(read_private(cache_path, 4096).decode())
         if not isinstance(data["version"], str):
             return None
         return (data["version"], bool(data["march_native"]), bool(data["openmp"]),
                 bool(data["align_loops"]), bool(data["mvec"]))
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError):  # (absent, refused, or not ours to read)
         return None
-    finally:
-        os.close(fd)
 
 
 def _write_probe(cache_path: str | None, version: str, march: bool, omp: bool, align: bool,
                  mvec: bool) -> None:
-    if not cache_path:
-        return
-    try:
-        tmp = f"{cache_path}.{os.getpid()}.{threading.get_ident()}.{os.urandom(4).hex()}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as f:
-            json.dump({"version": version, "march_native": march, "openmp": omp, "align_loops": align,
-                       "mvec": mvec}, f)
-        os.replace(tmp, cache_path)
-    except OSError:
-        pass
+    if cache_path:
+        _write_record(cache_path, {"version": version, "march_native": march, "openmp": omp,
+                                   "align_loops": align, "mvec": mvec})
+
+
+def _make_info(path: str, args, version: str, march: bool, omp: bool, align: bool,
+               mvec: bool, resolved: str | None = None) -> CompilerInfo:
+    """The CompilerInfo of a probed compiler, under this process's switches."""
+    # LAZYSPARSE_SIMD=0: the compiler's baseline target, without -march=native: every
+    # hand-written vector path (AVX-512 segment sums, AVX2/AVX-512 workspace probes, libmvec)
+    # is compiled out, as on a machine without those instructions. The suite runs both ways.
+    simd = os.environ.get("LAZYSPARSE_SIMD", "1").strip() != "0"
+    march = march and simd
+    flags = _flags(march, omp, align)
+    # LAZYSPARSE_MVEC=0: libm's scalar functions (1 ulp) even where libmvec works, read once
+    # per process like the rest of the compiler's identity
+    mvec = mvec and simd and os.environ.get("LAZYSPARSE_MVEC", "1").strip() != "0"
+    if mvec:
+        flags += MVEC_FLAGS
+    return CompilerInfo(path=path, resolved=resolved or os.path.realpath(path), args=tuple(args),
+                        version=version, march_native=march, openmp=omp, mvec=mvec,
+                        flags=tuple(flags), link_flags=MVEC_LINK if mvec else LINK_FLAGS)
 
 
 def compiler_info(probe_dir: str | None = None) -> CompilerInfo:
@@ -370,9 +492,10 @@ def compiler_info(probe_dir: str | None = None) -> CompilerInfo:
 
     ``probe_dir`` (the kernel cache directory) lets the probe result be remembered across
     processes; it is keyed by the compiler's path, version line, mtime and size and the machine.
-    Raises :class:`CompilerNotFoundError` when there is no compiler.
+    Raises :class:`CompilerNotFoundError` when there is no compiler ($CC first when it names a
+    program, else cc, gcc, clang on PATH: see ``_find_compiler``).
     """
-    global _info
+    global _info, _probed
     info = _info
     if info is not None:
         return info
@@ -389,21 +512,65 @@ def compiler_info(probe_dir: str | None = None) -> CompilerInfo:
             _write_probe(cpath, version, march, omp, align, mvec)
         else:
             version, march, omp, align, mvec = probed
-        # LAZYSPARSE_SIMD=0: the compiler's baseline target, without -march=native: every
-        # hand-written vector path (AVX-512 segment sums, AVX2/AVX-512 workspace probes, libmvec)
-        # is compiled out, as on a machine without those instructions. The suite runs both ways.
-        simd = os.environ.get("LAZYSPARSE_SIMD", "1").strip() != "0"
-        march = march and simd
-        flags = _flags(march, omp, align)
-        # LAZYSPARSE_MVEC=0: libm's scalar functions (1 ulp) even where libmvec works, read once
-        # per process like the rest of the compiler's identity
-        mvec = mvec and simd and os.environ.get("LAZYSPARSE_MVEC", "1").strip() != "0"
-        if mvec:
-            flags += MVEC_FLAGS
-        _info = CompilerInfo(path=path, resolved=os.path.realpath(path), args=tuple(args),
-                             version=version, march_native=march, openmp=omp, mvec=mvec,
-                             flags=tuple(flags), link_flags=MVEC_LINK if mvec else LINK_FLAGS)
+        _probed = (version, march, omp, align, mvec)
+        _info = _make_info(path, args, version, march, omp, align, mvec)
         return _info
+
+
+# ---------------------------------------------------------------------------------------------
+# The last compiler of a cache directory
+# ---------------------------------------------------------------------------------------------
+
+def _remembered_path(probe_dir: str) -> str:
+    # one record per machine: a cache directory on a shared home is used from several
+    return os.path.join(probe_dir, "compiler-last-"
+                        + hashlib.sha256(machine_id().encode()).hexdigest()[:16] + ".json")
+
+
+def remember_compiler(probe_dir: str | None) -> None:
+    """Record this process's compiler (as probed, before LAZYSPARSE_SIMD/MVEC) in
+    ``probe_dir`` as the last one that built kernels there: :func:`remembered_compiler` reads
+    it where no compiler can be found. Written once per process and directory, after a compile
+    (a process that only loads kernels leaves the record as it is)."""
+    with _lock:
+        info, probed = _info, _probed
+        if not probe_dir or info is None or probed is None or probe_dir in _remember_written:
+            return
+        _remember_written.add(probe_dir)
+    version, march, omp, align, mvec = probed
+    _write_record(_remembered_path(probe_dir), {
+        "path": info.path, "resolved": info.resolved, "args": list(info.args),
+        "version": version, "march_native": march, "openmp": omp, "align_loops": align,
+        "mvec": mvec, "machine": machine_id()})
+
+
+def remembered_compiler(probe_dir: str | None) -> CompilerInfo | None:
+    """The CompilerInfo of the last compiler that built kernels into ``probe_dir`` on this
+    machine (see :func:`remember_compiler`), under this process's switches; None when there is
+    no such record or it is refused (not a private regular file, malformed, another machine).
+
+    Only the cache uses it, and only to compute keys: a key hashes the compiler's identity
+    and flags with the source, so an entry found under it was built from this source by that
+    compiler with those flags; nothing is ever compiled with this CompilerInfo.
+    """
+    if not probe_dir:
+        return None
+    with _lock:
+        if probe_dir in _remembered:
+            return _remembered[probe_dir]
+    info = None
+    try:
+        r = json.loads(read_private(_remembered_path(probe_dir), 8192).decode())
+        strings = [r["path"], r["resolved"], r["version"], *r["args"]]
+        if r["machine"] == machine_id() and all(isinstance(x, str) for x in strings):
+            info = _make_info(r["path"], r["args"], r["version"], bool(r["march_native"]),
+                              bool(r["openmp"]), bool(r["align_loops"]), bool(r["mvec"]),
+                              resolved=r["resolved"])
+    except (OSError, ValueError, KeyError, TypeError):
+        info = None
+    with _lock:
+        _remembered[probe_dir] = info
+    return info
 
 
 def openmp_available() -> bool:

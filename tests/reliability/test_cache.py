@@ -183,9 +183,9 @@ def no_dlopen_of(monkeypatch, *paths):
     real = c._dlopen
     banned = {os.path.realpath(p) for p in paths}
 
-    def guarded(path):
+    def guarded(path, *args):
         assert os.path.realpath(path) not in banned, f"{path} was dlopen-ed"
-        return real(path)
+        return real(path, *args)
 
     monkeypatch.setattr(c, "_dlopen", guarded)
 
