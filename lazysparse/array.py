@@ -118,7 +118,9 @@ class Array:
 
     @property
     def storage(self) -> Storage:
-        """The concrete storage (materializes a lazy array)."""
+        """The concrete storage (materializes a lazy array). Its buffers are the array's own
+        (or the caller's, wrapped by ``asarray`` without a copy): read them, never write them;
+        ``todense``/``to_scipy`` hand out read-only views of them."""
         if self._storage is not None:
             return self._storage
         if self._node.result is None:
@@ -206,6 +208,9 @@ class Array:
 
     # -- conversions -------------------------------------------------------------------------
     def todense(self) -> np.ndarray:
+        """The values as a dense NumPy array: a read-only view (arrays are immutable; a dense
+        array's buffer is shared, not copied). ``np.array(x)`` or ``.todense().copy()`` gives
+        a writable copy."""
         from .creation import to_numpy
         return to_numpy(self)
 
@@ -234,15 +239,25 @@ class Array:
         return self.asformat("coo")
 
     def __array__(self, dtype=None, copy=None):
+        """NumPy 2's protocol: ``copy=None`` (``np.asarray``) gives a read-only view of a dense
+        array's buffer (see ``todense``); ``copy=True`` (``np.array``) a writable copy, which
+        NumPy returns as it is; ``copy=False`` raises ``ValueError`` where a copy is needed (a
+        sparse array, another dtype)."""
         fmt = self.format
         if not fmt.is_dense and os.environ.get("LAZYSPARSE_AUTO_DENSIFY", "0") != "1":
             raise TypeError(f"np.asarray: this lazysparse array has sparse format {fmt!r}; "
                             "call .todense() to get a dense NumPy array "
                             "(or set LAZYSPARSE_AUTO_DENSIFY=1)")
-        arr = self.todense()
-        if dtype is not None:
-            arr = arr.astype(dtype, copy=False)
-        return arr
+        if copy is False and not fmt.is_dense:
+            raise ValueError(f"np.asarray(copy=False): this lazysparse array has sparse format {fmt!r}; "
+                             "its dense values are a new array, never a view")
+        arr = self.todense()  # read-only (creation.to_numpy)
+        if dtype is not None and np.dtype(dtype) != arr.dtype:
+            if copy is False:
+                raise ValueError(f"np.asarray(copy=False): the values are {arr.dtype}; {np.dtype(dtype)} "
+                                 "needs a copy")
+            return arr.astype(dtype)  # a new, writable array
+        return arr.copy() if copy else arr
 
     # -- scalars -----------------------------------------------------------------------------
     def _scalar(self, kind):

@@ -13,7 +13,7 @@ import operator
 
 import numpy as np
 
-from .creation import _fits32
+from .creation import _fits32, checked_shape
 from .errors import shown
 from .formats import Format, Level, resolve_format
 from .formats.storage import Storage
@@ -54,6 +54,7 @@ def diags(diagonals, offsets=0, shape=None, format="csr", dtype=None):
     n, m = (int(s) for s in shape)
     if n < 0 or m < 0:
         raise ValueError(f"{name}: negative shape {tuple(shape)}")
+    checked_shape((n, m), name, f"shape {(n, m)} was asked for")
     dt = np.dtype(dtype) if dtype is not None else (
         np.result_type(*diagonals) if diagonals else np.dtype(np.float64))
     flat = []
@@ -130,6 +131,10 @@ def kron(a, b, format=None):
         sparse = [x.format for x in (a, b) if not x.format.is_dense]
         format = sparse[0] if sparse else "dense"
     fmt = resolve_format(format, 2)
+    # the products' shape, exact, before anything is computed: int64 arithmetic would wrap
+    checked_shape((int(n) * int(p), int(m) * int(q)), name,
+                  f"the Kronecker product of shapes {tuple(a.shape)} and {tuple(b.shape)}",
+                  itemsize=np.dtype(np.result_type(a.dtype, b.dtype)).itemsize if fmt.is_dense else None)
     csr, csc = resolve_format("csr", 2), resolve_format("csc", 2)
     if fmt in (csr, csc):
         # laid out in the operands' own order (a loop against it took 10x as long): b converted

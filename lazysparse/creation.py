@@ -14,8 +14,10 @@ complex128 (the nearest we have); other kinds (strings, objects, datetimes) rais
 """
 from __future__ import annotations
 
+import math
 import numbers
 import operator
+import sys
 
 import numpy as np
 
@@ -32,6 +34,7 @@ __all__ = ["asarray", "random", "zeros", "ones", "eye", "to_numpy", "to_scipy", 
 _I32 = np.dtype(np.int32)
 _I64 = np.dtype(np.int64)
 _I32MAX = np.iinfo(np.int32).max
+_I64MAX = np.iinfo(np.int64).max
 _VALUE_SET = frozenset(VALUE_DTYPES)
 # Relaxed twins of our formats: user input is validated against these (ranges and lengths only),
 # then canonicalized when its order is not the one the real format promises.
@@ -46,13 +49,19 @@ def _value_dtype(dt, name="asarray"):
     if dt in _VALUE_SET:
         return dt
     if dt.kind not in "biufc":
-        raise TypeError(f"{name}: unsupported dtype {dt}; lazysparse stores "
-                        f"{', '.join(str(d) for d in VALUE_DTYPES)}")
+        raise TypeError(f"{name}: unsupported dtype {dt}{_DTYPE_HINT.get(dt.kind, '')}; lazysparse "
+                        f"stores {', '.join(str(d) for d in VALUE_DTYPES)}")
     dt = dt.newbyteorder("=")
     for cand in VALUE_DTYPES:
         if np.can_cast(dt, cand, "safe"):
             return cand
     return np.dtype(np.float64 if dt.kind == "f" else np.complex128)  # long double: nearest we have
+
+
+# what to do about a dtype of a kind no kernel stores
+_DTYPE_HINT = {"O": " (Python objects: convert the values to a numeric dtype first, e.g. "
+                    "np.asarray(x, dtype=np.float64), or x.astype(np.float64) for a scipy.sparse array)",
+               "U": " (strings)", "S": " (bytes)", "M": " (datetimes)", "m": " (timedeltas)"}
 
 
 def _requested_dtype(dtype, name):
@@ -304,6 +313,7 @@ def _storage_of(obj, name, check):
         return _dense_storage(obj, name)
     import scipy.sparse as sp
     if sp.issparse(obj):
+        _check_scipy_kind(obj, name)
         if obj.ndim == 2 and obj.format in ("csr", "csc"):
             return _compressed_storage(obj.shape, obj.indptr, obj.indices, obj.data, obj.format, name, check)
         if obj.ndim == 1 and obj.format == "csr":
@@ -344,6 +354,32 @@ def _storage_of(obj, name, check):
     if isinstance(obj, (str, bytes)):
         raise TypeError(f"{name}: cannot make an array from {type(obj).__name__} {shown(obj)}")
     return _dense_storage(obj, name)
+
+
+# the ranks scipy.sparse gives each format (1.15: 1-d COO, CSR and DOK; n-d COO)
+_SCIPY_RANKS = {"csr": (1, 2), "dok": (1, 2), "csc": (2,), "bsr": (2,), "dia": (2,), "lil": (2,)}
+
+
+def _check_scipy_kind(obj, name):
+    """A scipy.sparse input's rank and value dtype, checked before anything reads its arrays:
+    scipy's own converters assume them (a BSR whose shape was given three dimensions failed
+    with "too many values to unpack"; object values with "no supported conversion")."""
+    fmt, shape = obj.format, tuple(obj.shape)
+    ranks = _SCIPY_RANKS.get(fmt)
+    if ranks is not None and len(shape) not in ranks:
+        want = " or ".join(f"{r}-d" for r in ranks)
+        raise ValueError(f"{name}: invalid {fmt.upper()} input: shape {shape} has {len(shape)} "
+                         f"dimension{'s' * (len(shape) != 1)}; scipy.sparse {fmt.upper()} arrays are {want}")
+    if fmt == "coo":
+        coords = obj.coords if hasattr(obj, "coords") else (obj.row, obj.col)
+        if len(coords) != len(shape):
+            raise ValueError(f"{name}: invalid COO input: shape {shape} has {len(shape)} dimensions "
+                             f"but there are {len(coords)} coordinate arrays")
+    dt = np.dtype(obj.dtype)
+    if dt.kind not in "biufc":
+        raise TypeError(f"{name}: unsupported dtype {dt} of a scipy.sparse {type(obj).__name__}"
+                        f"{_DTYPE_HINT.get(dt.kind, '')}; lazysparse stores "
+                        f"{', '.join(str(d) for d in VALUE_DTYPES)}")
 
 
 def _dense_storage(obj, name):
@@ -422,7 +458,69 @@ def _shape(shape, name):
         raise TypeError(f"{name}: shape must be an int or a tuple of ints, got {shown(shape)}") from None
     if any(s < 0 for s in shape):
         raise ValueError(f"{name}: negative dimensions are not allowed (shape {shape})")
+    return checked_shape(shape, name, f"shape {shape} was asked for")
+
+
+def checked_shape(dims, name, operands, *, elements=False, itemsize=None):
+    """``dims`` (exact Python ints, never NumPy's wrapping int64) as a result shape, else a
+    ``ValueError`` naming ``name``, ``operands`` (what the shape came from: the inputs' shapes
+    and the arguments) and the problem. Shapes, coordinates and loop bounds are int64 in storage
+    and in every kernel, so no dimension may pass the int64 maximum (``vstack`` once returned a
+    shape past it, and ``pad``'s int64 sum wrapped to a negative one). ``elements``: a dense result (or a
+    NumPy view), whose elements must have an int64 linear index; ``itemsize``: one that is
+    allocated too, whose bytes must fit the address space (beyond that no memory limit applies:
+    the size is not a real request)."""
+    shape = tuple(int(d) for d in dims)
+    for k, d in enumerate(shape):
+        if d > _I64MAX:
+            raise ValueError(f"{name}: the result would have shape {shape}, whose axis {k} ({d}) is "
+                             f"past the int64 maximum {_I64MAX}; {operands}")
+    if elements or itemsize is not None:
+        n = math.prod(shape)
+        if n > _I64MAX:
+            raise ValueError(f"{name}: the dense result of shape {shape} would have {n} elements, more "
+                             f"than an int64 index numbers ({_I64MAX}); {operands}")
+        if itemsize is not None and n * itemsize > sys.maxsize:
+            raise ValueError(f"{name}: the dense result of shape {shape} would take {n * itemsize} bytes, "
+                             f"more than the address space holds; {operands}")
     return shape
+
+
+def _guard_sparse(shape, fmt, nnz, dt, name):
+    """A sparse array a creation function stores (``nnz`` entries in ``fmt``), refused with a
+    ``ValueError`` before NumPy is asked for it when its arrays could not be addressed at all:
+    NumPy's own refusal ("array is too big") named neither the function nor the shape. (The
+    memory limit is for dense arrays: a sparse one the memory can hold is made.)"""
+    lead, l = 1, 0
+    while l < len(fmt.levels) and fmt.levels[l].kind == "dense":
+        lead *= shape[fmt.order[l]]
+        l += 1
+    positions = lead + 1 if l < len(fmt.levels) else 0  # the first compressed level's
+    nbytes = positions * 8 + nnz * (np.dtype(dt).itemsize + 8 * len(shape))
+    if nnz > _I64MAX or nbytes > sys.maxsize:
+        from .runtime.memory import _human
+        raise ValueError(f"{name}: an array of shape {shape} in format {fmt!r} would store {nnz} entries "
+                         f"({_human(nbytes)} with its positions), more than a 64-bit address space holds")
+    return nbytes
+
+
+class _NamedOOM:
+    """NumPy's ``MemoryError`` while a creation function builds its arrays, raised again naming
+    the function, the shape and the format (NumPy's names only an array's dtype and length)."""
+
+    def __init__(self, name, shape, fmt, nbytes):
+        self.what = (name, shape, fmt, nbytes)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, err, tb):
+        if kind is not None and issubclass(kind, MemoryError):
+            from .runtime.memory import _human
+            name, shape, fmt, nbytes = self.what
+            raise MemoryError(f"{name}: out of memory making an array of shape {shape} in format {fmt!r} "
+                              f"(about {_human(nbytes)}): {err}") from None
+        return False
 
 
 def _fill_values(n, dt, rng=None):
@@ -469,10 +567,12 @@ def random(shape, *, density=0.01, format="csr", dtype="float64", seed=None) -> 
     if size > np.iinfo(np.int64).max:
         raise ValueError(f"{name}: shape {shape} has too many elements to sample")
     k = int(round(density * size))
-    rng = np.random.default_rng(seed)
-    flat = _sample(rng, size, k)
-    coords = np.unravel_index(flat, shape) if shape else ()
-    return Array._from_storage(_from_coords(shape, fmt, list(coords), _fill_values(k, dt, rng)))
+    nbytes = size * dt.itemsize if fmt.is_dense else _guard_sparse(shape, fmt, k, dt, name)
+    with _NamedOOM(name, shape, fmt, nbytes):
+        rng = np.random.default_rng(seed)
+        flat = _sample(rng, size, k)
+        coords = np.unravel_index(flat, shape) if shape else ()
+        return Array._from_storage(_from_coords(shape, fmt, list(coords), _fill_values(k, dt, rng)))
 
 
 def zeros(shape, *, format="dense", dtype="float64") -> Array:
@@ -496,11 +596,12 @@ def ones(shape, *, format="dense", dtype="float64") -> Array:
 
 
 def _guard_dense(shape, dt, fmt, name):
-    """The memory guard (issue 5, guarantee 5) for a dense array a creation function makes,
+    """The memory guard (runtime/memory.py) for a dense array a creation function makes,
     before NumPy allocates it: the same MemoryError, naming the function, as any dense result."""
     if fmt.is_dense:
         from .runtime import memory
-        nbytes = int(np.prod(shape, dtype=object)) * np.dtype(dt).itemsize
+        checked_shape(shape, name, f"shape {shape} was asked for", itemsize=np.dtype(dt).itemsize)
+        nbytes = math.prod(shape) * np.dtype(dt).itemsize
         memory.check_dense(nbytes, shape, "the result", name)
 
 
@@ -512,9 +613,12 @@ def _constant(shape, format, dtype, name, value):
     _guard_dense(shape, dt, fmt, name)
     if fmt.is_dense:
         return Array._from_storage(Storage.from_dense(np.full(shape, value, dtype=dt)))
-    size = 0 if value == 0 else int(np.prod(shape, dtype=np.int64))
-    coords = np.unravel_index(np.arange(size), shape) if shape else ()
-    return Array._from_storage(_from_coords(shape, fmt, list(coords), np.full(size, value, dt)))
+    size = 0 if value == 0 else math.prod(shape)  # (exact: np.prod wraps past int64)
+    with _NamedOOM(name, shape, fmt, _guard_sparse(shape, fmt, size, dt, name)):
+        # (no entries: no unravel_index, which refuses shapes of more than 2**63 elements)
+        coords = [np.zeros(0, np.int64)] * len(shape) if not size else \
+            np.unravel_index(np.arange(size), shape) if shape else ()
+        return Array._from_storage(_from_coords(shape, fmt, list(coords), np.full(size, value, dt)))
 
 
 def eye(n, m=None, *, k=0, format="csr", dtype="float64") -> Array:
@@ -532,8 +636,11 @@ def eye(n, m=None, *, k=0, format="csr", dtype="float64") -> Array:
         raise TypeError(f"eye: the diagonal offset k must be an integer, got {shown(k)}") from None
     fmt = _result_format(format, 2, "eye")
     _guard_dense(shape, dt, fmt, "eye")
-    i = np.arange(max(0, -k), max(0, min(shape[0], shape[1] - k)), dtype=np.int64)
-    return Array._from_storage(_from_coords(shape, fmt, [i, i + k], np.ones(len(i), dt)))
+    nnz = max(0, min(shape[0] + min(k, 0), shape[1] - max(k, 0)))  # the diagonal's length
+    nbytes = math.prod(shape) * dt.itemsize if fmt.is_dense else _guard_sparse(shape, fmt, nnz, dt, "eye")
+    with _NamedOOM("eye", shape, fmt, nbytes):
+        i = np.arange(max(0, -k), max(0, min(shape[0], shape[1] - k)), dtype=np.int64)
+        return Array._from_storage(_from_coords(shape, fmt, [i, i + k], np.ones(len(i), dt)))
 
 
 # -- conversions ---------------------------------------------------------------------------------
@@ -562,12 +669,29 @@ def convert(x: Array, format, name="asformat") -> Array:
     return node.materialize()
 
 
+def readonly(a):
+    """A read-only view of ``a`` (no copy), for handing a buffer out.
+
+    Arrays are immutable: kernels read a storage's buffers without checking them again, and
+    bound plans reuse what they computed from them, so a caller writing into a result's buffer
+    (an index past the end: a crash; a value: a silently changed "immutable" result and every
+    value computed from it afterwards) must be stopped. A view, not ``a.flags.writeable =
+    False``: ``a`` may be the caller's own array, wrapped without a copy by ``asarray``, whose
+    flags are not ours to change."""
+    if a is None or not a.flags.writeable:
+        return a
+    v = a.view()
+    v.flags.writeable = False
+    return v
+
+
 def to_numpy(x: Array) -> np.ndarray:
-    """Dense NumPy array of ``x`` (dense storage: its own buffer, no copy)."""
+    """Dense NumPy array of ``x``: a read-only view of its buffer (dense storage: no copy;
+    ``np.array(x)`` or ``.copy()`` for a writable one)."""
     st = x.storage
     if not st.format.is_dense:
         st = convert(x, resolve_format("dense", x.ndim)).storage
-    return np.asarray(st.vals)
+    return readonly(np.asarray(st.vals))
 
 
 def _coords(st):
@@ -593,7 +717,10 @@ def _coords(st):
 
 
 def to_scipy(x: Array, format=None):
-    """A scipy.sparse *array* (csr/csc/coo) of a 2-d ``x``; CSR/CSC storage is shared, not copied."""
+    """A scipy.sparse *array* (csr/csc/coo) of a 2-d ``x``; CSR/CSC storage is shared, not
+    copied, through read-only views (``readonly``): scipy's methods that make new arrays work on
+    them; its in-place ones (``eliminate_zeros``, ``data *= 2``, ``resize``) raise ``ValueError``
+    -- call ``.copy()`` on the result first for a matrix of your own."""
     import scipy.sparse as sp
     if x.ndim != 2:
         raise ValueError(f"to_scipy: scipy.sparse arrays are 2-d here; this array has shape {x.shape}")
@@ -604,29 +731,32 @@ def to_scipy(x: Array, format=None):
     want = format or name or "csr"
     if name != want:
         st = convert(x, want).storage
+    vals = readonly(st.vals)
     if want == "coo":
         r, c = _coords(st)
-        m = sp.coo_array((st.vals, (r, c)), shape=st.shape)
+        m = sp.coo_array((vals, (readonly(r), readonly(c))), shape=st.shape)
     else:
         cls = sp.csr_array if want == "csr" else sp.csc_array
-        m = cls((st.vals, st.crd[1], st.pos[1]), shape=st.shape, copy=False)
+        ind, ptr = readonly(st.crd[1]), readonly(st.pos[1])
+        m = cls((vals, ind, ptr), shape=st.shape, copy=False)
         # scipy may narrow int64 indices on construction; put ours back so nothing is copied
-        m.indices, m.indptr, m.data = st.crd[1], st.pos[1], st.vals
+        m.indices, m.indptr, m.data = ind, ptr, vals
     m.has_canonical_format = True  # our storage is sorted and duplicate-free
     return m
 
 
 def to_pydata(x: Array):
-    """A pydata/sparse array: ``GCXS`` for CSR/CSC storage (shared buffers), ``COO`` otherwise."""
+    """A pydata/sparse array: ``GCXS`` for CSR/CSC storage (shared buffers, read-only views as
+    ``to_scipy``'s), ``COO`` otherwise."""
     import sparse
     st = x.storage
     if st.format.name in ("csr", "csc"):
-        return sparse.GCXS((st.vals, st.crd[1], st.pos[1]), shape=st.shape,
+        return sparse.GCXS((readonly(st.vals), readonly(st.crd[1]), readonly(st.pos[1])), shape=st.shape,
                            compressed_axes=(0,) if st.format.name == "csr" else (1,))
     if st.ndim == 0:
-        return sparse.COO(np.zeros((0, 1), np.int64), np.asarray(st.vals).reshape(1), shape=())
+        return sparse.COO(np.zeros((0, 1), np.int64), np.asarray(st.vals).reshape(1).copy(), shape=())
     if st.format.is_dense:
         st = convert(x, "coo").storage
     coords = np.stack(_coords(st)) if st.ndim else np.zeros((0, len(st.vals)), np.int64)
     canon = st.format.order == tuple(range(st.ndim)) and all(l.ordered for l in st.format.levels)
-    return sparse.COO(coords, st.vals, shape=st.shape, has_duplicates=False, sorted=canon)
+    return sparse.COO(coords, readonly(st.vals), shape=st.shape, has_duplicates=False, sorted=canon)

@@ -316,7 +316,7 @@ def reshape(x, shape, order="C"):
     in its format when the number of dimensions stays, in COO otherwise."""
     import math
     from .array import Array
-    from .creation import _canonical, _coords, _fits32, _from_coords
+    from .creation import _canonical, _coords, _fits32, _from_coords, checked_shape
     from .formats import resolve_format
     from .formats.storage import Storage
     name = "reshape"
@@ -339,11 +339,14 @@ def reshape(x, shape, order="C"):
     shape = tuple(shape)
     if math.prod(shape) != size:
         raise ValueError(f"{name}: cannot reshape array of size {size} into shape {shape}")
+    # (an empty array's new shape may have any other dimension: past int64 it cannot be stored)
+    checked_shape(shape, name, f"reshaping shape {tuple(x.shape)} to {shape}")
     st = x.storage
     if st.format.is_dense:
         return Array._from_storage(Storage.from_dense(np.asarray(st.vals).reshape(shape, order=order)))
     if size >= 2**63:
-        raise ValueError(f"{name}: {size} elements do not have a 64-bit linear index")
+        raise ValueError(f"{name}: reshaping shape {tuple(x.shape)} to {shape} renumbers its {size} "
+                         "elements by a linear index, which does not fit in 64 bits")
     coords = _coords(st)
     lin = np.ravel_multi_index([c.astype(np.int64) for c in coords], x.shape, order=order) \
         if x.ndim else np.zeros(len(st.vals), np.int64)

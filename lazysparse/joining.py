@@ -41,7 +41,7 @@ def concatenate(arrays, axis=0, *, format=None, name="concatenate"):
     (4, 2)
     """
     from .array import Array
-    from .creation import _canonical, _coords, _fits32, _from_coords, _result_format
+    from .creation import _canonical, _coords, _fits32, _from_coords, _result_format, checked_shape
     from .formats.storage import Storage
     arrs = _arrays(arrays, name)
     nd = arrs[0].ndim
@@ -57,12 +57,14 @@ def concatenate(arrays, axis=0, *, format=None, name="concatenate"):
             raise ValueError(f"{name}: the input shapes must match except along axis {ax}, got {shapes}")
     dtype = np.result_type(*[a.dtype for a in arrs])
     shape = list(arrs[0].shape)
-    shape[ax] = sum(a.shape[ax] for a in arrs)
-    shape = tuple(shape)
+    shape[ax] = sum(int(a.shape[ax]) for a in arrs)  # (exact: checked, never wrapped)
+    operands = f"joining shapes {shapes} along axis {ax}"
+    shape = checked_shape(shape, name, operands)
     sts = [a.storage for a in arrs]  # (computes lazy inputs)
     fmt = _result_format(format, nd, name) if format is not None else next(
         (st.format for st in sts if not st.format.is_dense), None)
     if fmt is None:
+        checked_shape(shape, name, operands, itemsize=dtype.itemsize)
         vals = np.concatenate([np.asarray(st.vals) for st in sts], axis=ax).astype(dtype, copy=False)
         return Array._from_storage(Storage.from_dense(vals))
     joined = _join_levels(sts, ax, fmt, shape, dtype)

@@ -92,6 +92,14 @@ def _limit_sparse(nnz, nd, itemsize, shape, name):
                           "(LAZYSPARSE_MEMORY_LIMIT)")
 
 
+def _checked(dims, name, operands, dense_dtype=None):
+    """``creation.checked_shape``: the result's shape, or a ``ValueError`` when a dimension
+    passes int64 (or a dense result's elements or bytes cannot be addressed)."""
+    from .creation import checked_shape
+    return checked_shape(dims, name, operands,
+                         itemsize=None if dense_dtype is None else np.dtype(dense_dtype).itemsize)
+
+
 def _limit_dense(shape, dtype, name):
     from .runtime import memory
     nbytes = math.prod(int(s) for s in shape) * np.dtype(dtype).itemsize
@@ -302,8 +310,13 @@ def broadcast_to(x, shape):
                              f"{tuple(x.shape)} and requested shape {shape}")
     if tuple(x.shape) == shape:
         return x
+    operands = f"broadcasting shape {tuple(x.shape)} to {shape}"
+    _checked(shape, name, operands)
     st = x.storage
     if st.format.is_dense:
+        # (a view: no bytes allocated, but NumPy numbers its elements with an intp)
+        from .creation import checked_shape
+        checked_shape(shape, name, operands, elements=True)
         return _dense(np.broadcast_to(np.asarray(st.vals), shape))
     # output axes whose coordinate ranges over the broadcast extent
     spread = [j for j in range(out) if j < lead or (x.shape[j - lead] == 1 and shape[j] != 1)]
@@ -400,11 +413,14 @@ def tile(x, reps):
     nd = max(x.ndim, len(reps))
     reps = (1,) * (nd - len(reps)) + reps
     base = (1,) * (nd - x.ndim) + tuple(x.shape)
-    shape = tuple(s * r for s, r in zip(base, reps))
+    shape = tuple(int(s) * int(r) for s, r in zip(base, reps))
     if shape == tuple(x.shape):
         return x
+    operands = f"tiling shape {tuple(x.shape)} by reps {reps}"
+    _checked(shape, name, operands)
     st = x.storage
     if st.format.is_dense:
+        _checked(shape, name, operands, st.dtype)
         _limit_dense(shape, st.dtype, name)
         return _dense(np.tile(np.asarray(st.vals), reps))
     copies = math.prod(reps)
@@ -444,15 +460,20 @@ def repeat(x, repeats, axis=None):
                          f"({r.shape[0]},)")
     counts = np.broadcast_to(r.reshape(-1) if r.ndim else r, (n,))
     shape = list(x.shape)
-    shape[ax] = int(counts.sum())
-    shape = tuple(shape)
+    # the total, exact: an int64 sum wraps (2**62 repeats of four elements summed to 0)
+    big = n and int(counts.max()) > np.iinfo(np.int64).max // n
+    shape[ax] = int(counts.sum(dtype=object if big else np.int64))
+    operands = f"repeating shape {tuple(x.shape)} along axis {ax} {shown(repeats)} times"
+    shape = _checked(shape, name, operands)
     st = x.storage
     if st.format.is_dense:
+        _checked(shape, name, operands, st.dtype)
         _limit_dense(shape, st.dtype, name)
         return _dense(np.repeat(np.asarray(st.vals), counts, axis=ax))
     cs, vals = _entries(st)
     cnt = counts[cs[ax]]
-    total = int(cnt.sum())
+    big = len(cnt) and int(cnt.max()) > np.iinfo(np.int64).max // len(cnt)
+    total = int(cnt.sum(dtype=object if big else np.int64))  # (exact, as the shape's)
     _limit_sparse(total, len(shape), st.vals.itemsize, shape, name)
     e = np.repeat(np.arange(len(cnt), dtype=np.int64), cnt)
     start = np.cumsum(counts) - counts  # where each coordinate's copies begin
@@ -492,12 +513,16 @@ def pad(x, pad_width, mode="constant", constant_values=0):
     nd = x.ndim
     pw = _pairs(pad_width, nd, "pad_width", name, True)
     cv = _pairs(constant_values, nd, "constant_values", name, False)
-    shape = tuple(int(s + b + a) for s, (b, a) in zip(x.shape, pw))
+    # exact Python ints: NumPy's int64 sum wrapped (np.pad(A, 2**62) had a negative shape)
+    shape = tuple(int(s) + int(b) + int(a) for s, (b, a) in zip(x.shape, pw))
+    operands = f"padding shape {tuple(x.shape)} by pad_width {shown(pad_width)}"
+    _checked(shape, name, operands)
     dt = np.dtype(x.dtype)
     cast = np.zeros((nd, 2), dt)
     cast[...] = cv  # NumPy's own cast of the constant into the array (pad assigns it so)
     st = x.storage
     if st.format.is_dense or bool(((cast != 0) & (pw > 0)).any()):
+        _checked(shape, name, operands, dt)
         _limit_dense(shape, dt, name)
         vals = np.asarray(st.vals) if st.format.is_dense else np.asarray(x.todense())
         if nd == 0:

@@ -5,6 +5,13 @@ CPU count until the parallel scheduler lands: kernels are generated serial today
 that silently changes results' summation order (parallel reductions) should be opted into.
 Kernels read the value when they are launched (the executor passes it to the kernel /
 ``omp_set_num_threads``); changing it never recompiles anything.
+
+The count is capped (``thread_cap``): kernels size per-thread tables by it (a stack array of
+eight counters a thread in the chunked loops) and OpenMP starts that many threads, so an absurd
+count (``set_num_threads(10**6)``) overflowed the stack and crashed the process. Above the cap
+``set_num_threads`` raises ``ValueError``, as ``numba.set_num_threads`` does above
+``NUMBA_NUM_THREADS``; ``LAZYSPARSE_NUM_THREADS`` above it is clamped with a warning (an
+environment variable cannot raise at import).
 """
 from __future__ import annotations
 
@@ -13,9 +20,41 @@ import os
 import threading
 import warnings
 
-__all__ = ["set_num_threads", "get_num_threads"]
+__all__ = ["set_num_threads", "get_num_threads", "thread_cap"]
 
 _lock = threading.Lock()
+
+
+# Threads allowed per CPU, and at least this many whatever the CPU count: oversubscription a
+# user may ask for on purpose (benchmarks, a container that reports fewer CPUs than it gets),
+# far below counts that break kernels or the OpenMP runtime
+_PER_CPU, _FLOOR = 4, 64
+
+
+def _omp_thread_limit():
+    """``OMP_THREAD_LIMIT`` as a positive int, or None (unset or not a positive integer: the
+    OpenMP runtime ignores such a value too)."""
+    raw = os.environ.get("OMP_THREAD_LIMIT", "").strip()
+    try:
+        value = int(raw)
+    except ValueError:
+        return None
+    return value if value > 0 else None
+
+
+def thread_cap() -> int:
+    """The most threads kernels may use: ``max(4 * os.cpu_count(), 64)``, lowered to
+    ``OMP_THREAD_LIMIT`` when that is set (OpenMP would not start more)."""
+    cap = max(_PER_CPU * (os.cpu_count() or 1), _FLOOR)
+    omp = _omp_thread_limit()
+    return min(cap, omp) if omp is not None else cap
+
+
+def _cap_text(cap: int) -> str:
+    omp = _omp_thread_limit()
+    if omp is not None and omp == cap:
+        return f"{cap} (OMP_THREAD_LIMIT)"
+    return f"{cap} ({_PER_CPU} per CPU of this machine's {os.cpu_count() or 1}, at least {_FLOOR})"
 
 
 def _validate(n, who: str = "set_num_threads") -> int:
@@ -36,11 +75,17 @@ def _from_env() -> int:
     if not raw:
         return 1
     try:
-        return _validate(int(raw), "LAZYSPARSE_NUM_THREADS")
+        value = _validate(int(raw), "LAZYSPARSE_NUM_THREADS")
     except ValueError:
         warnings.warn(f"lazysparse: ignoring LAZYSPARSE_NUM_THREADS={raw!r} (not a positive "
                       f"integer); using 1 thread", RuntimeWarning, stacklevel=2)
         return 1
+    cap = thread_cap()
+    if value > cap:
+        warnings.warn(f"lazysparse: LAZYSPARSE_NUM_THREADS={value} is more than the cap of "
+                      f"{_cap_text(cap)}; using {cap} threads", RuntimeWarning, stacklevel=2)
+        return cap
+    return value
 
 
 _num_threads = _from_env()
@@ -86,9 +131,14 @@ PAR_MIN_WORK = [_par_min_from_env()]
 
 
 def set_num_threads(n: int) -> None:
-    """Set the number of threads compiled kernels may use (a positive int), process-wide."""
+    """Set the number of threads compiled kernels may use (a positive int, at most
+    ``thread_cap()``; ``ValueError`` above it), process-wide."""
     global _num_threads, _ever_multi
     value = _validate(n)
+    cap = thread_cap()
+    if value > cap:
+        raise ValueError(f"set_num_threads({value}): at most {_cap_text(cap)} threads are allowed; "
+                         f"ask for at most {cap} (get_num_threads() stays {_num_threads})")
     if value > 1 and _forked:
         warnings.warn(_FORK_HELP.format(value), RuntimeWarning, stacklevel=2)
         value = 1
