@@ -112,7 +112,7 @@ def test_a_dimension_beyond_the_limit_runs_the_merge():
     A = _mat(4, 6, 0.6, 16)
     B = sp.csr_matrix((rng.random(60), (rng.integers(0, 6, 60), np.concatenate([cols, rng.choice(n, 20)]))),
                       shape=(6, n))
-    got = (ls.asarray(M) * (ls.asarray(A) @ ls.asarray(B))).materialize().to_scipy().tocsr()
+    got = (ls.asarray(M) * (ls.asarray(A) @ ls.asarray(B))).materialize().to_scipy().tocsr(copy=True)
     ref = M.multiply(A @ B).tocsr()
     ref.eliminate_zeros()
     got.eliminate_zeros()
