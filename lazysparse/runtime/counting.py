@@ -19,6 +19,7 @@ _LOCAL = threading.local()
 _SESSION = threading.Lock()
 _BUILD = threading.Lock()
 
+# (made and read only by the thread holding _SESSION: only its calls count, so no lock of their own)
 _FFI = []          # the cffi interface of counting kernels, made on first use (import cost)
 _COUNTERS = {}     # kernel key -> (library, counter pointer)
 

@@ -25,11 +25,18 @@ from ..planner.decompose import may_split
 
 FUSION_VALUES = ("auto", "max", "none")
 
+# The plan caches below are shared by every Python thread. Each entry is a pure function of its
+# key, and a dict's get, set and setdefault are atomic (under free-threaded Python too, which
+# locks each dict), so a lookup needs no lock and two threads that miss one key at once compute
+# equal entries; where an entry's identity matters (a kernel, a glue, a view) the miss path makes
+# it once (``_get_runner``, ``_BIND_LOCK``, ``_relabel_view``).
 _RUNNERS = {}
 _RUNNERS_LOCK = threading.Lock()
 _ANALYSIS = {}
 _ORDERS = {}
-STATS = {"plan_hits": 0}  # signature-cache hits that never reach the kernel cache
+# signature-cache hits that never reach the kernel cache. A statistic: threads racing on
+# ``+= 1`` may lose an increment, which exactness would cost a lock on every warm call
+STATS = {"plan_hits": 0}
 
 
 def check_options(opname, fusion="auto", device=None, schedule=None):
@@ -216,6 +223,9 @@ _PLANNED = "planned"  # the last element of a program operation's bound-plan key
 _BOUND = {}
 _LOOP_PLANS = {}  # a schedule's LoopPlan per planning key (the key ends with the schedule)
 _BINDS = {}
+# held while a plan's glue is generated and compiled (a miss of _BINDS only): threads making
+# the first calls of one expression at once then share one glue, compiled once
+_BIND_LOCK = threading.Lock()
 _COUNTING = counting.ON  # ls.opcount sessions open: bound plans (normal kernels) are skipped
 _RULES = {}
 
@@ -358,9 +368,12 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=Non
         # (``_workspace``'s rule) and declines when the policy would change
         bfn = _BINDS.get((bkey, runner, out_fmt, sdec))
         if bfn is None:
-            bfn = _BINDS[(bkey, runner, out_fmt, sdec)] = _bind(
-                stmt0, extra, runner, out_fmt, None if fixed is not None else rule, fmt.is_sparse,
-                wsplan, sdec)
+            with _BIND_LOCK:
+                bfn = _BINDS.get((bkey, runner, out_fmt, sdec))
+                if bfn is None:
+                    bfn = _BINDS[(bkey, runner, out_fmt, sdec)] = _bind(
+                        stmt0, extra, runner, out_fmt, None if fixed is not None else rule,
+                        fmt.is_sparse, wsplan, sdec)
         _BOUND[bkey] = bfn
     if _COUNTING[0]:
         t = counting.tally()
@@ -543,8 +556,8 @@ def _relabel_view(stmt, src, out_fmt, out_shape, req_format=None):
     view = stats.get(key)
     if view is None:
         view = _new_view(stmt, src, out_fmt, out_shape)
-        if view is not None:
-            stats[key] = view
+        if view is not None:  # (threads that made one each at once all return the one kept)
+            view = stats.setdefault(key, view)
     return view
 
 

@@ -38,7 +38,14 @@ from .threads import PAR_MIN_WORK, get_num_threads
 _PLANS = {}  # (program, input specs, 0-d values) -> (plan, kernel, abi, (like, _Fixed)), or
 #   (None, program, None, scratch pool): run the program one kernel per operation (_run_ops)
 _MAX_PLANS = 1024
-RUNS = [0]  # fused kernels run in this process (tests check that a plan took this path)
+# held while a program is planned and its fused kernel built (a miss of _PLANS only), so that
+# threads making the first calls of one program at once build it once and share its argument
+# pool (planning and lowering run no kernel, so nothing under it waits for this lock). The
+# other caches here are filled without a lock: their entries are pure functions of their keys,
+# and a dict's get and set are atomic (runtime/execute.py)
+_BUILD_LOCK = threading.Lock()
+RUNS = [0]  # fused kernels run in this process (tests check that a plan took this path; a
+#             statistic: threads racing on ``+= 1`` may lose an increment)
 
 
 class FusedRun(NamedTuple):
@@ -224,9 +231,12 @@ def try_fused(roots, name="materialize", mode="auto"):
             tuple((vid, inputs[vid].vals.tobytes()) for vid in sorted(scalars)))
     hit = _PLANS.get(pkey)
     if hit is None:
-        if len(_PLANS) >= _MAX_PLANS:  # (a scalar that changes every call makes a new key)
-            _PLANS.clear()
-        hit = _PLANS[pkey] = _build(prog, specs, scalars)
+        with _BUILD_LOCK:
+            hit = _PLANS.get(pkey)
+            if hit is None:
+                if len(_PLANS) >= _MAX_PLANS:  # (a scalar that changes every call makes a new key)
+                    _PLANS.clear()
+                hit = _PLANS[pkey] = _build(prog, specs, scalars)
     _FAST[dag] = (hit, where, _stmts(roots), conv, outs)
     plan, kernel, abi, fixed = hit
     if plan is None:

@@ -37,11 +37,24 @@ is in use (``_Recheck``): one call in ``RECHECK_EVERY`` runs the variant not kep
 over once it is clearly faster, as loops rank by the state of a shared machine's memory.
 ``LAZYSPARSE_TUNE=0`` turns measuring off: the static choice (vector where built, else
 ``split_flag``) is used.
+
+Python threads may call a kernel on one operand at once, and the GIL does not make a state's
+compound updates atomic (nor is there one under free-threaded Python): unguarded, eight threads
+each read sample count 0, timed the same variant, and the choice took ``min`` of an empty list.
+So a state measures under its own lock, taken without waiting: a call that finds it held (another
+thread is measuring) runs the kernel untimed with flags that are valid at any time (the static
+choice, or the one made), which also keeps two timed runs from overlapping each other. A state
+is replaced on the operand (``_publish``) under one module lock, compared first, so a thread
+that measured a state another thread already replaced never undoes the newer entry. Once the
+choice is a tuple on the storage nothing measures and no lock is taken: the glue reads the one
+reference ``stats[tag]`` (``Sites.start``) or ``chosen`` (set after ``after``, so a thread that
+sees the choice sees what measures next).
 """
 from __future__ import annotations
 
 import collections
 import os
+import threading
 import time
 import weakref
 from statistics import median_high
@@ -66,6 +79,9 @@ clock = time.perf_counter
 # time per variant in us); CHOICES_MADE counts them all
 CHOICES = collections.deque(maxlen=64)
 CHOICES_MADE = [0]
+# held while a state is replaced on its operand and a choice recorded (rare: a few times per
+# operand); never on a call that only runs a kernel
+_PUBLISH = threading.Lock()
 
 
 def split_flag(st, l):
@@ -112,8 +128,8 @@ class Sites:
         st = sts[self.key_slot]
         stats = st.stats
         if stats is None:
-            stats = st.stats = {}
-        ent = stats.get(self.tag)
+            stats = _stats(st)
+        ent = stats.get(self.tag)  # (read once: another thread may replace the entry meanwhile)
         if type(ent) is tuple:  # measured before: the winner
             self.apply(ent, d)
             return None
@@ -126,7 +142,10 @@ class Sites:
         if not ENABLED:
             return None
         if ent is None:
-            ent = stats[self.tag] = _State(self, st, default)
+            # one state per operand: a thread that loses the race measures the winner's
+            ent = stats.setdefault(self.tag, _State(self, st, default))
+            if type(ent) is not _State:  # (measured to its end in between)
+                return self.start(sts, d)
         return ent
 
 
@@ -148,19 +167,31 @@ class _State:
         self.hot = False      # measured in hot runs (module docstring), known after the first call
         self.chosen = None    # the winner, once measured (other threads may still hold self)
         self.after = None     # what measures next on this operand (``_Settle``), once chosen
+        self.mu = threading.Lock()  # held by the thread measuring (module docstring)
 
     def run(self, fn, p, d):
         """The kernel run(s) of one measuring call (the glue's ``fn(p, d)``); returns the
         kernel's status, nonzero when it failed (the caller reports it)."""
-        if self.hot and self.chosen is None:
-            return self._hot(fn, p, d)
-        k = self.pick(d)
-        t0 = clock()
-        rc = fn(p, d)
-        t1 = clock()
-        if not rc:
-            self.record(k, t1 - t0, d)
-        return rc
+        chosen = self.chosen
+        if chosen is not None:  # chosen since this thread's glue took the state
+            self.sites.apply(chosen, d)
+            return fn(p, d)
+        if not self.mu.acquire(False):
+            # another thread is measuring: untimed, on the static choice (right whatever runs)
+            self.sites.apply(self.default, d)
+            return fn(p, d)
+        try:
+            if self.hot and self.chosen is None:
+                return self._hot(fn, p, d)
+            k = self.pick(d)
+            t0 = clock()
+            rc = fn(p, d)
+            t1 = clock()
+            if not rc:
+                self.record(k, t1 - t0, d)
+            return rc
+        finally:
+            self.mu.release()
 
     def _hot(self, fn, p, d):
         """``A, B, A, B, A``: the runs after the first are timed, each right after a run over
@@ -179,7 +210,8 @@ class _State:
         return 0
 
     def pick(self, d):
-        """Flags of the next variant to time (its index), or -1: the defaults already in ``d``."""
+        """Flags of the next variant to time (its index), or -1: the defaults already in ``d``.
+        ``pick`` and ``record`` change the samples: ``run`` calls them holding ``mu``."""
         if self.chosen is not None:
             self.sites.apply(self.chosen, d)
             return -1
@@ -199,13 +231,13 @@ class _State:
             if self.sites.caps is None or d[self.sites.caps] != 1:
                 # no vector code built (a machine without AVX-512, or LAZYSPARSE_SIMD=0): the
                 # static scalar loops, recorded as what runs (the vector flags are ignored)
-                self._lock(tuple((0, split) for _, split in self.default), d)
+                self._keep(tuple((0, split) for _, split in self.default), d)
                 return True
             scalar = tuple((0, split) for _, split in self.default)
             vector = tuple((1, 0) if kv is not None else (0, split)
                            for (_, _, _, kv), (_, split) in zip(self.sites.sites, self.default))
             if vector == scalar:
-                self._lock(self.default, d)
+                self._keep(self.default, d)
                 return True
             self.variants, self.samples = [vector, scalar], [[], []]
             self.writes = [_writes(self.sites, v) for v in self.variants]
@@ -225,27 +257,27 @@ class _State:
         return True
 
     def _choose(self, d):
-        """Keep the variant with the best time."""
-        best = 0 if min(self.samples[0]) <= min(self.samples[1]) else 1
-        self._lock(self.variants[best], d)
+        """Keep the variant with the best time (a variant without samples never wins: constants
+        set so that a measurement times one variant only still choose)."""
+        inf = float("inf")
+        best = 0 if min(self.samples[0], default=inf) <= min(self.samples[1], default=inf) else 1
+        self._keep(self.variants[best], d)
 
-    def _lock(self, variant, d):
-        settle = None
+    def _keep(self, variant, d):
+        settle = record = None
         if self.samples is not None and self.chosen is None:
             names = ["vector" if v[0] else "scalar" for v in variant]
-            CHOICES.append((names, "hot" if self.hot else "single",
-                            [round(min(s) * 1e6, 1) if s else None for s in self.samples]))
-            CHOICES_MADE[0] += 1
-            if min(min(s) for s in self.samples if s) < HOT_MAX_S and SETTLE_CALLS > 0:
+            record = (names, "hot" if self.hot else "single",
+                      [round(min(s) * 1e6, 1) if s else None for s in self.samples])
+            if min((min(s) for s in self.samples if s), default=0.0) < HOT_MAX_S and SETTLE_CALLS > 0:
                 settle = _Settle(self.sites, self.storage, variant)
             elif not self.hot and RECHECK_EVERY > 0:
                 other = self.variants[1] if variant == self.variants[0] else self.variants[0]
                 settle = _Recheck(self.sites, variant, other)
-        self.chosen = variant
-        st = self.storage()
-        if st is not None:
-            st.stats[self.sites.tag] = variant if settle is None else settle
+        # ``after`` before ``chosen``: the glue reads ``chosen`` without a lock, then ``after``
         self.after = settle
+        self.chosen = variant
+        _publish(self.storage(), self.sites.tag, self, variant if settle is None else settle, record)
         self.sites.apply(variant, d)
 
 
@@ -280,19 +312,36 @@ class _Settle:
         self.times = []
         self.chosen = None
         self.after = None
+        self.mu = threading.Lock()  # held by the thread timing (module docstring)
 
     def pick(self, d):
         """Sets the flags of the variant of the moment."""
-        if self.chosen is not None:
-            self.sites.apply(self.chosen, d)
+        chosen = self.chosen
+        if chosen is not None:
+            self.sites.apply(chosen, d)
             return
         # (min: another thread may have added the last score and not yet set the choice)
         for i, v in self.writes[min(len(self.scores), len(self.writes) - 1)]:
             d[i] = v
 
     def run(self, fn, p, d):
-        if self.chosen is not None:
-            self.sites.apply(self.chosen, d)
+        chosen = self.chosen
+        if chosen is not None:
+            self.sites.apply(chosen, d)
+            return fn(p, d)
+        if not self.mu.acquire(False):
+            self.pick(d)  # another thread is timing: the variant of the moment, untimed
+            return fn(p, d)
+        try:
+            return self._step(fn, p, d)
+        finally:
+            self.mu.release()
+
+    def _step(self, fn, p, d):
+        """One timed call (``run``, holding ``mu``)."""
+        chosen = self.chosen
+        if chosen is not None:  # (chosen by the thread that held ``mu`` before)
+            self.sites.apply(chosen, d)
             return fn(p, d)
         self.pick(d)
         rc, seconds = _timed((), fn, p, d)
@@ -310,14 +359,11 @@ class _Settle:
             self.times = []
             if len(self.scores) >= len(self.variants):
                 best = min(range(len(self.variants)), key=self.scores.__getitem__)
-                CHOICES.append(([_name(v) for v in self.variants[best]], "settled",
-                                [round(t * 1e6, 1) for t in self.scores]))
-                CHOICES_MADE[0] += 1
-                self.chosen = self.variants[best]
-                st = self.storage()
-                if st is not None:
-                    st.stats[self.sites.tag] = self.chosen
-                self.sites.apply(self.chosen, d)
+                chosen = self.chosen = self.variants[best]
+                _publish(self.storage(), self.sites.tag, self, chosen,
+                         ([_name(v) for v in chosen], "settled",
+                          [round(t * 1e6, 1) for t in self.scores]))
+                self.sites.apply(chosen, d)
         return 0
 
 
@@ -344,6 +390,9 @@ class _Recheck:
         self.writes = [_writes(sites, v) for v in self.variants]
         self.times = [collections.deque(maxlen=RECHECK_RECENT), collections.deque(maxlen=RECHECK_KEEP)]
         self.n = 0
+        # held by the thread timing (module docstring). Taken on every call, as the recheck
+        # never ends: a few tenths of a microsecond on a kernel of a millisecond or more
+        self.mu = threading.Lock()
 
     def pick(self, d):
         """Sets the flags of the kept variant."""
@@ -351,21 +400,57 @@ class _Recheck:
             d[i] = v
 
     def run(self, fn, p, d):
-        self.n += 1
-        k = 1 if self.n % RECHECK_EVERY == 0 else 0
-        rc, seconds = _timed(self.writes[k], fn, p, d)
-        if rc:
-            return rc
-        self.times[k].append(seconds)
-        if k and len(self.times[1]) == RECHECK_KEEP and self.times[0]:
-            if median_high(self.times[1]) < RECHECK_GAIN * median_high(self.times[0]):
-                CHOICES.append(([_name(v) for v in self.variants[1]], "rechecked",
-                                [round(median_high(t) * 1e6, 1) for t in self.times]))
-                CHOICES_MADE[0] += 1
-                self.variants.reverse()
-                self.writes.reverse()
-                self.times = [collections.deque(maxlen=RECHECK_RECENT), collections.deque(maxlen=RECHECK_KEEP)]
-        return 0
+        if not self.mu.acquire(False):
+            self.pick(d)  # another thread is timing: the kept variant, untimed
+            return fn(p, d)
+        try:
+            self.n += 1
+            k = 1 if self.n % RECHECK_EVERY == 0 else 0
+            rc, seconds = _timed(self.writes[k], fn, p, d)
+            if rc:
+                return rc
+            times = self.times
+            times[k].append(seconds)
+            if k and len(times[1]) == RECHECK_KEEP and times[0]:
+                if median_high(times[1]) < RECHECK_GAIN * median_high(times[0]):
+                    # new lists, not reversed in place: ``pick`` reads ``writes`` unlocked
+                    self.variants = self.variants[::-1]
+                    self.writes = self.writes[::-1]
+                    self.times = [collections.deque(maxlen=RECHECK_RECENT),
+                                  collections.deque(maxlen=RECHECK_KEEP)]
+                    _publish(None, None, None, None,
+                             ([_name(v) for v in self.variants[0]], "rechecked",
+                              [round(median_high(t) * 1e6, 1) for t in times]))
+            return 0
+        finally:
+            self.mu.release()
+
+
+def _stats(st):
+    """The storage's stats dict, made under ``_PUBLISH``: two threads making one each would
+    lose the entries put into the one replaced."""
+    with _PUBLISH:
+        if st.stats is None:
+            st.stats = {}
+        return st.stats
+
+
+def _publish(st, tag, old, new, record=None):
+    """Replace the state ``old`` in the storage ``st``'s stats with ``new`` (what measures next,
+    or the choice) unless another entry took its place (one measured by a thread that raced
+    with this one: it stays); ``record``: a ``CHOICES`` entry to add. ``st`` None: the storage
+    is gone, only ``record`` is added."""
+    with _PUBLISH:
+        if record is not None:
+            CHOICES.append(record)
+            CHOICES_MADE[0] += 1
+        if st is None:
+            return
+        if st.stats is None:
+            st.stats = {}
+        cur = st.stats.get(tag)
+        if cur is old or cur is None:
+            st.stats[tag] = new
 
 
 def _timed(writes, fn, p, d):
@@ -419,18 +504,17 @@ class Flags:
 
     def start(self, sts, d):
         st = sts[self.key_slot]
-        if st.stats is None:
-            st.stats = {}
-        ent = st.stats.get(self.tag)
+        stats = st.stats
+        if stats is None:
+            stats = _stats(st)
+        ent = stats.get(self.tag)  # (read once, as in Sites.start)
+        if ent is None and ENABLED:
+            ent = stats.setdefault(self.tag, _FlagState(self, st))  # one state per operand
         if type(ent) is int:  # measured before: the winner
             self.apply(ent, d)
             return None
         self.apply(0, d)
-        if not ENABLED:
-            return None
-        if ent is None:
-            ent = st.stats[self.tag] = _FlagState(self, st)
-        return ent
+        return ent if ENABLED else None
 
 
 class _FlagState:
@@ -443,10 +527,26 @@ class _FlagState:
         self.samples = [[], []]
         self.n = 0
         self.chosen = None
+        self.mu = threading.Lock()  # held by the thread measuring (module docstring)
 
     def run(self, fn, p, d):
-        if self.chosen is not None:
-            self.flags.apply(self.chosen, d)
+        chosen = self.chosen
+        if chosen is not None:
+            self.flags.apply(chosen, d)
+            return fn(p, d)
+        if not self.mu.acquire(False):
+            self.flags.apply(0, d)  # another thread is measuring: the default, untimed
+            return fn(p, d)
+        try:
+            return self._step(fn, p, d)
+        finally:
+            self.mu.release()
+
+    def _step(self, fn, p, d):
+        """One timed call (``run``, holding ``mu``)."""
+        chosen = self.chosen
+        if chosen is not None:  # (chosen by the thread that held ``mu`` before)
+            self.flags.apply(chosen, d)
             return fn(p, d)
         k = self.n & 1
         self.flags.apply(k, d)
@@ -463,12 +563,9 @@ class _FlagState:
             # every other process made the branch-free insert, 45 ms, the choice), and a wrong
             # switch costs more than a small gain missed
             best = 1 if min(self.samples[1]) < FLAG_LEAD * min(self.samples[0]) else 0
-            CHOICES.append((["flags on" if best else "flags off"], "single",
-                            [round(min(s) * 1e6, 1) for s in self.samples]))
-            CHOICES_MADE[0] += 1
             self.chosen = best
             self.flags.apply(best, d)  # the glue calls the kernel directly from now on
-            st = self.storage()
-            if st is not None:
-                st.stats[self.flags.tag] = best
+            _publish(self.storage(), self.flags.tag, self, best,
+                     (["flags on" if best else "flags off"], "single",
+                      [round(min(s) * 1e6, 1) for s in self.samples]))
         return 0
