@@ -15,6 +15,7 @@ from ..formats import Format, Storage, resolve_format
 from ..ir.nodes import Access, Index, Statement, accesses_of, intern
 from ..planner import patterns as P
 from . import counting, memory
+from . import work as W
 from .fused import _PASSES, try_fused
 from ..planner import plan as PL
 from ..planner import workspace as WS
@@ -251,6 +252,9 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=Non
         an = (pat, decisions, fixed)
         _ANALYSIS[akey] = an
     pat, decisions, fixed = an
+    dense_walk = W.densifies(pat, storages)
+    if dense_walk:  # a walk over a sparse operand's implicit zeros: the work guard
+        W.check(stmt, ext, name)
     sched = LOOPS_FORCED.schedule  # an ls.Schedule's loops being applied (planner/loops.py)
     if fixed is None:
         rule = _RULES.get(akey)
@@ -373,7 +377,7 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=Non
                 if bfn is None:
                     bfn = _BINDS[(bkey, runner, out_fmt, sdec)] = _bind(
                         stmt0, extra, runner, out_fmt, None if fixed is not None else rule,
-                        fmt.is_sparse, wsplan, sdec)
+                        fmt.is_sparse, wsplan, sdec, dense_walk)
         _BOUND[bkey] = bfn
     if _COUNTING[0]:
         t = counting.tally()
@@ -464,13 +468,16 @@ LIMIT_LINE = ("    lc = LIM[0]; lim = lc[1] if RAW_GET(RAW_KEY) is lc[0] else li
               if memory.RAW_GET is not None else "    lim = limit()")
 
 
-def _bind(stmt0, extra, runner, out_fmt, density_rule, sparse_out, ws=None, sdec=()):
+def _bind(stmt0, extra, runner, out_fmt, density_rule, sparse_out, ws=None, sdec=(),
+          dense_walk=False):
     """The warm path of one plan: a function ``(sts, shape, name)`` returning the result, or
     None when the plan does not apply. Its checks are generated into the runner's glue
     (``Runner.bind``), so that a warm call is one frame from here to the wrapped result.
     ``ws``: (levels outside the workspace, the result's mode order, policy, union) of a
     workspace plan, whose policy and capacity are chosen again on every call, as
-    ``_workspace`` does; ``union``: a sum of sparse terms, whose "policy" may be "append"."""
+    ``_workspace`` does; ``union``: a sum of sparse terms, whose "policy" may be "append".
+    ``dense_walk``: the kernel walks a sparse operand's implicit zeros, so the work guard
+    (runtime/work.py) checks its extents on every call."""
     stmt, mode = runner.spec.stmt, runner.spec.mode
     env = dict(STMT0=stmt0,  # (holds the statement whose id is the key)
                STMT=stmt, MODE=mode, OUT_FMT=out_fmt, RULE=density_rule, CHOSE=[_NOTHING],
@@ -516,6 +523,9 @@ def _bind(stmt0, extra, runner, out_fmt, density_rule, sparse_out, ws=None, sdec
               LIMIT_LINE,
               "    if lim is not None and nbytes > lim:",
               "        guard(STMT, MODE, shape, name)"]
+    if dense_walk:  # (a kernel that visits every point: the check costs nothing beside it)
+        env.update(WCHECK=W.check, EXTENTS=PL.extents)
+        L.append("WCHECK(STMT, EXTENTS(STMT, sts, shape), name)")
     if ws is not None:
         h, order, policy, union = ws
         ext = [f"shape[{int(m)}]" for m in order]
