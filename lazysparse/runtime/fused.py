@@ -31,7 +31,7 @@ from ..planner.fusion import PASSES, folds_into_reader, masked_program
 from ..planner.inline import cheap_scalars, elementwise, inline, tiny
 from ..planner.plan import _scalar_value, operand_spec
 from ..planner.siblings import share_reads
-from . import aligned, counting, memory
+from . import aligned, counting, interrupt, memory
 from .runner import POISON, _poisoned
 from .threads import PAR_MIN_WORK, get_num_threads
 
@@ -593,7 +593,15 @@ def glue_source(abi, fx, like) -> str:
     if any(desc[0] == "threads" for desc in abi.d):
         L.append("    nt = nthreads()")
     L += ["    " + ln for ln in always]
-    L += ["    rc = fn(p, d)", "    pool.append(bufs)", "    if rc:",
+    # on this thread, or off it when it may be long (runtime/interrupt.py): its operands' values
+    # and its result's, a bound on the work of kernels whose loops walk stored entries or dense rows
+    size = " + ".join([f"s{v}.vals.size" for v in vids] + ["out.size"])
+    L += [f"    w = {size}",
+          "    if w < SMALL and not GATE.slow:",
+          "        rc = fn(p, d)",
+          "    else:",
+          "        rc = GATE.run(fn, p, d, w, (inputs, bufs, out))"]
+    L += ["    pool.append(bufs)", "    if rc:",
           "        raise MemoryError(f'{name}: out of memory for the temporaries of a fused kernel')"]
     if like is None:
         L.append("    return wrap_dense(out)")
@@ -630,6 +638,7 @@ def _compile_glue(source, abi, fx):
                new_bufs=new_bufs, pool=[], wref=weakref.ref, new=object.__new__, Storage=Storage,
                wrap_dense=Storage.wrap_dense, empty=_poisoned if POISON else aligned.empty,
                ODT=fx.odt, OSHAPE=fx.out_shape, nthreads=get_num_threads, PARMIN=PAR_MIN_WORK,
+               GATE=interrupt.Gate(), SMALL=interrupt.SMALL,
                check_dense=memory.check_dense, RESULT_WHAT=lambda: f"the result of {fx.writer(None)}",
                TEMP_WHAT=[(lambda vid=vid: f"the temporary {fx.writer(vid)} of a fused kernel")
                           for vid, _, _ in fx.temps])

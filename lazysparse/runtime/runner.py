@@ -11,7 +11,7 @@ from ..backends import c as cbackend
 from ..formats import Storage
 from ..ir import ops
 from ..lower.lowering import lower
-from . import aligned, tuning
+from . import aligned, interrupt, tuning
 from .caches import STREAM_MIN
 from .threads import PAR_MIN_WORK, get_num_threads
 from .tuning import split_flag  # noqa: F401  (tests and callers import it from here)
@@ -250,19 +250,15 @@ def glue_source(spec, abi, sites=None, prologue=()) -> str:
         L += ["        " + ln for ln in by_shape]
         L.append(f"        memo[{n_in + 1}] = shape")
     L += ["    " + ln for ln in always]
-    if site_slots:
-        L += [f"    tv = memo[{n_in}]",
-              "    if tv is None:",
-              "        rc = fn(p, d)",
-              "    else:",
-              "        rc = tv.run(fn, p, d)",
-              "        if tv.chosen is not None:",
-              f"            memo[{n_in}] = tv.after",
-              "    if rc:",
-              "        failed(p, shape, name)"]
-    else:
-        L.append("    if fn(p, d):")
-        L.append("        failed(p, shape, name)")
+    # the call itself, on this thread, or off it when it may be long (runtime/interrupt.py):
+    # the same lines twice, with the kernel or the gate's handle on it
+    keep = "(sts, bufs, out)" if fmt.is_dense else "(sts, bufs)"
+    L += [f"    w = {work_expr(spec, ext)}",
+          "    if w < SMALL and not GATE.slow:"]
+    L += ["        " + ln for ln in _call_lines(site_slots, n_in, "fn")]
+    L.append("    else:")
+    L.append(f"        kfn = GATE.bind(fn, w, {keep})")
+    L += ["        " + ln for ln in _call_lines(site_slots, n_in, "kfn")]
     if fmt.is_dense:  # Storage.wrap_dense, inline: a frame fewer after the kernel
         nones = "[" + "None, " * len(stmt.out_indices) + "]"
         L += ["    pool.append(bufs)",
@@ -273,6 +269,43 @@ def glue_source(spec, abi, sites=None, prologue=()) -> str:
     else:
         L += ["    st = wrap_sparse(p, d, shape)", "    pool.append(bufs)", "    return st"]
     return "\n".join(L) + "\n"
+
+
+def _call_lines(site_slots, n_in, fn):
+    """Glue lines that run the kernel ``fn`` once (or through the tuner while it measures)."""
+    if not site_slots:
+        return [f"if {fn}(p, d):", "    failed(p, shape, name)"]
+    return [f"tv = memo[{n_in}]",
+            "if tv is None:",
+            f"    rc = {fn}(p, d)",
+            "else:",
+            f"    rc = tv.run({fn}, p, d)",
+            "    if tv.chosen is not None:",
+            f"        memo[{n_in}] = tv.after",
+            "if rc:",
+            "    failed(p, shape, name)"]
+
+
+def work_expr(spec, ext) -> str:
+    """Python expression (glue names) of a kernel's work: the stored entries of its sparse
+    operands, summed, times the extents of the indices none of them holds (SpMV: nnz; SpMM:
+    nnz * columns; a dense product: I * K * J), as the C kernels' own estimate
+    (lower/lowering.py ``work_estimate``). A kernel that walks a sparse operand's implicit zeros
+    (runtime/work.py) counts every point."""
+    from ..ir.nodes import Index, accesses_of
+    from ..planner import patterns as P
+    stmt = spec.stmt
+    accs = accesses_of(stmt.expr)
+    sparse = [a for a in accs if not spec.inputs[a.operand].dense and spec.inputs[a.operand].ndim]
+    idx = list(dict.fromkeys(tuple(stmt.out_indices) + tuple(stmt.reduce_indices)
+                             + tuple(ix for a in accs for ix in a.indices if isinstance(ix, Index))))
+    pat, _ = P.expr_pattern(stmt.expr, lambda a, q: None if spec.inputs[a.operand].dense else q,
+                            lambda a: None, spec.decisions)
+    if not sparse or frozenset() in pat:
+        return " * ".join(ext(v) for v in idx) or "1"
+    held = {ix for a in sparse for ix in a.indices if isinstance(ix, Index)}
+    entries = " + ".join(dict.fromkeys(f"s{int(a.operand)}.nnz" for a in sparse))
+    return " * ".join([f"({entries})"] + [ext(v) for v in idx if v not in held])
 
 
 def _ws_call():
@@ -298,7 +331,7 @@ def _compile_glue(source, runner, extra_env=None):
                zeros=aligned.zeros, empty=_poisoned if POISON else aligned.empty, ones=np.ones, full=np.full, ODT=runner.odtype,
                I64=np.dtype(np.int64), IDENT=ident, nthreads=get_num_threads, PARMIN=PAR_MIN_WORK,
                STREAMMIN=STREAM_MIN,
-               WS_CALL=_ws_call())
+               WS_CALL=_ws_call(), GATE=interrupt.Gate(), SMALL=interrupt.SMALL)
     env.update(extra_env or {})
     exec(compile(source, "<lazysparse glue>", "exec"), env)
     return env["call"]

@@ -1,0 +1,77 @@
+"""Ctrl-C during a long kernel: the kernel runs on a worker thread while the caller waits.
+
+Python runs its signal handlers in the main thread, between bytecodes; a kernel is one call into
+C, so a SIGINT during a 25-second kernel used to take effect when the kernel ended. A kernel that
+may be long is therefore run on a thread of its own (cffi releases the GIL for the call) while
+the calling thread waits in short timed waits, where ``KeyboardInterrupt`` is raised at once.
+
+What the interrupted kernel leaves behind is consistent: it keeps running to its end on its
+thread, holding every buffer it writes (the argument arrays, the result buffer, the operands),
+so nothing it touches is freed under it; its result is dropped (a sparse result's buffers, which
+the kernel allocates, are freed with it), and nothing was cached from it (a plan, a kernel and a
+tuning state are all made before the call). The thread is a daemon: the process may exit while it
+runs.
+
+Which calls run off the main thread (``Gate``): the handoff costs tens of microseconds, so only
+calls that are long. A call is taken as long when its operands hold at least ``BIG`` stored values
+(a kernel over millions of entries runs for milliseconds at least), or when an earlier call of
+the same kernel took ``LONG_S`` or more (a kernel whose work is not in its operands' size: a
+product of two sparse matrices with dense rows). Calls over fewer than ``SMALL`` values are
+neither timed nor handed off: they cost what they did.
+"""
+from __future__ import annotations
+
+import threading
+import time
+
+BIG = 1 << 22     # stored values of the operands (and points of a walk over zeros) from which a
+                  # call runs off the main thread
+SMALL = 1 << 15   # under this many, a call is neither timed nor handed off
+LONG_S = 0.05     # a kernel that took this long runs off the main thread from then on
+WAIT_S = 0.1      # the caller's wait between checks for a signal
+clock = time.perf_counter
+_Event = threading.Event
+
+
+def off_main(fn, p, d, keep):
+    """``fn(p, d)`` on a worker thread; returns its status. ``keep``: everything the kernel
+    reads or writes (held by the worker until the kernel ends, even when the caller has gone)."""
+    out = []
+    done = _Event()
+
+    def work(keep=keep):
+        try:
+            out.append(fn(p, d))
+        finally:
+            done.set()
+
+    threading.Thread(target=work, name="lazysparse-kernel", daemon=True).start()
+    while not done.wait(WAIT_S):
+        pass
+    return out[0] if out else -1
+
+
+class Gate:
+    """Per kernel: whether a call of ``size`` stored values runs off the main thread, and the
+    record of how long its calls took."""
+
+    __slots__ = ("slow",)
+
+    def __init__(self):
+        self.slow = False
+
+    def bind(self, fn, size, keep):
+        """``fn`` as a function of ``(p, d)`` that runs through this gate."""
+        return lambda p, d: self.run(fn, p, d, size, keep)
+
+    def run(self, fn, p, d, size, keep):
+        """The kernel call for operands of ``size`` stored values: its status."""
+        if size < SMALL and not self.slow:
+            return fn(p, d)
+        if self.slow or size >= BIG:
+            return off_main(fn, p, d, keep)
+        t0 = clock()
+        rc = fn(p, d)
+        if clock() - t0 >= LONG_S:
+            self.slow = True
+        return rc
