@@ -81,8 +81,9 @@ def _shape(rng, ndim=2):
     return tuple(rng.choice((0, 1, 2, 3, 7, 16)) for _ in range(ndim))
 
 
-def check(got, want, what):
-    """``got`` (a lazysparse result) equals ``want`` (NumPy's), values and shape."""
+def check(got, want, what, single=False):
+    """``got`` (a lazysparse result) equals ``want`` (NumPy's), values and shape; ``single``:
+    float32 values took part (rounded to single precision along the way, in another order)."""
     arr = got.todense() if hasattr(got, "todense") else np.asarray(got)
     arr = np.asarray(arr)
     want = np.asarray(want)
@@ -90,7 +91,7 @@ def check(got, want, what):
         raise Wrong(f"{what}: shape {arr.shape}, NumPy {want.shape}")
     if want.size == 0:
         return
-    tol = 1e-4 if np.result_type(arr.dtype, want.dtype) in (np.float32, np.complex64) else 1e-9
+    tol = 1e-4 if single or np.result_type(arr.dtype, want.dtype) in (np.float32, np.complex64) else 1e-9
     if want.dtype == np.bool_ or np.issubdtype(want.dtype, np.integer):
         ok = np.array_equal(arr, want)
     else:
@@ -123,12 +124,12 @@ def _apply(rng, depth, pool):
             return x, xv
         if name == "max" and xv.dtype == np.complex128:
             return x, xv
-        return f(x), f(xv)
+        return _both(f, (x,), (xv,))
     a, av = _apply(rng, depth - 1, pool)
     b, bv = _apply(rng, depth - 1, pool)
     if rng.random() < 0.3 and av.ndim == 2 and bv.ndim >= 1 and av.shape[1] == bv.shape[0] \
             and av.dtype != np.bool_ and bv.dtype != np.bool_:
-        return a @ b, av @ bv
+        return _both(lambda u, v: u @ v, (a, b), (av, bv))
     try:
         np.broadcast_shapes(av.shape, bv.shape)
     except ValueError:
@@ -136,9 +137,27 @@ def _apply(rng, depth, pool):
     name, f = rng.choice(_BINARY)
     if name in ("maximum", "minimum") and np.complex128 in (av.dtype, bv.dtype):
         name, f = _BINARY[0]
-    if name == "subtract" and np.bool_ == av.dtype == bv.dtype:
-        name, f = _BINARY[0]
-    return f(a, b), f(av, bv)
+    return _both(f, (a, b), (av, bv))
+
+
+_KEPT = {np.dtype(t) for t in DTYPES}
+
+
+def _both(f, lazy, values):
+    """``f`` on the lazy operands and on NumPy's. Where NumPy refuses (``-`` of bools), lazysparse
+    must refuse too, and the step is skipped; where NumPy's result has a dtype lazysparse does not
+    keep (``square`` of bools is int8 in NumPy), the step is skipped."""
+    try:
+        want = f(*values)
+    except (TypeError, ValueError):
+        try:
+            f(*lazy)
+        except (TypeError, ValueError):
+            return lazy[0], values[0]
+        raise Wrong("lazysparse accepted an operation NumPy refuses") from None
+    if np.asarray(want).dtype not in _KEPT:
+        return lazy[0], values[0]
+    return f(*lazy), want
 
 
 def expressions(rng):
@@ -149,12 +168,17 @@ def expressions(rng):
         shape = rng.choice(((n, n), (n, n), (n,), _shape(rng)))
         v = _dense(rng, shape, rng.choice(DTYPES))
         pool.append((_operand(rng, v), v))
-    with np.errstate(all="ignore"):
-        lazy, want = _apply(rng, rng.randint(1, 4), pool)
-    if not isinstance(lazy, ls.Array):
-        return
-    got = ls.compute(lazy, fusion=rng.choice(("auto", "max", "none")))[0]
-    check(got, want, "expression")
+    try:
+        with np.errstate(all="ignore"):
+            lazy, want = _apply(rng, rng.randint(1, 4), pool)
+        if not isinstance(lazy, ls.Array):
+            return
+        got = ls.compute(lazy, fusion=rng.choice(("auto", "max", "none")))[0]
+        check(got, want, "expression", single=any(v.dtype == np.float32 for _, v in pool))
+    except (NotImplementedError, Wrong):  # (a clear "not yet" is allowed)
+        raise
+    except Exception as e:  # NumPy computed every step: lazysparse must too
+        raise Wrong(f"lazysparse raised {type(e).__name__} where NumPy computed: {e}"[:300]) from e
 
 
 def _corrupt_csr(rng, m):
@@ -442,6 +466,8 @@ def run(cases, seed=0, jobs=2, timeout=TIMEOUT, only=None, families=None, quiet=
                 detail = f"died of signal {sig}" if sig else f"exit status {p.exitcode}"
             p.join(5)
             results[i] = (fam, status, detail)
+            if not quiet and len(results) % 250 == 0:
+                print(f"... {len(results)} cases done", flush=True)
             if not quiet and status != "ok":
                 print(f"case {i} ({fam}): {status}: {detail}", flush=True)
         now = time.monotonic()
