@@ -40,13 +40,17 @@ settings.register_profile(
 settings.load_profile(os.environ.get("LAZYSPARSE_HYPOTHESIS_PROFILE", "lazysparse"))
 
 
-def _in_threads(work, n):
-    """Run ``work(i)`` in ``n`` threads at once; returns the exceptions they raised."""
+def _in_threads(work, n, together=False):
+    """Run ``work(i)`` in ``n`` threads at once; returns the exceptions they raised.
+    ``together``: the threads wait at a barrier, so that their first calls overlap."""
     import threading
     errors = []
+    start = threading.Barrier(n) if together else None
 
     def guarded(i):
         try:
+            if start is not None:
+                start.wait()
             work(i)
         except BaseException as e:  # reported to the test
             errors.append(e)

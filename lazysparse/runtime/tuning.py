@@ -281,7 +281,26 @@ class _State:
         self.sites.apply(variant, d)
 
 
-class _Settle:
+class _Measuring:
+    """A call of a state that measures with one thread at a time: the choice once made; else
+    timed (``_step``) by the thread that takes ``mu`` without waiting, and run untimed with
+    valid flags (``_untimed``) by a thread that finds it held."""
+
+    def run(self, fn, p, d):
+        chosen = self.chosen
+        if chosen is not None:
+            self._apply(chosen, d)
+            return fn(p, d)
+        if not self.mu.acquire(False):  # another thread is timing
+            self._untimed(d)
+            return fn(p, d)
+        try:
+            return self._step(fn, p, d)
+        finally:
+            self.mu.release()
+
+
+class _Settle(_Measuring):
     """The second measurement of a short kernel's variants: each of the loops (vector where
     built, split accumulators, plain) runs for ``SETTLE_CALLS`` calls in a row, ``SETTLE_TAIL``
     more at a time while the median of the last ones still drops (up to ``SETTLE_MAX``), and the
@@ -324,18 +343,11 @@ class _Settle:
         for i, v in self.writes[min(len(self.scores), len(self.writes) - 1)]:
             d[i] = v
 
-    def run(self, fn, p, d):
-        chosen = self.chosen
-        if chosen is not None:
-            self.sites.apply(chosen, d)
-            return fn(p, d)
-        if not self.mu.acquire(False):
-            self.pick(d)  # another thread is timing: the variant of the moment, untimed
-            return fn(p, d)
-        try:
-            return self._step(fn, p, d)
-        finally:
-            self.mu.release()
+    def _apply(self, chosen, d):
+        self.sites.apply(chosen, d)
+
+    def _untimed(self, d):
+        self.pick(d)  # the variant of the moment
 
     def _step(self, fn, p, d):
         """One timed call (``run``, holding ``mu``)."""
@@ -517,7 +529,7 @@ class Flags:
         return ent if ENABLED else None
 
 
-class _FlagState:
+class _FlagState(_Measuring):
     """Samples of flags 0 and 1 for one operand, then the winner (stored on the operand)."""
 
     after = None  # (nothing measures after it: see _State.after)
@@ -529,18 +541,11 @@ class _FlagState:
         self.chosen = None
         self.mu = threading.Lock()  # held by the thread measuring (module docstring)
 
-    def run(self, fn, p, d):
-        chosen = self.chosen
-        if chosen is not None:
-            self.flags.apply(chosen, d)
-            return fn(p, d)
-        if not self.mu.acquire(False):
-            self.flags.apply(0, d)  # another thread is measuring: the default, untimed
-            return fn(p, d)
-        try:
-            return self._step(fn, p, d)
-        finally:
-            self.mu.release()
+    def _apply(self, chosen, d):
+        self.flags.apply(chosen, d)
+
+    def _untimed(self, d):
+        self.flags.apply(0, d)  # the default
 
     def _step(self, fn, p, d):
         """One timed call (``run``, holding ``mu``)."""

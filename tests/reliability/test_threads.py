@@ -43,23 +43,11 @@ def _switch_often():
     sys.setswitchinterval(old)
 
 
-def _together(work, n=THREADS):
-    """``work(i)`` in ``n`` threads that start at once; returns what they raised."""
-    errors = []
-    start = threading.Barrier(n)
-
-    def guarded(i):
-        try:
-            start.wait()
-            work(i)
-        except BaseException as e:  # reported to the test
-            errors.append(e)
-    threads = [threading.Thread(target=guarded, args=(i,)) for i in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return errors
+@pytest.fixture
+def together(in_threads):
+    """``together(work)``: ``work(i)`` in ``THREADS`` threads that start at once; returns what
+    they raised."""
+    return lambda work, n=THREADS: in_threads(work, n, together=True)
 
 
 def _small_tuner(monkeypatch, long=False):
@@ -93,7 +81,7 @@ def _csr(n, per_row, seed):
 
 # -- the reproduction: real kernels, one fresh operand, eight threads ------------------------------
 
-def test_spgemm_from_threads_on_fresh_operands(monkeypatch):
+def test_spgemm_from_threads_on_fresh_operands(monkeypatch, together):
     """``(A @ A).todense()``, whose kernel's branch-free workspace insert is a measured flag
     (``Flags``), 8 threads x 6 calls on each of three fresh operands: right values, one
     measurement per operand, its choice kept."""
@@ -108,14 +96,14 @@ def test_spgemm_from_threads_on_fresh_operands(monkeypatch):
         def work(_):
             for _ in range(6):
                 np.testing.assert_allclose((lA @ lA).todense(), want, rtol=1e-12, atol=1e-12)
-        errors = _together(work)
+        errors = together(work)
         assert not errors, errors[0]
         assert type(_entry(lA, "flags")) is int
         assert _choices(made) == ["single"]
 
 
 @pytest.mark.parametrize("long", [False, True], ids=["short", "long"])
-def test_spmv_from_threads_on_fresh_operands(monkeypatch, long):
+def test_spmv_from_threads_on_fresh_operands(monkeypatch, long, together):
     """``(A @ x).todense()``, whose kernel has run-time schedule flags (vector / split / plain
     segment sums): 8 threads x 32 calls on each of seven fresh operands (12 calls on nine: long),
     through the first measurement, then settling (short) or rechecking (long): right values,
@@ -134,7 +122,7 @@ def test_spmv_from_threads_on_fresh_operands(monkeypatch, long):
             for j in range(12 if long else 32):
                 x = xs[(i + j) % THREADS]
                 np.testing.assert_allclose((lA @ x).todense(), A @ x, rtol=1e-12, atol=1e-12)
-        errors = _together(work)
+        errors = together(work)
         assert not errors, errors[0]
         ent = _entry(lA, "tune")
         assert type(ent) is (tuning._Recheck if long else tuple), ent
@@ -211,7 +199,7 @@ def _glue(start, kernel, calls, states):
 VEC, SPLIT, PLAIN = (1, 0), (0, 1), (0, 0)
 
 
-def test_first_measurement_and_settling_from_threads(monkeypatch):
+def test_first_measurement_and_settling_from_threads(monkeypatch, together):
     """A short kernel, measured hot by the first state, then settled, by 8 threads at once:
     every variant's samples as many as from one thread, one choice per state, and the variant
     kept is the fastest once settled (the split loop here)."""
@@ -220,7 +208,7 @@ def test_first_measurement_and_settling_from_threads(monkeypatch):
     monkeypatch.setattr(tuning, "clock", kernel.clock)
     sites, st0 = _sites(rerun=True), _St()
     made, states = tuning.CHOICES_MADE[0], []
-    errors = _together(lambda _: _glue(lambda d: sites.start([st0], d), kernel, 40, states))
+    errors = together(lambda _: _glue(lambda d: sites.start([st0], d), kernel, 40, states))
     assert not errors, errors[0]
     first = _one_state(states)
     assert first.hot and [len(s) for s in first.samples] == \
@@ -233,7 +221,7 @@ def test_first_measurement_and_settling_from_threads(monkeypatch):
     assert tuning.CHOICES_MADE[0] == made + 2  # the first measurement's, the settled one
 
 
-def test_single_runs_and_recheck_from_threads(monkeypatch):
+def test_single_runs_and_recheck_from_threads(monkeypatch, together):
     """A long kernel, measured in single runs, then rechecked, by 8 threads at once: the first
     state keeps the faster loop; once the other gets clearly faster it takes over, once."""
     _small_tuner(monkeypatch, long=True)
@@ -241,14 +229,14 @@ def test_single_runs_and_recheck_from_threads(monkeypatch):
     monkeypatch.setattr(tuning, "clock", kernel.clock)
     sites, st0 = _sites(rerun=False), _St()
     made, states = tuning.CHOICES_MADE[0], []
-    errors = _together(lambda _: _glue(lambda d: sites.start([st0], d), kernel, 10, states))
+    errors = together(lambda _: _glue(lambda d: sites.start([st0], d), kernel, 10, states))
     assert not errors, errors[0]
     first = _one_state(states)
     assert not first.hot and [len(s) for s in first.samples] == [tuning.SAMPLES] * 2
     recheck = st0.stats[sites.tag]
     assert type(recheck) is tuning._Recheck and recheck.variants == [(SPLIT,), (VEC,)]
     kernel.times[VEC] = 0.2e-3  # the vector loop becomes clearly faster
-    errors = _together(lambda _: _glue(lambda d: sites.start([st0], d), kernel, 30, []))
+    errors = together(lambda _: _glue(lambda d: sites.start([st0], d), kernel, 30, []))
     assert not errors, errors[0]
     assert recheck.variants == [(VEC,), (SPLIT,)] and first.chosen == (SPLIT,)
     assert tuning.CHOICES_MADE[0] == made + 2  # the first measurement's, one swap
@@ -263,7 +251,7 @@ def _one_state(states):
 
 
 @pytest.mark.parametrize("ratio, want", [(0.5, 1), (0.95, 0)])
-def test_flags_from_threads(monkeypatch, ratio, want):
+def test_flags_from_threads(monkeypatch, ratio, want, together):
     """A kernel's on/off flags (``Flags``), measured by 8 threads at once: SAMPLES samples of
     each setting, one choice, the right one, kept on the operand."""
     monkeypatch.setattr(tuning, "SAMPLES", 2)
@@ -277,7 +265,7 @@ def test_flags_from_threads(monkeypatch, ratio, want):
     flags = tuning.Flags([("wsb", 0, 0), ("ext", 0)], ("threads", ratio))
     st0 = _St()
     made, states = tuning.CHOICES_MADE[0], []
-    errors = _together(lambda _: _glue(lambda d: flags.start([st0], d), kernel, 12, states))
+    errors = together(lambda _: _glue(lambda d: flags.start([st0], d), kernel, 12, states))
     assert not errors, errors[0]
     assert len({id(s) for s in states if s is not None}) == 1  # one state per operand
     state = next(s for s in states if s is not None)
@@ -288,7 +276,7 @@ def test_flags_from_threads(monkeypatch, ratio, want):
 
 # -- the plan caches: first calls of several expressions from several threads at once ------------
 
-def test_first_calls_of_many_expressions_from_threads(monkeypatch):
+def test_first_calls_of_many_expressions_from_threads(monkeypatch, together):
     """Eight threads make the first calls of nine expressions at once (the plan, bind and
     fused-program caches emptied first), on fresh operands, all in the same order, then call
     them again each in another order: every result is NumPy's, and each plan's glue and each
@@ -339,7 +327,7 @@ def test_first_calls_of_many_expressions_from_threads(monkeypatch):
             for k in range(len(cases)):
                 f, want = cases[(r * i + k) % len(cases)]  # (round 0: the same order everywhere)
                 np.testing.assert_allclose(np.asarray(f().todense()), want, rtol=1e-10, atol=1e-10)
-    errors = _together(work)
+    errors = together(work)
     assert not errors, errors[0]
     assert any(key[0] == "build" for key in made) and any(key[0] == "bind" for key in made)
     assert max(made.values()) == 1, [key[:2] for key, n in made.items() if n > 1]
