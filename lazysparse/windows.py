@@ -171,9 +171,7 @@ def _labelled(st, name, subs, axes):
     """An Array over window storage ``st`` that ``explain`` names (its statement reads it at
     plain subscripts, which alone would not say what it is)."""
     from .array import Array
-    if st.stats is None:
-        st.stats = {}
-    st.stats["window_of"] = f"{describe(name, subs)} as W[{','.join(axes)}]"
+    st.memo()["window_of"] = f"{describe(name, subs)} as W[{','.join(axes)}]"
     return Array._from_storage(st)
 
 

@@ -10,6 +10,8 @@ a transposed view or a Fortran array are used without copies); kernels address i
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from .format import Format, dense as _DENSE
@@ -29,6 +31,20 @@ def usable(arr: np.ndarray) -> bool:
     return flags.aligned and arr.dtype.isnative and all(s % arr.itemsize == 0 for s in arr.strides)
 
 
+_MEMO_LOCK = threading.Lock()
+
+
+def memo_of(obj) -> dict:
+    """``obj.stats``, a dict made on first use under a lock: two threads that each made one
+    would each write their entries (a tuning state among them) into a dict the other replaces."""
+    stats = obj.stats
+    if stats is None:
+        with _MEMO_LOCK:
+            stats = obj.stats
+            if stats is None:
+                stats = obj.stats = {}
+    return stats
+
 class Storage:
     __slots__ = ("shape", "format", "pos", "crd", "vals", "index_dtype", "spec", "stats", "__weakref__")
 
@@ -46,6 +62,10 @@ class Storage:
         # values worked out once (storages never change): per-level segment statistics (int
         # keys, segment_stats), "zero" (has_zero), "dag" (runtime/fused.py's part of a DAG key)
         self.stats = None
+
+    def memo(self) -> dict:
+        """The dict of values worked out once (``stats``), made on first use (``memo_of``)."""
+        return memo_of(self)
 
     # -- construction -------------------------------------------------------------------------
     @classmethod
@@ -94,9 +114,7 @@ class Storage:
     def has_zero(self) -> bool:
         """Whether some stored value is zero (an explicit zero), computed once: a union
         fission's rows skip their zero scan when no term met and no input holds one."""
-        stats = self.stats
-        if stats is None:
-            stats = self.stats = {}
+        stats = self.memo()
         r = stats.get("zero")
         if r is None:
             r = stats["zero"] = bool(self.vals.size and np.any(self.vals == 0))
@@ -108,9 +126,7 @@ class Storage:
         planners take such storages as one input, so ``(A @ x) / norm(A @ x)`` computes
         ``A @ x`` once however often ``x`` was wrapped. Made once: storages never change, and
         they hold the buffers whose identities the key records."""
-        stats = self.stats
-        if stats is None:
-            stats = self.stats = {}
+        stats = self.memo()
         k = stats.get("buffers")
         if k is None:
             k = stats["buffers"] = (self.format, self.shape, self.index_dtype, id(self.vals),
@@ -120,9 +136,7 @@ class Storage:
     def segment_stats(self, l: int):
         """``(mean, max)`` segment length of compressed level ``l`` (entries per parent
         position), computed once: schedules chosen at run time read it on every call."""
-        stats = self.stats
-        if stats is None:
-            stats = self.stats = {}
+        stats = self.memo()
         r = stats.get(l)
         if r is None:
             pos = self.pos[l]

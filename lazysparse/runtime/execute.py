@@ -559,9 +559,7 @@ def _relabel_view(stmt, src, out_fmt, out_shape, req_format=None):
     keeps its spec and the next kernel's bound buffers, and ``Array.materialize`` finds it
     without planning (``Array._known``). A fresh view a call made ``A.T @ x`` on cora 72-92 us
     against 26-37 on a CSC operand: a new Format, spec, DAG key and glue binding per call."""
-    stats = src.stats
-    if stats is None:
-        stats = src.stats = {}
+    stats = src.memo()
     key = ("view", stmt, req_format)
     view = stats.get(key)
     if view is None:

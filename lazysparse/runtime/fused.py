@@ -119,9 +119,7 @@ def _dag_key(roots):
 def _leaf_key(st):
     """A concrete operand's part of the DAG key (its spec, shape, 0-d value and nonzero
     bucket), made once per storage: storages never change."""
-    stats = st.stats
-    if stats is None:
-        stats = st.stats = {}
+    stats = st.memo()
     k = stats.get("dag")
     if k is None:
         k = stats["dag"] = (id(operand_spec(st)), st.shape,

@@ -59,6 +59,8 @@ import time
 import weakref
 from statistics import median_high
 
+from ..formats.storage import memo_of
+
 SAMPLES = 3        # single runs: timed calls per variant; its best counts (robust to one noisy call)
 FLAG_LEAD = 0.8    # Flags: flag 1 is kept when its best call is under this fraction of flag 0's
 HOT_CALLS = 2      # hot runs: measuring calls after the first, each running A, B, A, B, A and
@@ -439,12 +441,8 @@ class _Recheck:
 
 
 def _stats(st):
-    """The storage's stats dict, made under ``_PUBLISH``: two threads making one each would
-    lose the entries put into the one replaced."""
-    with _PUBLISH:
-        if st.stats is None:
-            st.stats = {}
-        return st.stats
+    """The storage's stats dict, made once whichever thread asks first (formats/storage.py)."""
+    return memo_of(st)
 
 
 def _publish(st, tag, old, new, record=None):
@@ -458,11 +456,10 @@ def _publish(st, tag, old, new, record=None):
             CHOICES_MADE[0] += 1
         if st is None:
             return
-        if st.stats is None:
-            st.stats = {}
-        cur = st.stats.get(tag)
+        stats = memo_of(st)
+        cur = stats.get(tag)
         if cur is old or cur is None:
-            st.stats[tag] = new
+            stats[tag] = new
 
 
 def _timed(writes, fn, p, d):
