@@ -252,9 +252,7 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=Non
         an = (pat, decisions, fixed)
         _ANALYSIS[akey] = an
     pat, decisions, fixed = an
-    dense_walk = W.densifies(pat, storages)
-    if dense_walk:  # a walk over a sparse operand's implicit zeros: the work guard
-        W.check(stmt, ext, name)
+    dense_walk = W.densifies(pat, storages)  # a walk over a sparse operand's implicit zeros
     sched = LOOPS_FORCED.schedule  # an ls.Schedule's loops being applied (planner/loops.py)
     if fixed is None:
         rule = _RULES.get(akey)
@@ -351,6 +349,8 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=Non
     else:
         idt = "int64"
         _guard(stmt, mode, out_shape, name)
+    if dense_walk:  # the work guard, after the memory guard (a dense result refused says more)
+        W.check(stmt, ext, name)
     runner = _RUNNERS.get((okey, idt, mode))
     if runner is not None:
         STATS["plan_hits"] += 1

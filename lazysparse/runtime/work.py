@@ -71,5 +71,5 @@ def check(stmt, ext, name: str) -> None:
             f"{name}: `{stmt!r}` is nonzero where its sparse operands are zero, so its kernel would "
             f"visit all {n:.3g} points of its index space, not only the stored entries: over the "
             f"work limit of {lim:.3g} points ({_ENV}, default 2**36). Rewrite it over the stored "
-            "entries (e.g. (A + c).sum() as A.sum() + c * A.size), or raise the limit "
+            "entries (e.g. (A + c).sum() as A.sum() + c * math.prod(A.shape)), or raise the limit "
             f"({_ENV}=none turns it off)")

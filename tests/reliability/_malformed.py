@@ -137,7 +137,7 @@ CATALOGUE = [
     ("coo 3-d axis 2", lambda: coo(coords=(I32(0, 1), I32(1, 0), I32(0, 5)), data=np.ones(2), shape=(2, 2, 2)),
      ValueError, r"coords\[2\]\[1\]=5 is out of range for axis 2 of size 2"),
     ("coo 3-d missing coords", lambda: coo(coords=(I32(0, 1), I32(1, 0)), data=np.ones(2), shape=(2, 2, 2)),
-     ValueError, r"expected 3 pos and crd entries"),
+     ValueError, r"invalid COO input: shape \(2, 2, 2\) has 3 dimensions but there are 2 coordinate arrays"),
     # pydata COO / GCXS
     ("pydata coo row too large", lambda: pycoo(coords=[[0, 1, 7], [0, 1, 2]]), ValueError,
      r"coords\[0\]\[2\]=7 is out of range for 3 rows"),

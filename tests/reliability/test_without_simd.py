@@ -12,7 +12,7 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODULES = ("tests/test_warm_path.py", "tests/test_segment_loops.py", "tests/test_vector_math.py",
-           "tests/test_workspaces.py", "tests/test_fixed_widths.py")
+           "tests/test_workspaces.py")
 
 
 def test_switch_drops_the_native_target():
