@@ -595,7 +595,7 @@ def glue_source(abi, fx, like) -> str:
     # and its result's, a bound on the work of kernels whose loops walk stored entries or dense rows
     size = " + ".join([f"s{v}.vals.size" for v in vids] + ["out.size"])
     L += [f"    w = {size}",
-          "    if w < SMALL and not GATE.slow:",
+          "    if w < SMALL:",
           "        rc = fn(p, d)",
           "    else:",
           "        rc = GATE.run(fn, p, d, w, (inputs, bufs, out))"]

@@ -13,11 +13,11 @@ tuning state are all made before the call). The thread is a daemon: the process 
 runs.
 
 Which calls run off the main thread (``Gate``): the handoff costs tens of microseconds, so only
-calls that are long. A call is taken as long when its operands hold at least ``BIG`` stored values
-(a kernel over millions of entries runs for milliseconds at least), or when an earlier call of
-the same kernel took ``LONG_S`` or more (a kernel whose work is not in its operands' size: a
-product of two sparse matrices with dense rows). Calls over fewer than ``SMALL`` values are
-neither timed nor handed off: they cost what they did.
+calls that are long. A call is taken as long when its work (the kernels' own estimate, as the glue
+computes it) reaches ``BIG`` (millions of steps: milliseconds at least), or when the kernel's
+last measured time per unit of work, times this call's work, reaches ``LONG_S`` (a kernel whose
+steps are dearer than its estimate says: a product of two sparse matrices with dense rows).
+Calls under ``SMALL`` units are neither timed nor handed off: they cost what they did.
 """
 from __future__ import annotations
 
@@ -52,26 +52,25 @@ def off_main(fn, p, d, keep):
 
 
 class Gate:
-    """Per kernel: whether a call of ``size`` stored values runs off the main thread, and the
-    record of how long its calls took."""
+    """Per kernel: whether a call of ``size`` units of work runs off the main thread, from the
+    seconds per unit its last timed call took."""
 
-    __slots__ = ("slow",)
+    __slots__ = ("rate",)
 
     def __init__(self):
-        self.slow = False
+        self.rate = 0.0
 
     def bind(self, fn, size, keep):
         """``fn`` as a function of ``(p, d)`` that runs through this gate."""
         return lambda p, d: self.run(fn, p, d, size, keep)
 
     def run(self, fn, p, d, size, keep):
-        """The kernel call for operands of ``size`` stored values: its status."""
-        if size < SMALL and not self.slow:
-            return fn(p, d)
-        if self.slow or size >= BIG:
-            return off_main(fn, p, d, keep)
+        """The kernel call for ``size`` units of work: its status. The glue calls it for
+        ``SMALL`` units or more only."""
         t0 = clock()
-        rc = fn(p, d)
-        if clock() - t0 >= LONG_S:
-            self.slow = True
+        if size >= BIG or size * self.rate >= LONG_S:
+            rc = off_main(fn, p, d, keep)
+        else:
+            rc = fn(p, d)
+        self.rate = (clock() - t0) / max(size, 1)
         return rc

@@ -254,7 +254,7 @@ def glue_source(spec, abi, sites=None, prologue=()) -> str:
     # the same lines twice, with the kernel or the gate's handle on it
     keep = "(sts, bufs, out)" if fmt.is_dense else "(sts, bufs)"
     L += [f"    w = {work_expr(spec, ext)}",
-          "    if w < SMALL and not GATE.slow:"]
+          "    if w < SMALL:"]
     L += ["        " + ln for ln in _call_lines(site_slots, n_in, "fn")]
     L.append("    else:")
     L.append(f"        kfn = GATE.bind(fn, w, {keep})")

@@ -62,33 +62,35 @@ def test_sigint_stops_a_long_kernel_within_a_second(kind, n):
     assert len(late) == 2 and all(float(t) < 1.0 for t in late), r.stdout
 
 
-def test_small_calls_run_where_they_are_called(monkeypatch):
-    g = INT.Gate()
-    where = []
+def _where(names, rc=0):
+    import threading
 
     def fn(p, d):
-        where.append(__import__("threading").current_thread().name)
-        return 0
-    assert g.run(fn, None, None, INT.SMALL - 1, ()) == 0
+        names.append(threading.current_thread().name)
+        return rc
+    return fn
+
+
+def test_large_work_runs_off_the_main_thread():
+    g, names = INT.Gate(), []
+    fn = _where(names)
     assert g.run(fn, None, None, INT.SMALL, ()) == 0
     assert g.run(fn, None, None, INT.BIG, ()) == 0
-    main = __import__("threading").main_thread().name
-    assert where[:2] == [main, main] and where[2] == "lazysparse-kernel"
-    assert not g.slow
+    assert names == [__import__("threading").main_thread().name, "lazysparse-kernel"]
 
 
-def test_a_call_that_took_long_sends_the_next_off_the_main_thread(monkeypatch):
-    g = INT.Gate()
-    t = iter([0.0, INT.LONG_S, 10.0, 10.0])
+def test_a_kernel_dearer_than_its_work_says_runs_off_the_main_thread(monkeypatch):
+    """The time per unit of work of the last call predicts the next: a call predicted to take
+    LONG_S or more is handed off, and one predicted short runs where it is called."""
+    g, names = INT.Gate(), []
+    t = iter([0.0, INT.LONG_S, 10.0, 10.0 + INT.LONG_S / 4, 20.0, 20.0])
     monkeypatch.setattr(INT, "clock", lambda: next(t))
-    names = []
-
-    def fn(p, d):
-        names.append(__import__("threading").current_thread().name)
-        return 3
-    assert g.run(fn, None, None, INT.SMALL, ()) == 3 and g.slow
-    assert g.run(fn, None, None, 1, ()) == 3  # slow: even a small call (its work is not its size)
-    assert names[1] == "lazysparse-kernel"
+    fn = _where(names, 3)
+    assert g.run(fn, None, None, INT.SMALL, ()) == 3  # took LONG_S for SMALL units
+    assert g.run(fn, None, None, INT.SMALL, ()) == 3  # predicted LONG_S: handed off (took 1/4)
+    assert g.run(fn, None, None, INT.SMALL, ()) == 3  # predicted LONG_S / 4: here
+    main = __import__("threading").main_thread().name
+    assert names == [main, "lazysparse-kernel", main]
 
 
 def test_off_main_holds_what_the_kernel_uses(monkeypatch):
