@@ -304,7 +304,9 @@ def work_expr(spec, ext) -> str:
     if not sparse or frozenset() in pat:
         return " * ".join(ext(v) for v in idx) or "1"
     held = {ix for a in sparse for ix in a.indices if isinstance(ix, Index)}
-    entries = " + ".join(dict.fromkeys(f"s{int(a.operand)}.nnz" for a in sparse))
+    # (a sparse storage's values array holds its entries: what ``Storage.nnz`` returns, without
+    # the property's call on every warm call)
+    entries = " + ".join(dict.fromkeys(f"s{int(a.operand)}.vals.shape[0]" for a in sparse))
     return " * ".join([f"({entries})"] + [ext(v) for v in idx if v not in held])
 
 
