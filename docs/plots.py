@@ -4,10 +4,10 @@
     python docs/plots.py --selftest
 
 Each JSON is recognised by its keys: ``python -m lazysparse bench --json`` writes
-``{meta, results, summary}`` ("bench"), ``python -m lazysparse.bench_fusion --json`` writes
-``{meta, rows, summary}`` ("fusion"), ``python -m lazysparse.bench_conv --json`` writes
+``{meta, results, summary}`` ("bench"), ``python -m lazysparse.bench.fusion --json`` writes
+``{meta, rows, summary}`` ("fusion"), ``python -m lazysparse.bench.conv --json`` writes
 ``{meta, conv}`` ("conv": one plot per case, a bar per sparsity and peer), ``python -m
-lazysparse.bench_spmv --json`` writes ``{meta, spmv}`` ("spmv": peer time over lazysparse's per
+lazysparse.bench.spmv --json`` writes ``{meta, spmv}`` ("spmv": peer time over lazysparse's per
 matrix, and lazysparse's fraction of the bandwidth bound).  One SVG per kernel, ``<out>/<bench>-<kernel>.svg``: a
 horizontal bar per input and compared column, on a log scale, drawn from 1.0 ("as fast") so a
 bar's direction says who won, with the kernel's targets as black dashed or dotted lines.  Ratios keep each
@@ -21,7 +21,7 @@ import os
 import sys
 import tempfile
 
-# bench.py defines no targets: these are issue 4's acceptance points (docs/performance.md,
+# bench/suite.py defines no targets: these are issue 4's acceptance points (docs/performance.md,
 # "Sparse products and sums"), as lazysparse / peer time.
 BENCH_TARGETS = {"spgemm": [(0.769, "target ls/scipy ≤ 0.769 (geomean)"),
                             (1.25, "target ls/graphblas ≤ 1.25 (every input)")],
@@ -30,7 +30,7 @@ BENCH_TARGETS = {"spgemm": [(0.769, "target ls/scipy ≤ 0.769 (geomean)"),
 
 
 def bench_cases(data):
-    """bench.py JSON -> {kernel: {input label: {peer: lazysparse ms / peer ms}}}, targets."""
+    """bench/suite.py JSON -> {kernel: {input label: {peer: lazysparse ms / peer ms}}}, targets."""
     cases = {}
     for r in data["results"]:
         ls_ms = r["lazysparse"].get("median_ms")
@@ -45,8 +45,8 @@ def fusion_targets(summary, kernel):
     s = summary.get(kernel, {})
     mt = s.get("max_over_auto", {}).get("target")
     pt = s.get("best_peer_over_auto", {}).get("target_geomean")
-    if mt is None or pt is None:  # an older JSON: read lazysparse.bench_fusion (needs lazysparse)
-        from lazysparse.bench_fusion import MAX_TARGETS, PEER_TARGET
+    if mt is None or pt is None:  # an older JSON: read lazysparse.bench.fusion (needs lazysparse)
+        from lazysparse.bench.fusion import MAX_TARGETS, PEER_TARGET
         mt, pt = MAX_TARGETS.get(kernel), PEER_TARGET
     out = [(pt, f"target best peer/auto ≥ {pt:g} (geomean), never < 1")]
     return out + ([(mt, f"target max/auto ≥ {mt:g} (geomean)")] if mt else [])

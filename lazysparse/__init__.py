@@ -7,32 +7,24 @@
 """
 __version__ = "0.1.0"
 
-from .formats import Format, dense, csr, csc, coo, dcsr, dcsc, csf
-from .array import Array
-from .creation import asarray, random, zeros, ones, eye
-from .frontend import (
-    einsum, expr, matmul, tensordot, add, subtract, multiply, divide, maximum, minimum, where,
-    transpose, sum, max, min, prod, mean, exp, log, log1p, expm1, sqrt, abs, negative, sin, cos,
-    tanh, sigmoid, relu, astype, clip,
-)
-from .runtime.execute import compute
-from .runtime.cache import cache_info, clear_cache
-from .runtime.threads import set_num_threads, get_num_threads
-from .explain import explain, opcount
-from .joining import concatenate, stack, hstack, vstack
-from .truth import any, all
-from .construct import diags, kron, triu, tril
-from .schedule import Schedule
-from .statistics import (
-    var, std, nansum, nanprod, nanmax, nanmin, nanmean, argmax, argmin, ptp, average, isclose,
-    allclose, array_equal, outer, inner, vdot, zeros_like, ones_like, full_like, empty_like,
-    count_nonzero, argwhere, take, unique_values, unique_counts,
-)
-from . import linalg
-from . import ufuncs, shaping
-from .ufuncs import *  # noqa: E402,F401,F403  (NumPy's and the array API's elementwise names)
-from .shaping import *  # noqa: E402,F401,F403  (squeeze, expand_dims, moveaxis, broadcast_to, ...)
-from .frontend import register_numpy as _register_numpy
+from lazysparse.formats import Format, dense, csr, csc, coo, dcsr, dcsc, csf
+from lazysparse.array import Array
+from lazysparse.api.creation import asarray, random, zeros, ones, eye
+from lazysparse.api.operations import einsum, expr, matmul, tensordot, add, subtract, multiply, divide, maximum, minimum, where, transpose, sum, max, min, prod, mean, exp, log, log1p, expm1, sqrt, abs, negative, sin, cos, tanh, sigmoid, relu, astype, clip
+from lazysparse.compiler.pipeline import compute
+from lazysparse.runtime.kernel_cache import cache_info, clear_cache
+from lazysparse.runtime.threads import set_num_threads, get_num_threads
+from lazysparse.explain import explain, opcount
+from lazysparse.api.joining import concatenate, stack, hstack, vstack
+from lazysparse.api.logic import any, all
+from lazysparse.api.construct import diags, kron, triu, tril
+from lazysparse.compiler.schedule import Schedule
+from lazysparse.api.statistics import var, std, nansum, nanprod, nanmax, nanmin, nanmean, argmax, argmin, ptp, average, isclose, allclose, array_equal, outer, inner, vdot, zeros_like, ones_like, full_like, empty_like, count_nonzero, argwhere, take, unique_values, unique_counts
+from lazysparse import linalg
+from lazysparse.api import ufuncs, shaping
+from lazysparse.api.ufuncs import *  # noqa: E402,F401,F403  (NumPy's and the array API's elementwise names)
+from lazysparse.api.shaping import *  # noqa: E402,F401,F403  (squeeze, expand_dims, moveaxis, broadcast_to, ...)
+from lazysparse.api.operations import register_numpy as _register_numpy
 
 _register_numpy({**ufuncs.NP_FUNCTIONS, **shaping.NP_FUNCTIONS})
 

@@ -1,7 +1,7 @@
 """``python -m lazysparse``: command-line entry points.
 
     python -m lazysparse demo [--small]      check and time three graph kernels against scipy
-    python -m lazysparse bench [options]     side-by-side benchmarks (see lazysparse.bench --help)
+    python -m lazysparse bench [options]     side-by-side benchmarks (see lazysparse.bench.suite --help)
 """
 from __future__ import annotations
 
@@ -24,10 +24,10 @@ def main(argv=None) -> int:
         return 0 if argv else 2
     cmd, rest = argv[0], argv[1:]
     if cmd == "demo":
-        from .demo import main as demo_main
+        from lazysparse.bench.demo import main as demo_main
         return demo_main(rest)
     if cmd == "bench":
-        from .bench import main as bench_main
+        from lazysparse.bench.suite import main as bench_main
         return bench_main(rest)
     print(f"unknown command {cmd!r}\n", file=sys.stderr)
     print(USAGE, file=sys.stderr)

@@ -1,6 +1,6 @@
 """The user-facing ``Array``: either concrete storage or a lazy DAG node.
 
-Operators only build nodes (see ``build.py``); ``materialize``/``compute`` run the compiler.
+Operators only build nodes (see ``api/primitives.py``); ``materialize``/``compute`` run the compiler.
 """
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import os
 
 import numpy as np
 
-from . import build
-from .formats import Storage
+from lazysparse.api import primitives as build
+from lazysparse.formats import Storage
 
 
 _EXEC = []
@@ -20,7 +20,7 @@ _EXEC = []
 def _execute():
     """runtime.execute, imported once (it imports this module)."""
     if not _EXEC:
-        from .runtime import execute
+        from lazysparse.compiler import pipeline as execute
         _EXEC.append(execute)
     return _EXEC[0]
 
@@ -28,7 +28,7 @@ def _execute():
 def _known(x):
     """The storage of an operand that needs no kernel: a concrete array's, a lazy one's value
     computed already, or the view a relabelling of a concrete array is (``A.T``), made by an
-    earlier call (runtime/execute.py ``_relabel_view`` keeps it in the source's stats); else
+    earlier call (compiler/pipeline.py ``_relabel_view`` keeps it in the source's stats); else
     None. ``A.T @ x`` in a loop then takes the bound plan straight away, as ``A @ x`` does."""
     st = x._storage
     if st is not None:
@@ -109,7 +109,7 @@ class Array:
             return self._storage.format
         if self._node.result is not None:
             return self._node.result.format
-        from .planner.format_inference import infer_node_format
+        from lazysparse.compiler.plan.format_inference import infer_node_format
         return infer_node_format(self._node)
 
     @property
@@ -137,7 +137,7 @@ class Array:
         (False, [2.0, 2.0, 2.0])
         """
         if fusion != "auto" or device is not None or schedule is not None:
-            from .runtime.execute import check_options
+            from lazysparse.compiler.pipeline import check_options
             check_options("materialize", fusion=fusion, device=device, schedule=schedule)
         node = self._node
         if format is not None:
@@ -150,7 +150,7 @@ class Array:
         elif format is not None and node.format is None:
             # compute straight into the requested format (a dense result that would not fit in
             # memory is never formed); the node keeps that value, as API.md asks
-            from .node import Node
+            from lazysparse.ir.dag import Node
             fmt = format
             tmp = Node(node.stmt, node.children, node.shape, node.dtype, fmt)
             (_EXEC[0] if _EXEC else _execute()).compute_nodes([tmp], fusion=fusion, schedule=schedule)
@@ -168,7 +168,7 @@ class Array:
                 if a.spec is not None:
                     bound = ex._BOUND.get((id(node.stmt), id(a.spec), node.format))
                     # (on several threads, a skewed operand's rows may run in nonzero tiles
-                    # instead: planner/skew.py)
+                    # instead: compiler/plan/skew.py)
                     nt = _THREADS._num_threads
                     if bound is not None and (nt < 2 or _SKEW.skewed(node.stmt, (a,), nt) is None):
                         st = bound([a], node.shape, "materialize")
@@ -211,22 +211,22 @@ class Array:
         """The values as a dense NumPy array: a read-only view (arrays are immutable; a dense
         array's buffer is shared, not copied). ``np.array(x)`` or ``.todense().copy()`` gives
         a writable copy."""
-        from .creation import to_numpy
+        from lazysparse.api.creation import to_numpy
         return to_numpy(self)
 
     def toarray(self) -> np.ndarray:
         return self.todense()
 
     def to_scipy(self, format=None):
-        from .creation import to_scipy
+        from lazysparse.api.creation import to_scipy
         return to_scipy(self, format)
 
     def to_pydata(self):
-        from .creation import to_pydata
+        from lazysparse.api.creation import to_pydata
         return to_pydata(self)
 
     def asformat(self, format) -> "Array":
-        from .creation import convert
+        from lazysparse.api.creation import convert
         return convert(self, format)
 
     def tocsr(self):
@@ -279,9 +279,9 @@ class Array:
         return self._scalar(complex)
 
     def __getitem__(self, key):
-        """NumPy's basic indexing and one integer or boolean array (lazysparse/indexing.py);
+        """NumPy's basic indexing and one integer or boolean array (lazysparse/api/indexing.py);
         eager, as in scipy: the result is concrete."""
-        from .indexing import getitem
+        from lazysparse.api.indexing import getitem
         return getitem(self, key)
 
     def __iter__(self):
@@ -392,12 +392,12 @@ class Array:
 
     def copy(self) -> "Array":
         """A concrete copy that shares no buffer with this array (computes a lazy one)."""
-        from .creation import asarray
+        from lazysparse.api.creation import asarray
         return asarray(self, copy=True)
 
     def diagonal(self, k=0) -> "Array":
-        """The ``k``-th diagonal as a dense vector (scipy's ``diagonal``; indexing.py)."""
-        from .indexing import diagonal
+        """The ``k``-th diagonal as a dense vector (scipy's ``diagonal``; api/indexing.py)."""
+        from lazysparse.api.indexing import diagonal
         return diagonal(self, k)
 
     def trace(self, offset=0) -> "Array":
@@ -406,12 +406,12 @@ class Array:
 
     def nonzero(self):
         """The coordinates of the nonzero values, one NumPy array per axis, row-major."""
-        from .indexing import nonzero
+        from lazysparse.api.indexing import nonzero
         return nonzero(self)
 
     def reshape(self, *shape, order="C") -> "Array":
-        """NumPy's ``reshape`` (eager; indexing.py)."""
-        from .indexing import reshape
+        """NumPy's ``reshape`` (eager; api/indexing.py)."""
+        from lazysparse.api.indexing import reshape
         return reshape(self, shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape, order)
 
     def eliminate_zeros(self) -> "Array":
@@ -425,7 +425,7 @@ class Array:
         if axis is None:
             import numpy as _np
             return int((self != 0).astype(_np.int64).sum().materialize().todense())
-        from .statistics import count_nonzero
+        from lazysparse.api.statistics import count_nonzero
         return count_nonzero(self, axis)
 
     def __matmul__(self, o):
@@ -449,7 +449,7 @@ class Array:
     def multiply(self, o): return self.__mul__(o)
 
     def dot(self, o):
-        from .frontend import dot
+        from lazysparse.api.operations import dot
         return dot(self, o)
 
     @property
@@ -464,7 +464,7 @@ class Array:
         return _frontend.transpose(self, tuple(axes))  # checks the axes (integers, a permutation)
 
     def astype(self, dtype):
-        from .frontend import astype
+        from lazysparse.api.operations import astype
         return astype(self, dtype)
 
     def sum(self, axis=None, keepdims=False, dtype=None):
@@ -484,98 +484,98 @@ class Array:
         return build.reduction(self, axis, "min", keepdims)
 
     def mean(self, axis=None, keepdims=False, dtype=None):
-        from .frontend import mean
+        from lazysparse.api.operations import mean
         return mean(self, axis, keepdims, dtype)
 
     def clip(self, min=None, max=None):
         """Lazy ``numpy.clip`` (``frontend.clip``)."""
-        from .frontend import clip
+        from lazysparse.api.operations import clip
         return clip(self, min, max)
 
     def any(self, axis=None, keepdims=False):
-        from .truth import any
+        from lazysparse.api.logic import any
         return any(self, axis, keepdims)
 
     def all(self, axis=None, keepdims=False):
-        from .truth import all
+        from lazysparse.api.logic import all
         return all(self, axis, keepdims)
 
-    # -- statistics (lazysparse/statistics.py) -----------------------------------------------
+    # -- statistics (lazysparse/api/statistics.py) -----------------------------------------------
     def var(self, axis=None, dtype=None, ddof=0, keepdims=False):
-        from .statistics import var
+        from lazysparse.api.statistics import var
         return var(self, axis, dtype, ddof, keepdims)
 
     def std(self, axis=None, dtype=None, ddof=0, keepdims=False):
-        from .statistics import std
+        from lazysparse.api.statistics import std
         return std(self, axis, dtype, ddof, keepdims)
 
     def argmax(self, axis=None, out=None, *, keepdims=False, explicit=False):
         """scipy's/NumPy's ``argmax`` (eager: ``statistics.argmax``); ``explicit=True`` (scipy's
         stored-entries-only variant) is not offered."""
-        from .statistics import arg_method
+        from lazysparse.api.statistics import arg_method
         return arg_method(self, axis, out, keepdims, explicit, "argmax")
 
     def argmin(self, axis=None, out=None, *, keepdims=False, explicit=False):
-        from .statistics import arg_method
+        from lazysparse.api.statistics import arg_method
         return arg_method(self, axis, out, keepdims, explicit, "argmin")
 
     def nanmax(self, axis=None, out=None, *, keepdims=False, explicit=False):
-        from .statistics import arg_method
+        from lazysparse.api.statistics import arg_method
         return arg_method(self, axis, out, keepdims, explicit, "nanmax")
 
     def nanmin(self, axis=None, out=None, *, keepdims=False, explicit=False):
-        from .statistics import arg_method
+        from lazysparse.api.statistics import arg_method
         return arg_method(self, axis, out, keepdims, explicit, "nanmin")
 
     def ptp(self, axis=None, keepdims=False):
-        from .statistics import ptp
+        from lazysparse.api.statistics import ptp
         return ptp(self, axis, keepdims)
 
     amax = max  # (pydata/sparse's names)
     amin = min
 
-    # -- NumPy/pydata methods of other modules (ufuncs.py, shaping.py) ------------------------
+    # -- NumPy/pydata methods of other modules (api/ufuncs.py, api/shaping.py) ------------------------
     def round(self, decimals=0):
-        from .ufuncs import round
+        from lazysparse.api.ufuncs import round
         return round(self, decimals)
 
     round_ = round  # (pydata/sparse's older name)
 
     def isnan(self):
-        from .ufuncs import isnan
+        from lazysparse.api.ufuncs import isnan
         return isnan(self)
 
     def isinf(self):
-        from .ufuncs import isinf
+        from lazysparse.api.ufuncs import isinf
         return isinf(self)
 
     def squeeze(self, axis=None):
-        from .shaping import squeeze
+        from lazysparse.api.shaping import squeeze
         return squeeze(self, axis)
 
     def swapaxes(self, axis1, axis2):
-        from .shaping import swapaxes
+        from lazysparse.api.shaping import swapaxes
         return swapaxes(self, axis1, axis2)
 
     def flatten(self, order="C"):
-        from .shaping import flatten
+        from lazysparse.api.shaping import flatten
         return flatten(self, order)
 
     def ravel(self, order="C"):
-        from .shaping import ravel
+        from lazysparse.api.shaping import ravel
         return ravel(self, order)
 
     def repeat(self, repeats, axis=None):
-        from .shaping import repeat
+        from lazysparse.api.shaping import repeat
         return repeat(self, repeats, axis)
 
     def broadcast_to(self, shape):
-        from .shaping import broadcast_to
+        from lazysparse.api.shaping import broadcast_to
         return broadcast_to(self, shape)
 
     @property
     def mT(self):
-        from .shaping import matrix_transpose
+        from lazysparse.api.shaping import matrix_transpose
         return matrix_transpose(self)
 
     # scipy's canonical-form interface: lazysparse's storage is always canonical (sorted, no
@@ -599,7 +599,7 @@ class Array:
     def check_format(self, full_check=True):
         """scipy's ``check_format``: validates the storage (ValueError when it is malformed)."""
         if not self.is_lazy and not self.format.is_dense:
-            from .formats.validate import validate
+            from lazysparse.formats.validate import validate
             validate(self.storage, "check_format")
 
     def to_scipy_sparse(self):
@@ -620,16 +620,16 @@ class Array:
 
     # -- NumPy protocols (NEP-18, NEP-13) ----------------------------------------------------
     def __array_function__(self, func, types, args, kwargs):
-        from .frontend import array_function
+        from lazysparse.api.operations import array_function
         return array_function(func, types, args, kwargs)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        from .frontend import array_ufunc
+        from lazysparse.api.operations import array_ufunc
         return array_ufunc(ufunc, method, inputs, kwargs)
 
 
 build.Array = Array
-from . import frontend as _frontend  # noqa: E402  (frontend builds Arrays lazily)
-from .planner import skew as _SKEW  # noqa: E402
-from .runtime import threads as _THREADS  # noqa: E402
-from .node import Node as _Node  # noqa: E402
+from lazysparse.api import operations as _frontend  # noqa: E402  (frontend builds Arrays lazily)
+from lazysparse.compiler.plan import skew as _SKEW  # noqa: E402
+from lazysparse.runtime import threads as _THREADS  # noqa: E402
+from lazysparse.ir.dag import Node as _Node  # noqa: E402

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 
 def _nodes(arrays):
-    from .array import Array
+    from lazysparse.array import Array
     out, seen = [], set()
     stack = [a._node for a in arrays if isinstance(a, Array) and a._node is not None]
     while stack:
@@ -25,19 +25,19 @@ def explain(*arrays, fusion="auto", schedule=None) -> str:
     >>> "ls_kernel" in ls.explain(A @ np.ones(3))
     True
     """
-    from .runtime.execute import check_options, compute_nodes, kernel_log
-    from .planner import skew
+    from lazysparse.compiler.pipeline import check_options, compute_nodes, kernel_log
+    from lazysparse.compiler.plan import skew
     check_options("explain", fusion=fusion, schedule=schedule)
-    from .array import Array
+    from lazysparse.array import Array
     nodes = _nodes(arrays)
     roots = [a._node for a in arrays if isinstance(a, Array) and a._node is not None]
     orders = []
     if fusion == "auto":  # before computing: a computed node has no DAG left to describe
-        from .runtime.fused import reordered
+        from lazysparse.compiler.fused_pipeline import reordered
         orders = [r for r in map(reordered, roots) if r is not None]
     with kernel_log() as log:
         compute_nodes(roots, fusion=fusion, schedule=schedule)
-    from .runtime.fused import FusedRun
+    from lazysparse.compiler.fused_pipeline import FusedRun
     fused = any(isinstance(e, FusedRun) for e in log)
     how = {"auto": "fused kernels where the plan shares loops", "max": "every temporary substituted into its "
            "consumers where one statement can express it", "none": "one kernel per operation"}[fusion]
@@ -51,9 +51,9 @@ def explain(*arrays, fusion="auto", schedule=None) -> str:
             label = (c._storage.stats or {}).get("window_of") if c._storage is not None else None
             if label:
                 lines.append(f"  T{j}: the window of {label}, {c._storage.format!r} "
-                             f"(affine subscripts, lazysparse/windows.py)")
+                             f"(affine subscripts, lazysparse/api/affine.py)")
     for written, chosen in orders:
-        lines.append("\nassociation: the chain runs in a cheaper order than written (planner/associate.py)")
+        lines.append("\nassociation: the chain runs in a cheaper order than written (compiler/plan/associate.py)")
         lines += ["  as written: " + ln.strip() for ln in repr(written).splitlines()[1:]]
         lines += ["  computed:   " + ln.strip() for ln in repr(chosen).splitlines()[1:]]
     for k, entry in enumerate(log):
@@ -70,32 +70,32 @@ def explain(*arrays, fusion="auto", schedule=None) -> str:
             lines.append("  " + _loops_line(spec.loops))
             if schedule is None:
                 lines.append("  (the autoscheduler's nonzero tiles: the longest row holds at least "
-                             f"{skew.SKEW_TILES:g} of a thread's share of the entries; planner/skew.py)")
+                             f"{skew.SKEW_TILES:g} of a thread's share of the entries; compiler/plan/skew.py)")
         if spec.mode.startswith("ws-"):
             lines.append("  " + _workspace_line(spec, runner))
         elif spec.mode == "mask":
-            from .planner.workspace import spec_mask
-            from .ir.nodes import accesses_of
+            from lazysparse.compiler.plan.workspace import spec_mask
+            from lazysparse.ir.nodes import accesses_of
             q = spec_mask(spec)
             m = accesses_of(spec.stmt.expr)[q]
             lines.append(f"  workspace: none; every result entry is an entry of T{m.operand} (a mask), so "
                          f"the sums accumulate at its positions in a copy of its structure, and the "
-                         f"entries left zero are squeezed out at the end (planner/workspace.py)")
+                         f"entries left zero are squeezed out at the end (compiler/plan/workspace.py)")
         elif spec.mode == "map":
-            from .planner.workspace import map_access
-            from .ir.nodes import accesses_of
+            from lazysparse.compiler.plan.workspace import map_access
+            from lazysparse.ir.nodes import accesses_of
             m = accesses_of(spec.stmt.expr)[map_access(spec.stmt, spec.inputs, spec.output.format,
                                                         spec.decisions)]
             lines.append(f"  every result entry is a stored entry of T{m.operand}: its structure is "
                          f"copied and one value computed per entry, in one pass over its positions "
                          f"where nothing else reads the coordinates; computed zeros, if any were "
-                         f"counted, are squeezed out at the end (planner/workspace.py map_access)")
-        if "#define ls_fail ls_tfail" in runner.source:  # (lower/lowering.py emit_par_rows)
+                         f"counted, are squeezed out at the end (compiler/plan/workspace.py map_access)")
+        if "#define ls_fail ls_tfail" in runner.source:  # (compiler/lower/lowering.py emit_par_rows)
             lines.append("  threads: the rows in chunks on the team (ls.set_num_threads; one thread "
                          "under the work threshold or for a result over 64 MiB), each thread "
                          "appending to buffers of its own, kept for the next call, copied in row "
                          "order after")
-        if "ls_o0" in runner.source:  # (lower/lowering.py emit_private)
+        if "ls_o0" in runner.source:  # (compiler/lower/lowering.py emit_private)
             lines.append("  threads: the outer loop's reduction on the team (ls.set_num_threads; one "
                          "thread under the work threshold, or for a result of half the work or "
                          "more), each thread a static share of it summed into a private copy of "
@@ -120,7 +120,7 @@ def explain(*arrays, fusion="auto", schedule=None) -> str:
 
 
 def _loops_line(plan):
-    """A schedule's loops as the kernel runs them (planner/loops.py)."""
+    """A schedule's loops as the kernel runs them (compiler/plan/loops.py)."""
     par = f"; {plan.parallel[0]} on threads ({plan.parallel[1]})" if plan.parallel else ""
     vec = f"; {', '.join(plan.vector)} on vector lanes" if plan.vector else ""
     tiles = (f"; {plan.tiles.outer} runs tiles of {plan.tiles.factor} stored entries"
@@ -133,13 +133,13 @@ def _loops_line(plan):
 
 def _workspace_line(spec, runner):
     """Which workspace assembles a scattered result, over which levels, and why."""
-    from .planner.workspace import hoisted, ordering, outside, storage_vars
+    from lazysparse.compiler.plan.workspace import hoisted, ordering, outside, storage_vars
     ovars = storage_vars(spec.stmt, spec.output.format)
     h = outside(spec.order, ovars)
     kept = ", ".join(map(repr, ovars[h:]))
     out = ", ".join(map(repr, ovars[:h]))
     if hoisted(spec.order, ovars) == len(ovars):
-        what = "a sum of sparse terms, one loop per term (union fission, planner/fission.py)"
+        what = "a sum of sparse terms, one loop per term (union fission, compiler/plan/fission.py)"
     else:
         what = (f"sparse scattering of order {ordering(spec.order, ovars, spec.stmt.reduce_indices)} "
                 f"(paper 003)")
@@ -163,7 +163,7 @@ def _fused_lines(k, run):
     if temps:
         out.append("  temporaries: " + "; ".join(temps))
     out.append("  result: " + (f"the pattern and format of v{run.like}" if run.like is not None else "dense"))
-    if "ls_o0" in run.kernel.source:  # (lower/fused.py parallel_loop: private copies)
+    if "ls_o0" in run.kernel.source:  # (compiler/lower/fused.py parallel_loop: private copies)
         out.append("  threads: the loop, which only the result's operation sums over, in static "
                    "chunks on the team (ls.set_num_threads), each thread summing into a private "
                    "copy of the result, the copies added in thread order after")
@@ -174,7 +174,7 @@ def _fused_lines(k, run):
 
 def opcount(*arrays, fusion="auto", names=None) -> dict:
     """Scalar operations and element loads that computing ``arrays`` executes, counted by an
-    instrumented build of the very kernels ``materialize``/``compute`` run (lower/counting.py).
+    instrumented build of the very kernels ``materialize``/``compute`` run (compiler/lower/counting.py).
 
     Returns ``{"mul", "add", "div", "other": int, "loads": {name: int}, "temp_loads": int,
     "kernels": int}``. A reduction counts one operation per term it folds in; casts are free.
@@ -189,9 +189,9 @@ def opcount(*arrays, fusion="auto", names=None) -> dict:
     >>> c["mul"], c["add"], c["loads"]["b"]
     (1, 4, 4)
     """
-    from .array import Array
-    from .runtime import counting
-    from .runtime.execute import check_options, compute_nodes
+    from lazysparse.array import Array
+    from lazysparse.compiler import opcount as counting
+    from lazysparse.compiler.pipeline import check_options, compute_nodes
     check_options("opcount", fusion=fusion)
     label = {}
     for nm, arr in (names or {}).items():
@@ -214,8 +214,8 @@ def opcount(*arrays, fusion="auto", names=None) -> dict:
 def _copy_dag(arrays):
     """Fresh lazy nodes for the DAGs of ``arrays`` (results not reused; children shared as in
     the original) and the concrete storages they read, left to right as written."""
-    from .array import Array
-    from .node import Node
+    from lazysparse.array import Array
+    from lazysparse.ir.dag import Node
     leaves, seen = [], set()
     stack = list(reversed(arrays))
     while stack:

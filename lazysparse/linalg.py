@@ -1,4 +1,4 @@
 """``ls.linalg``: NumPy's ``linalg`` names that lazysparse offers (``norm``, lazily)."""
-from .statistics import norm
+from lazysparse.api.statistics import norm
 
 __all__ = ["norm"]

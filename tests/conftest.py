@@ -21,7 +21,7 @@ if not os.environ.get("LAZYSPARSE_CACHE_DIR"):
     os.environ["LAZYSPARSE_CACHE_DIR"] = _CACHE_DIR
     atexit.register(shutil.rmtree, _CACHE_DIR, ignore_errors=True)
 
-# results a kernel claims to overwrite entirely start as garbage, not zeros (runtime/runner.py)
+# results a kernel claims to overwrite entirely start as garbage, not zeros (compiler/runner.py)
 os.environ.setdefault("LAZYSPARSE_POISON", "1")
 # every parallel loop runs on the threads asked for, however small its work: the suite's inputs
 # are small, and the autoscheduler would put them on one thread (runtime/threads.py; the

@@ -1,6 +1,6 @@
 """Cold start: plan + generate C + compile + run, each sample in a fresh process and an empty
 kernel cache (``LAZYSPARSE_CACHE_DIR`` pointed at a new folder)."""
-from .common import cold_compile_code
+from asv_bench.benchmarks.common import cold_compile_code
 
 _SMALL = """
 A = ls.asarray(sp.random_array((1000, 1000), density=0.01, format="csr", rng=0))

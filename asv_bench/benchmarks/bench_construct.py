@@ -4,7 +4,7 @@ statistics (argmax/argmin, nanmax, count_nonzero along an axis, var)."""
 import numpy as np
 import scipy.sparse as sp
 
-from .common import MATRICES, matrix
+from asv_bench.benchmarks.common import MATRICES, matrix
 
 import lazysparse as ls  # noqa: E402  (after .common, which finds the repo)
 
@@ -18,7 +18,7 @@ OPS = {
     "any_rows": (lambda A: A.any(axis=1).materialize(), lambda M: (M != 0).max(axis=1)),
     "clip": (lambda A: A.clip(0, 0.5).materialize(), lambda M: M.minimum(0.5).maximum(0)),
     "eliminate_zeros": (lambda A: A.eliminate_zeros().materialize(), lambda M: M.copy().eliminate_zeros()),
-    # statistics (lazysparse/statistics.py); scipy's var is the idiom E[x^2] - E[x]^2
+    # statistics (lazysparse/api/statistics.py); scipy's var is the idiom E[x^2] - E[x]^2
     "argmax_rows": (lambda A: A.argmax(axis=1), lambda M: M.argmax(axis=1)),
     "argmin_cols": (lambda A: A.argmin(axis=0), lambda M: M.argmin(axis=0)),
     "nanmax_rows": (lambda A: A.nanmax(axis=1).materialize(), lambda M: M.nanmax(axis=1)),

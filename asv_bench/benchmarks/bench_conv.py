@@ -1,12 +1,12 @@
 """Convolutions through affine subscripts (paper 002): ``ls.expr("O[h,w] = I[h+r, w+q] * F[r,q]")``
 on a 999 x 999 input with a 3 x 3 filter, sparse (a new window each call, or the window kept with
 the input) and dense (a strided view), against scipy.signal and the idiomatic scipy.sparse sum
-of shifted slices. The side-by-side script is ``python -m lazysparse.bench_conv``."""
+of shifted slices. The side-by-side script is ``python -m lazysparse.bench.conv``."""
 import numpy as np
 import scipy.signal
 import scipy.sparse as sp
 
-from .common import run  # noqa: F401  (finds the repository)
+from asv_bench.benchmarks.common import run  # noqa: F401  (finds the repository)
 
 import lazysparse as ls  # noqa: E402
 

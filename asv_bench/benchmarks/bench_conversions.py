@@ -1,5 +1,5 @@
 """Format conversions and export to scipy, warm kernel cache."""
-from .common import MATRICES, matrix, run
+from asv_bench.benchmarks.common import MATRICES, matrix, run
 
 import lazysparse as ls  # noqa: E402  (after .common, which finds the repo)
 

@@ -1,6 +1,6 @@
 """Elementwise A + B, A * B, A + A.T and a fused A + B + C, warm kernel cache; one array read
 twice at the same subscripts (A * A, A + A, sum(A * A), where(A > 0, A, 0))."""
-from .common import MATRICES, dense, lazy, matrix, other, run, steady
+from asv_bench.benchmarks.common import MATRICES, dense, lazy, matrix, other, run, steady
 
 import lazysparse as ls  # noqa: E402  (after .common, which finds the repo)
 
@@ -77,7 +77,7 @@ class Elementwise:
 
 class ElementwiseTwoThreads:
     """The lazysparse side on two threads: rows appended by each thread to buffers of its own,
-    copied into place after (lower/lowering.py, ``emit_par_rows``); scipy's side is above (one
+    copied into place after (compiler/lower/lowering.py, ``emit_par_rows``); scipy's side is above (one
     thread)."""
     params = Elementwise.params
     param_names = Elementwise.param_names
@@ -99,7 +99,7 @@ class Transcendental:
     """Maps that call libm: ``expm1``/``tanh`` of the stored values (the pattern kept) against
     scipy's ``A.expm1()``/``A.tanh()`` (NumPy's loops, AVX-512 SVML where the CPU has it), and
     ``exp`` of a dense 1000 x 1000 array against NumPy. The kernels call glibc's vector variants
-    where the compiler probe found them (runtime/compiler.py, ``MVEC_*``)."""
+    where the compiler probe found them (runtime/toolchain.py, ``MVEC_*``)."""
     params = Elementwise.params
     param_names = Elementwise.param_names
 

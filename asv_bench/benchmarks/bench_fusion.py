@@ -6,17 +6,16 @@ a fresh lazy expression materialized with ``fusion`` in ("auto", "max", "none").
 raises (``"max"`` not implemented for a DAG, ``"none"`` past the memory limit) is skipped: setup
 raises ``NotImplementedError``.  Small inputs only (``"none"`` forms SDDMM's dense n x n product):
 cora and bcsstk13 (when the corpus is present), and the wn18rr tensor (else a generated one).  The
-side-by-side run with every peer on the whole corpus is ``python -m lazysparse.bench_fusion``.
+side-by-side run with every peer on the whole corpus is ``python -m lazysparse.bench.fusion``.
 """
 import functools
 
 import numpy as np
 
-from .common import SHARED, dense, lazy, matrix, steady
+from asv_bench.benchmarks.common import SHARED, dense, lazy, matrix, steady
 
 import lazysparse as ls  # noqa: E402  (after .common, which finds the repo)
-from lazysparse.bench_fusion import (GNN1_H, GNN1_J, GNN2_K, mttkrp_matrix, mttkrp_np,  # noqa: E402
-                                     sddmm_np)
+from lazysparse.bench.fusion import GNN1_H, GNN1_J, GNN2_K, mttkrp_matrix, mttkrp_np, sddmm_np
 
 FUSION = ["auto", "max", "none"]
 MATS = ["cora"] + [n for n in ("bcsstk13",) if SHARED is not None and (SHARED / f"{n}.npz").is_file()]

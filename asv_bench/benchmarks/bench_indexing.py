@@ -2,7 +2,7 @@
 every 7th row, rows picked by an array, one column, one element."""
 import numpy as np
 
-from .common import MATRICES, matrix
+from asv_bench.benchmarks.common import MATRICES, matrix
 
 import lazysparse as ls  # noqa: E402  (after .common, which finds the repo)
 

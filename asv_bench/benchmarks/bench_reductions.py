@@ -3,7 +3,7 @@ vector loop per row, one flat run of values for the whole matrix), dense vectors
 and a scalar times a matrix (a bound plan keyed by what the scalar decides)."""
 import numpy as np
 
-from .common import MATRICES, lazy, matrix, run, steady
+from asv_bench.benchmarks.common import MATRICES, lazy, matrix, run, steady
 
 import lazysparse as ls  # noqa: E402  (after .common, which finds the repo)
 
@@ -74,7 +74,7 @@ class ScalarTimesMatrix:
 
 class SumsOverRowsTwoThreads:
     """Results summed over the outer loop on two threads, each thread summing into a private
-    copy of the result (lower/lowering.py, ``emit_private``): column sums, ``A.T @ x``,
+    copy of the result (compiler/lower/lowering.py, ``emit_private``): column sums, ``A.T @ x``,
     ``A.T @ X`` (16 columns), and ``A @ x`` on a COO operand (its rows walked by stretches of
     one coordinate, each thread a share: ``share_positions``). scipy runs them on one thread."""
     params = [MATRICES, ["sum0", "spmv_t", "spmm_t", "coo_spmv"]]

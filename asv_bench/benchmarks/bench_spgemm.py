@@ -1,8 +1,8 @@
 """Sparse products with sparse results (issue 4): A @ A (Gustavson, a dense row workspace) and
-the masked product A * (A @ A) (the mask row scattered once per row, lower/locate.py), warm
+the masked product A * (A @ A) (the mask row scattered once per row, compiler/lower/locate.py), warm
 kernel cache, against scipy.sparse and, when installed, python-graphblas's ``mxm`` (masked:
 ``mask=A.S``)."""
-from .common import MATRICES, lazy, matrix, run, steady
+from asv_bench.benchmarks.common import MATRICES, lazy, matrix, run, steady
 
 import lazysparse as ls  # noqa: E402  (after .common, which finds the repo)
 
@@ -52,7 +52,7 @@ if gb is not None:  # the peer's benchmarks exist only where it is installed
 
 class SpGEMMTwoThreads:
     """``A @ A`` and ``A * (A @ A)`` on two threads: chunks of rows on the team, each thread with
-    its own workspace and result buffers (lower/lowering.py, ``emit_par_rows``)."""
+    its own workspace and result buffers (compiler/lower/lowering.py, ``emit_par_rows``)."""
     params = SpGEMM.params
     param_names = SpGEMM.param_names
     timeout = 300

@@ -1,8 +1,8 @@
 """SpMM Y = A @ X with a dense X of k columns, warm kernel cache."""
-from .common import MATRICES, dense, matrix, run
+from asv_bench.benchmarks.common import MATRICES, dense, matrix, run
 
 import lazysparse as ls  # noqa: E402  (after .common, which finds the repo)
-from lazysparse.demo import sddmm_scipy  # noqa: E402
+from lazysparse.bench.demo import sddmm_scipy  # noqa: E402
 
 
 class SpMM:

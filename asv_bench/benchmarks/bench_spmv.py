@@ -1,6 +1,6 @@
 """SpMV y = A @ x (and the transposed product x @ A): warm kernel cache, and the run-time
 tuner settled on the operands (common.steady), as in a loop."""
-from .common import MATRICES, dense, lazy, matrix, run, steady
+from asv_bench.benchmarks.common import MATRICES, dense, lazy, matrix, run, steady
 
 
 class SpMV:

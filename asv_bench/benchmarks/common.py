@@ -93,7 +93,7 @@ def steady(key, f, calls=1200, budget_s=2.0):
     then time the loop's steady state, as bench_spmv's warm-up does."""
     if key in _STEADY:
         return
-    from lazysparse.bench_spmv import _calls
+    from lazysparse.bench.spmv import _calls
     _calls(f, calls, budget_s)
     _STEADY.add(key)
 

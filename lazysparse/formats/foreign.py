@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .format import resolve_format
-from .storage import Storage
-from .validate import validate
+from lazysparse.formats.format import resolve_format
+from lazysparse.formats.storage import Storage
+from lazysparse.formats.validate import validate
 
 __all__ = ["check_scipy", "check_gcxs"]
 

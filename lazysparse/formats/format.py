@@ -4,8 +4,8 @@ from __future__ import annotations
 import operator
 from dataclasses import dataclass, field
 
-from .levels import Level, DENSE, COMPRESSED, SINGLETON
-from ..errors import shown
+from lazysparse.formats.levels import Level, DENSE, COMPRESSED, SINGLETON
+from lazysparse.errors import shown
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ parent. A non-unique level is iterated by segments of equal coordinates (COO's o
 from __future__ import annotations
 
 from dataclasses import dataclass
-from ..errors import shown
+from lazysparse.errors import shown
 
 _KINDS = ("dense", "compressed", "singleton")
 

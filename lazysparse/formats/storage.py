@@ -14,7 +14,7 @@ import threading
 
 import numpy as np
 
-from .format import Format, dense as _DENSE
+from lazysparse.formats.format import Format, dense as _DENSE
 
 _INT64 = np.dtype(np.int64)
 
@@ -60,7 +60,7 @@ class Storage:
         self.index_dtype = np.dtype(index_dtype)
         self.spec = None  # the planner's OperandSpec, cached (storage is never mutated)
         # values worked out once (storages never change): per-level segment statistics (int
-        # keys, segment_stats), "zero" (has_zero), "dag" (runtime/fused.py's part of a DAG key)
+        # keys, segment_stats), "zero" (has_zero), "dag" (compiler/fused_pipeline.py's part of a DAG key)
         self.stats = None
 
     def memo(self) -> dict:

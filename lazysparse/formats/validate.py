@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .storage import INDEX_DTYPES, VALUE_DTYPES, Storage
+from lazysparse.formats.storage import INDEX_DTYPES, VALUE_DTYPES, Storage
 
 __all__ = ["validate", "order_defect"]
 

@@ -7,7 +7,7 @@ NumPy does, uppercase first) and the broadcast dimensions of ``...`` become ``EL
 from __future__ import annotations
 
 import string
-from ..errors import shown
+from lazysparse.errors import shown
 
 ELLIPSIS = 52  # label of the first broadcast dimension; broadcast dims are right-aligned
 _LETTERS = string.ascii_uppercase + string.ascii_lowercase

@@ -17,7 +17,7 @@ which only the front end sees (it maps them to integers and ``Index('i<k>')``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from ..errors import shown
+from lazysparse.errors import shown
 
 _MAX_DEPTH = 64    # parser nesting limit: deep input must give ValueError, not RecursionError
 _MAX_TREE = 128    # AST depth limit (left-deep chains like a+a+...+a), for recursive consumers

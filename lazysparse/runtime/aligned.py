@@ -15,7 +15,7 @@ is stored and read element by element or streamed. Placing costs about 2.3 us a 
 0.2 for ``np.empty`` (a first version at 4 us made SpMV on citeseer_features, 45 us, 15%
 slower), so a result is placed from ``MIN_BYTES`` (1 MB: a kernel that writes that much runs
 for 50 us and more) and a program's temporary from ``TEMP_MIN_BYTES`` (its buffer is made
-once and reused by every later run: runtime/fused.py, ``_run_ops``).
+once and reused by every later run: compiler/fused_pipeline.py, ``_run_ops``).
 """
 from __future__ import annotations
 

@@ -27,7 +27,7 @@ it stays valid), so ``A @ x`` in a loop has a first choice within three calls.
 
 Those first calls see each loop before the core's branch predictor has learnt the rows' loop
 exits, which on a kernel called again and again over the same rows (each thread runs the same
-rows every call: lower/lowering.py ``owned_chunks``) makes some loops 1.5-3x faster than at first,
+rows every call: compiler/lower/lowering.py ``owned_chunks``) makes some loops 1.5-3x faster than at first,
 and not the same ones on every matrix. So a short kernel (under ``HOT_MAX_S``) is measured a
 second time (``_Settle``): each loop for ``SETTLE_CALLS`` calls in a row (more while it still
 gets faster), the median of the last ``SETTLE_TAIL`` counting, and the fastest is kept; about
@@ -59,7 +59,7 @@ import time
 import weakref
 from statistics import median_high
 
-from ..formats.storage import memo_of
+from lazysparse.formats.storage import memo_of
 
 SAMPLES = 3        # single runs: timed calls per variant; its best counts (robust to one noisy call)
 FLAG_LEAD = 0.8    # Flags: flag 1 is kept when its best call is under this fraction of flag 0's
@@ -77,7 +77,7 @@ RECHECK_GAIN = 0.9  # is under this fraction of the kept variant's over its last
 RECHECK_RECENT = 32
 ENABLED = os.environ.get("LAZYSPARSE_TUNE", "1") != "0"
 clock = time.perf_counter
-# the latest choices, for benchmark records (lazysparse.bench): (variant names, how timed, best
+# the latest choices, for benchmark records (lazysparse.bench.suite): (variant names, how timed, best
 # time per variant in us); CHOICES_MADE counts them all
 CHOICES = collections.deque(maxlen=64)
 CHOICES_MADE = [0]
@@ -489,8 +489,8 @@ def _name(site_variant):
 class Flags:
     """Run-time choices of one kernel that are on/off flags with no static model, measured the
     same way (``macc``: a masked product's rows summed densely rather than probing the mask,
-    lower/lowering.py ``emit_row_acc``; ``wsb``: a workspace's branch-free insert,
-    lower/workspace.py). A kernel's flags are set together. Both settings alternate over the
+    compiler/lower/lowering.py ``emit_row_acc``; ``wsb``: a workspace's branch-free insert,
+    compiler/lower/workspace.py). A kernel's flags are set together. Both settings alternate over the
     first calls on a new driving operand, ``SAMPLES`` each, single runs; the faster is kept on
     the operand. Until then, and with ``LAZYSPARSE_TUNE=0``, the flags stay 0 (the probe, the
     insert with a branch)."""

@@ -21,11 +21,11 @@ from __future__ import annotations
 import math
 import os
 
-from ..ir.nodes import Index, accesses_of
+from lazysparse.ir.nodes import Index, accesses_of
 
 DEFAULT = 1 << 36
 _ENV = "LAZYSPARSE_WORK_LIMIT"
-_EVERYWHERE = frozenset()  # a pattern's term that holds at every point (planner/patterns.py)
+_EVERYWHERE = frozenset()  # a pattern's term that holds at every point (compiler/plan/patterns.py)
 
 
 class WorkLimitError(ValueError):
@@ -35,7 +35,7 @@ class WorkLimitError(ValueError):
 def limit():
     """The limit in points, or None (no limit). Read at each check: tests and users may change
     the variable between calls, and checks only happen before a kernel that walks every point."""
-    from .memory import parse_limit
+    from lazysparse.runtime.memory import parse_limit
     raw = os.environ.get(_ENV, "").strip()
     if not raw:
         return DEFAULT
@@ -47,7 +47,7 @@ def limit():
 
 
 def densifies(pattern, storages) -> bool:
-    """Whether a statement with this global pattern (planner/plan.py ``global_pattern``) walks
+    """Whether a statement with this global pattern (compiler/plan/kernel.py ``global_pattern``) walks
     the implicit zeros of a sparse operand: a term holds everywhere, and some operand is sparse."""
     return _EVERYWHERE in pattern and any(
         st.ndim and not st.format.is_dense for st in storages)

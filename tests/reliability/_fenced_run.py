@@ -48,7 +48,7 @@ SUBSETS = {
 
 def dense_value(x):
     """The dense value of a result, read from its storage by NumPy (no lazysparse kernel)."""
-    from lazysparse.creation import _coords
+    from lazysparse.api.creation import _coords
     st = x.storage if isinstance(x, ls.Array) else None
     if st is None:
         return np.asarray(x)

@@ -314,7 +314,7 @@ def cache_states(rng):
     """A private cache directory with a hostile file planted where an entry would be."""
     d = tempfile.mkdtemp(prefix="lazysparse-hostile-")
     os.environ["LAZYSPARSE_CACHE_DIR"] = d
-    from lazysparse.runtime import cache
+    from lazysparse.runtime import kernel_cache as cache
     cache._reset_for_tests()
     v = _dense(rng, (9, 8), np.float64)
     A = ls.asarray(sp.csr_array(v))

@@ -1,4 +1,4 @@
-"""Guarantees 6-8 (issue 5) and the kernel cache (lazysparse/runtime/cache.py, compiler.py,
+"""Guarantees 6-8 (issue 5) and the kernel cache (lazysparse/runtime/kernel_cache.py, compiler.py,
 threads.py): checksummed entries rebuilt when corrupt or truncated, private 0700 directory,
 entries of other owners or writable by others never loaded, fallback from an unwritable
 directory, 8 processes compiling one kernel, threads compiling once, no compiler.
@@ -31,14 +31,14 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repo
 
-# Imports lazysparse.runtime.cache even while lazysparse/__init__.py cannot be imported yet (other
+# Imports lazysparse.runtime.kernel_cache even while lazysparse/__init__.py cannot be imported yet (other
 # modules it names are still being written): a bare package module stands in for it. Once the
 # package imports, this does nothing. Used in this process and in every child process.
 _IMPORT = textwrap.dedent(f"""
     import os, re, sys, types
     sys.path.insert(0, {ROOT!r})
     try:
-        import lazysparse.runtime.cache
+        import lazysparse.runtime.kernel_cache
     except ImportError:
         for _m in [m for m in sys.modules if m == "lazysparse" or m.startswith("lazysparse.")]:
             del sys.modules[_m]
@@ -47,8 +47,8 @@ _IMPORT = textwrap.dedent(f"""
         with open(os.path.join({ROOT!r}, "lazysparse", "__init__.py")) as _f:
             _pkg.__version__ = re.search(r'__version__\\s*=\\s*"([^"]+)"', _f.read()).group(1)
         sys.modules["lazysparse"] = _pkg
-    from lazysparse.runtime import cache as c
-    from lazysparse.runtime import compiler as comp
+    from lazysparse.runtime import kernel_cache as c
+    from lazysparse.runtime import toolchain as comp
     from lazysparse.runtime import threads as thr
 """)
 _ns: dict = {}
@@ -449,7 +449,7 @@ def test_threads_materializing_compile_each_kernel_once(cache_dir, in_threads):
     import scipy.sparse as sp
 
     import lazysparse as ls
-    from lazysparse.runtime.execute import kernel_log
+    from lazysparse.compiler.pipeline import kernel_log
 
     c.clear_cache()  # also forgets compiled plans, so the kernels below are new to this process
     mats = [sp.random(40, 30, density=0.2, format="csr", random_state=k) for k in range(16)]
@@ -489,8 +489,8 @@ def test_threads_share_one_fused_kernel_and_its_call(in_threads):
     import scipy.sparse as sp
 
     import lazysparse as ls
-    from lazysparse.runtime.execute import kernel_log
-    from lazysparse.runtime.fused import FusedRun
+    from lazysparse.compiler.pipeline import kernel_log
+    from lazysparse.compiler.fused_pipeline import FusedRun
 
     mats = [sp.random(60, 50, density=0.2, format="csr", random_state=k) for k in range(8)]
     rng = np.random.default_rng(0)
@@ -640,7 +640,7 @@ def test_no_compiler_on_first_use_of_the_public_api(cache_dir, tmp_path):
         import lazysparse as ls
         A = ls.asarray(sp.random_array((5, 4), density=0.5, format="csr", rng=1))
         out = []
-        # one fused kernel (runtime/fused.py), then one kernel per operation (runner.py)
+        # one fused kernel (compiler/fused_pipeline.py), then one kernel per operation (runner.py)
         for build in (lambda: (A @ np.ones((4, 3))) * 2, lambda: A @ np.ones(4)):
             try:
                 build().materialize()

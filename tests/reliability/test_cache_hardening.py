@@ -1,4 +1,4 @@
-"""The kernel cache against other users and other processes (lazysparse/runtime/cache.py,
+"""The kernel cache against other users and other processes (lazysparse/runtime/kernel_cache.py,
 compiler.py): what it trusts, what it refuses, and that it neither hangs nor fails on what it
 refuses.
 
@@ -405,7 +405,7 @@ import json, sys, warnings
 sys.path.insert(0, {root!r})
 import numpy as np, scipy.sparse as sp
 import lazysparse as ls
-from lazysparse.runtime import cache as c
+from lazysparse.runtime import kernel_cache as c
 A = sp.random(50, 40, density=0.2, format="csr", random_state=3)
 x = np.arange(40.0)
 lA = ls.asarray(A)

@@ -331,7 +331,7 @@ def test_pathological_einsum_is_rejected_quickly(subs):
 
 # -- the C source: adversarial names never appear, and never clash with generated ones ----------------
 def _sources(*arrays):
-    from lazysparse.runtime.execute import kernel_log
+    from lazysparse.compiler.pipeline import kernel_log
     with kernel_log() as log:
         ls.compute(*arrays)
     return [runner.source for _, runner in log]

@@ -16,8 +16,8 @@ import scipy.sparse as sp
 import sparse as pydata
 
 import lazysparse as ls
-from lazysparse.planner import patterns as P
-from lazysparse.planner.plan import INT32_MAX, output_index_dtype
+from lazysparse.compiler.plan import patterns as P
+from lazysparse.compiler.plan.kernel import INT32_MAX, output_index_dtype
 from lazysparse.formats import resolve_format
 
 I32, I64 = np.dtype(np.int32), np.dtype(np.int64)

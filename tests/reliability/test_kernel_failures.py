@@ -3,7 +3,7 @@ partial buffers: no crash, no leak, a ``MemoryError`` naming the operation.
 
 Kernels that build a sparse result grow their buffers with ``realloc`` (``LS_GROW`` /
 ``LS_RESIZE``) and report a failed allocation by returning 1; the glue (``Runner._failed``,
-runtime/runner.py) then frees the output buffers the kernel handed back through ``p[]`` and
+compiler/runner.py) then frees the output buffers the kernel handed back through ``p[]`` and
 raises ``MemoryError``. Each test runs a child interpreter that imports everything and compiles
 the kernels on small inputs first, then limits its address space (``RLIMIT_AS``) to its current
 size plus ``HEAD`` MiB and runs an operation whose result needs more than that:
@@ -13,7 +13,7 @@ size plus ``HEAD`` MiB and runs an operation whose result needs more than that:
   (nnz(A) + nnz(B)) by doubling until ``realloc`` fails; the partial output buffers are the
   ones ``Runner._failed`` must free.
 * ``append-threads``: the same on two threads: each thread appends its chunks of rows to
-  buffers of its own (lower/lowering.py, ``emit_par_rows``); the failed ``realloc`` happens inside
+  buffers of its own (compiler/lower/lowering.py, ``emit_par_rows``); the failed ``realloc`` happens inside
   the OpenMP region, which flags it, and the kernel fails after the region with every thread's
   buffers freed.
 * ``sort``: ``A @ B`` (same operands) materialized as CSR: sort assembly; the kernel's tuple
@@ -65,7 +65,7 @@ CHILD = textwrap.dedent("""
     import numpy as np
     import scipy.sparse as sp
     import lazysparse as ls
-    from lazysparse.runtime import cache
+    from lazysparse.runtime import kernel_cache as cache
 
     KIND, HEAD, REPEATS, N_BIG, N_MED = {kind!r}, {head}, {repeats}, {n_big}, {n_med}
 

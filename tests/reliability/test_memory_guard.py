@@ -75,7 +75,7 @@ def test_asking_for_a_sparse_format_avoids_the_dense_array(operands, monkeypatch
 
 def test_materialize_with_format_keeps_the_value():
     """API.md: a lazy array remembers its materialized value, also when a format was asked for."""
-    from lazysparse.runtime.execute import kernel_log
+    from lazysparse.compiler.pipeline import kernel_log
     S = sp.random(30, 20, density=0.2, format="csr", random_state=3)
     e = ls.asarray(S) * 2
     with kernel_log() as log:
@@ -128,7 +128,7 @@ def test_sparse_result_positions_over_the_limit_raise(monkeypatch):
     monkeypatch.setenv("LAZYSPARSE_MEMORY_LIMIT", "1M")  # the row pointer: 300,001 * 4 B = 1.1 MiB
     with pytest.raises(MemoryError, match=r"materialize: the positions over the dense levels .* shape \(300001,\)"):
         (lA + lB).materialize()
-    from lazysparse.runtime.execute import plan_cache_clear
+    from lazysparse.compiler.pipeline import plan_cache_clear
     plan_cache_clear()  # the planning path checks too
     with pytest.raises(MemoryError, match="LAZYSPARSE_MEMORY_LIMIT"):
         (lA + lB).materialize()
@@ -138,8 +138,8 @@ def test_sparse_result_positions_over_the_limit_raise(monkeypatch):
 
 def _fused(build):
     """``build().materialize()`` under no limit, checking that it ran as one fused kernel."""
-    from lazysparse.runtime.execute import kernel_log
-    from lazysparse.runtime.fused import FusedRun
+    from lazysparse.compiler.pipeline import kernel_log
+    from lazysparse.compiler.fused_pipeline import FusedRun
     with kernel_log() as log:
         out = build().materialize()
     assert [type(e) for e in log] == [FusedRun], log
@@ -148,7 +148,7 @@ def _fused(build):
 
 def test_fused_dense_result_over_the_limit_raises(operands, monkeypatch):
     """A fused plan (here ``(A @ X) * 2``, one kernel) checks its dense result in its own glue
-    (runtime/fused.py), first and warm call alike."""
+    (compiler/fused_pipeline.py), first and warm call alike."""
     A, X, Ad = operands
     monkeypatch.setenv("LAZYSPARSE_MEMORY_LIMIT", "none")
     np.testing.assert_allclose(_fused(lambda: (A @ X) * 2).todense(), (Ad @ X) * 2)

@@ -27,8 +27,8 @@ import scipy.sparse as sp
 import sparse as pydata
 
 import lazysparse as ls
-from lazysparse.runtime.fused import FusedRun
-from lazysparse.runtime.execute import kernel_log
+from lazysparse.compiler.fused_pipeline import FusedRun
+from lazysparse.compiler.pipeline import kernel_log
 
 SHAPE = (6, 5)
 
@@ -306,8 +306,8 @@ def test_inputs_on_read_only_pages(tmp_path):
 
 def test_fused_result_in_an_input_pattern_owns_its_buffers():
     """A fused kernel whose result has an input's pattern (SDDMM: ``B * (U @ V.T)``) gets new
-    position and coordinate arrays (runtime/fused.py, the ``like`` glue), equal to B's but not B's."""
-    from lazysparse.runtime.fused import FusedRun
+    position and coordinate arrays (compiler/fused_pipeline.py, the ``like`` glue), equal to B's but not B's."""
+    from lazysparse.compiler.fused_pipeline import FusedRun
     S = sp.random_array((40, 30), density=0.2, format="csr", rng=4)
     rng = np.random.default_rng(4)
     U, V = rng.random((40, 3)), rng.random((30, 3))

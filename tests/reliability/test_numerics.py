@@ -363,7 +363,7 @@ def test_fused_overflow_is_not_optimised_away(dt):
 def test_compiler_flags_define_overflow_and_keep_ieee(tmp_path):
     """The flags every kernel is built with: wrapping signed overflow, and nothing that lets the
     compiler assume finite values or reassociate (NaN checks, ``x != x``, must survive)."""
-    from lazysparse.runtime import cache, compiler
+    from lazysparse.runtime import kernel_cache as cache, toolchain as compiler
     info = compiler.compiler_info(cache._probe_dir())
     flags = set(info.flags)
     assert "-fwrapv" in flags or "-fno-strict-overflow" in flags

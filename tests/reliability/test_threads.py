@@ -1,6 +1,6 @@
 """Guarantee: Python threads may call lazysparse at once, on one operand or many, while the
-run-time tuner measures (runtime/tuning.py) and while the plan caches fill (runtime/execute.py,
-runtime/fused.py): every result is right, no exception escapes, and the tuner keeps a variant it
+run-time tuner measures (runtime/tuning.py) and while the plan caches fill (compiler/pipeline.py,
+compiler/fused_pipeline.py): every result is right, no exception escapes, and the tuner keeps a variant it
 measured.
 
 The tuner times a kernel's variants in the first calls on a new operand and keeps per-operand
@@ -24,8 +24,8 @@ import pytest
 import scipy.sparse as sp
 
 import lazysparse as ls
-from lazysparse.runtime import execute as EX
-from lazysparse.runtime import fused as F
+from lazysparse.compiler import pipeline as EX
+from lazysparse.compiler import fused_pipeline as F
 from lazysparse.runtime import tuning
 
 THREADS = 8

@@ -28,7 +28,7 @@ import sparse as pydata
 from hypothesis import given, settings, strategies as st
 
 import lazysparse as ls
-from lazysparse.creation import _from_coords
+from lazysparse.api.creation import _from_coords
 from lazysparse.formats import Storage, resolve_format
 from lazysparse.formats.validate import validate
 
@@ -344,7 +344,7 @@ def test_fuzz_bsr_gcxs_never_reach_unchecked_converters(case):
 
 
 def _nd_value(a):
-    from lazysparse.creation import _coords
+    from lazysparse.api.creation import _coords
     st_ = a.storage
     out = np.zeros(st_.shape)
     np.add.at(out, tuple(_coords(st_)), st_.vals)

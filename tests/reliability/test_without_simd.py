@@ -11,15 +11,15 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-MODULES = ("tests/test_warm_path.py", "tests/test_segment_loops.py", "tests/test_vector_math.py",
-           "tests/test_workspaces.py")
+MODULES = ("tests/runtime/test_warm_path.py", "tests/compiler/lower/test_segment_loops.py", "tests/compiler/lower/test_vector_math.py",
+           "tests/compiler/lower/test_workspaces.py")
 
 
 def test_switch_drops_the_native_target():
     code = ("import lazysparse as ls, numpy as np, scipy.sparse as sp\n"
             "A = ls.asarray(sp.random_array((20, 20), density=0.3, format='csr', random_state=0))\n"
             "(A @ np.ones(20)).materialize()\n"
-            "from lazysparse.runtime.compiler import compiler_info\n"
+            "from lazysparse.runtime.toolchain import compiler_info\n"
             "f = ls.cache_info()['flags']\n"
             "print('-march=native' in f, '-DLS_MVEC' in f, compiler_info().march_native)\n")
     out = {}

@@ -1,0 +1,781 @@
+"""The lazy front end: NumPy-style functions that build DAG nodes and check them eagerly.
+
+Every function here returns a new lazy ``Array``; shapes, dtypes, axes and subscripts are
+validated when the node is built, so errors point at the user's line, not at ``compute()``.
+Contractions (einsum, matmul, dot, tensordot) all go through ``_contract``, which adds NumPy's
+size-1 broadcasting on top of ``build.contraction``.
+"""
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from lazysparse.formats import Storage
+
+from lazysparse.api import primitives as build
+from lazysparse.formats import resolve_format
+from lazysparse.formats.storage import VALUE_DTYPES
+from lazysparse.ir import ops
+from lazysparse.ir.einsum import label_name, parse_einsum
+from lazysparse.ir.nodes import Access, Call, Const, Index, Statement
+from lazysparse.ir.notation import Affine, Bin, Neg, Num, Ref, children, parse_notation
+from lazysparse.api import joining, statistics, logic as truth, affine as windows
+from lazysparse.errors import shown
+
+_IDX = build._IDX
+
+
+def _array_cls():
+    return build.Array
+
+
+_FAST = {np.dtype(t) for t in (np.bool_, np.int32, np.int64, np.float32, np.float64, np.complex64, np.complex128)}
+
+
+def _as_array(x, opname):
+    """``x`` as an ``Array`` (NumPy, scipy, scalars go through ``asarray``)."""
+    Array = _array_cls()
+    if isinstance(x, Array):
+        return x
+    if type(x) is np.ndarray and x.dtype in _FAST:  # the common case, without asarray's checks
+        return Array._from_storage(Storage.from_dense(x))
+    from lazysparse.api.creation import asarray
+    try:
+        return asarray(x)
+    except TypeError:
+        raise TypeError(f"{opname}: unsupported operand type {type(x).__name__}") from None
+
+
+def _shapes(arrs):
+    return ", ".join(str(tuple(a.shape)) for a in arrs)
+
+
+class UnsupportedFormatError(ValueError, NotImplementedError):
+    """A well-formed format the compiler cannot assemble results in yet. A ``ValueError`` because
+    it is reported where the user writes the format (not as a failure inside ``compute()``), and a
+    ``NotImplementedError`` because it is a missing feature rather than a mistake."""
+
+
+def result_format(format, ndim, opname):
+    """The Format a result of ``ndim`` dimensions is asked to have, checked now: unknown names, a
+    wrong number of levels and formats no kernel can assemble raise here, naming ``opname``."""
+    from lazysparse.compiler.plan.kernel import _appendable  # the assembler's own rule, so the two cannot drift
+    fmt = resolve_format(format, ndim, opname)
+    if fmt.is_sparse and not _appendable(fmt):
+        raise UnsupportedFormatError(
+            f"{opname}: lazysparse cannot assemble results in format {shown(fmt)} yet; use a named format "
+            "(csr, csc, coo, dcsr, dcsc, csf, dense) or dense levels followed by unique compressed levels")
+    return fmt
+
+
+def _format(format, ndim, opname):
+    # resolved now so that a bad format is a build-time error
+    return None if format is None else result_format(format, ndim, opname)
+
+
+# -- contractions ---------------------------------------------------------------------------------
+def _squeeze(x, axes):
+    """``x`` without its size-1 ``axes`` (they read coordinate 0): the broadcast view of NumPy."""
+    idx = iter(_IDX)
+    subs = tuple(Const(0) if k in axes else next(idx) for k in range(x.ndim))
+    keep = tuple(s for s in subs if isinstance(s, Index))
+    shape = tuple(n for k, n in enumerate(x.shape) if k not in axes)
+    return build._node_array(Statement(keep, Access(0, subs), "sum", str(x.dtype)), (x,), shape, x.dtype)
+
+
+def _contract(out, terms, opname, format=None, name=label_name):
+    """``build.contraction`` with NumPy's size-1 broadcasting of indices across operands.
+
+    ``terms`` are ``(Array, labels)``; a label repeated within one operand is a diagonal, whose
+    extents must agree exactly (as in NumPy).
+    """
+    fmt = _format(format, len(out), opname)
+    labels = {l for _, subs in terms for l in subs}
+    if len(labels) > len(_IDX):
+        raise ValueError(f"{opname}: {len(labels)} distinct indices are more than the {len(_IDX)} "
+                         f"supported; operand shapes {_shapes([a for a, _ in terms])}")
+    if not any(1 in a.shape for a, _ in terms):
+        # nothing to broadcast: contraction() checks extents; on a mistake, fall through to the
+        # checks below, whose messages name the user's subscripts
+        try:
+            return build.contraction(tuple(out), terms, format=fmt, opname=opname)
+        except ValueError:
+            pass
+    arrs = [a for a, _ in terms]
+    extent = {}
+    for k, (a, subs) in enumerate(terms):
+        mine = {}
+        for l, n in zip(subs, a.shape):
+            if mine.setdefault(l, n) != n:
+                raise ValueError(f"{opname}: operand {k} of shape {tuple(a.shape)} repeats index "
+                                 f"{shown(name(l))} over dimensions of different sizes ({mine[l]} != {n})")
+        for l, n in mine.items():
+            prev = extent.get(l, 1)
+            if n != 1 and prev != 1 and n != prev:
+                raise ValueError(f"{opname}: index {shown(name(l))} has size {prev} in one operand but {n} "
+                                 f"in operand {k}; operand shapes {_shapes(arrs)}")
+            if n != 1:
+                extent[l] = n
+            extent.setdefault(l, 1)
+    fixed = []
+    for a, subs in terms:
+        axes = {k for k, l in enumerate(subs) if a.shape[k] == 1 and extent[l] != 1}
+        if axes:
+            a, subs = _squeeze(a, axes), tuple(l for k, l in enumerate(subs) if k not in axes)
+        fixed.append((a, tuple(subs)))
+    return build.contraction(tuple(out), fixed, format=fmt, opname=opname)
+
+
+def einsum(subscripts, *operands, format=None):
+    """Lazy Einstein summation with NumPy's grammar.
+
+    >>> import numpy as np, lazysparse as ls
+    >>> ls.einsum("ij,jk->ik", np.ones((2, 3)), np.ones((3, 4))).shape
+    (2, 4)
+    """
+    if not isinstance(subscripts, str):
+        raise TypeError("einsum: subscripts must be a string such as 'ij,jk->ik'; the interleaved "
+                        f"form einsum(op, sublist, ...) is not supported (got {type(subscripts).__name__})")
+    if not operands:
+        raise ValueError("einsum: no operands given")
+    Array = build.Array
+    key = None
+    if format is None and all(type(a) is Array for a in operands):
+        key = (subscripts, *[(a.shape, a.dtype) for a in operands])
+        hit = _EINSUM.get(key)
+        if hit is not None:  # parsed, checked and built before for these shapes and dtypes
+            stmt, shape, dtype, fmt = hit
+            return Array._from_node(build.make_node(stmt, operands, shape, dtype, fmt))
+    arrs = [_as_array(x, "einsum") for x in operands]
+    ins, out = parse_einsum(subscripts, [a.shape for a in arrs])
+    return _remember(_EINSUM, key, _contract(out, list(zip(arrs, ins)), "einsum", format), arrs)
+
+
+_EINSUM = {}
+
+
+def _remember(cache, key, out, operands):
+    """Keep what a build cache (``_EINSUM``, ``_MATMUL``) replays for ``key``: ``out``'s statement,
+    shape, dtype and format, when ``out`` is one node over exactly ``operands``."""
+    node = out._node
+    if key is not None and node is not None and len(node.children) == len(operands) and \
+            all(c is a for c, a in zip(node.children, operands)):
+        if len(cache) > build._CACHE_MAX:
+            cache.clear()
+        cache[key] = (node.stmt, node.shape, node.dtype, node.format)
+    return out
+
+
+def matmul(a, b, format=None):
+    """Lazy ``a @ b`` with NumPy semantics: 1-D operands are promoted then dropped, batch
+    dimensions broadcast.
+
+    >>> import numpy as np, lazysparse as ls
+    >>> ls.matmul(np.ones((5, 2, 3)), np.ones(3)).shape
+    (5, 2)
+    """
+    Array = build.Array
+    key = None
+    if type(a) is np.ndarray or type(b) is np.ndarray:
+        # wrapped first (a view, no copy), so that A @ x with a NumPy x takes the lookup below
+        a, b = _as_array(a, "matmul"), _as_array(b, "matmul")
+    if format is None and type(a) is Array and type(b) is Array:
+        key = (a.shape, b.shape, a.dtype, b.dtype)
+        hit = _MATMUL.get(key)
+        if hit is not None:  # the same shapes and dtypes were checked and built before
+            stmt, shape, dtype, fmt = hit
+            return Array._from_node(build.make_node(stmt, (a, b), shape, dtype, fmt))
+    a, b = _as_array(a, "matmul"), _as_array(b, "matmul")
+    return _remember(_MATMUL, key, _matmul(a, b, format), (a, b))
+
+
+_MATMUL = {}
+
+
+def _matmul(a, b, format):
+    for k, x in enumerate((a, b)):
+        if x.ndim == 0:
+            raise ValueError(f"matmul: input operand {k} does not have enough dimensions (has 0, "
+                             f"needs at least 1); operand shapes {_shapes((a, b))}")
+    ka, kb = a.shape[-1], b.shape[-2] if b.ndim > 1 else b.shape[0]
+    if ka != kb:
+        raise ValueError(f"matmul: mismatch in the contracted dimension ({ka} != {kb}) for operands "
+                         f"of shapes {_shapes((a, b))}")
+    batch_a, batch_b = a.shape[:-2], b.shape[:-2]
+    batch = build.broadcast_shapes("matmul", [batch_a, batch_b])
+    N, K, M = 100, 101, 102  # labels of the core dims; batch dims are 0..len(batch)-1
+    nb = len(batch)
+    sa = tuple(range(nb - len(batch_a), nb)) + ((N, K) if a.ndim > 1 else (K,))
+    sb = tuple(range(nb - len(batch_b), nb)) + ((K, M) if b.ndim > 1 else (K,))
+    out = tuple(range(nb)) + ((N,) if a.ndim > 1 else ()) + ((M,) if b.ndim > 1 else ())
+    return _contract(out, [(a, sa), (b, sb)], "matmul", format, name=lambda l: f"axis {l}")
+
+
+def dot(a, b):
+    """Lazy ``numpy.dot``: scalars multiply, otherwise sum over the last axis of ``a`` and the
+    second-to-last of ``b``.
+
+    >>> import numpy as np, lazysparse as ls
+    >>> ls.asarray(np.ones((2, 3))).dot(np.ones(3)).shape
+    (2,)
+    """
+    a, b = _as_array(a, "dot"), _as_array(b, "dot")
+    if a.ndim == 0 or b.ndim == 0:
+        return build.elementwise("multiply", a, b, opname="dot")
+    jb = b.ndim - 2 if b.ndim > 1 else 0
+    if a.shape[-1] != b.shape[jb]:
+        raise ValueError(f"dot: shapes {tuple(a.shape)} and {tuple(b.shape)} not aligned: "
+                         f"{a.shape[-1]} (dim {a.ndim - 1}) != {b.shape[jb]} (dim {jb})")
+    sa = tuple(range(a.ndim))
+    sb = tuple(sa[-1] if k == jb else a.ndim + k for k in range(b.ndim))
+    out = sa[:-1] + tuple(l for k, l in enumerate(sb) if k != jb)
+    return _contract(out, [(a, sa), (b, sb)], "dot", name=lambda l: f"axis {l}")
+
+
+def _norm_axes(axes, ndim, opname, shape):
+    return build.normalize_axes(axes, ndim, opname, shape)
+
+
+def tensordot(a, b, axes=2, format=None):
+    """Lazy ``numpy.tensordot``: ``axes`` is an int N (last N of ``a`` with first N of ``b``) or
+    a pair of axis sequences.
+
+    >>> import numpy as np, lazysparse as ls
+    >>> ls.tensordot(np.ones((2, 3, 4)), np.ones((3, 4, 5))).shape
+    (2, 5)
+    """
+    a, b = _as_array(a, "tensordot"), _as_array(b, "tensordot")
+    shapes = _shapes((a, b))
+    if isinstance(axes, (int, np.integer)):
+        n = int(axes)
+        if n < 0 or n > a.ndim or n > b.ndim:
+            raise ValueError(f"tensordot: axes={n} is invalid for operands of shapes {shapes}")
+        ax_a, ax_b = list(range(a.ndim - n, a.ndim)), list(range(n))
+    else:
+        try:
+            ax_a, ax_b = axes
+        except (TypeError, ValueError):
+            raise ValueError("tensordot: axes must be an int or a pair of axis sequences, "
+                             f"got {shown(axes)}") from None
+        ax_a = _norm_axes(ax_a, a.ndim, "tensordot", tuple(a.shape))
+        ax_b = _norm_axes(ax_b, b.ndim, "tensordot", tuple(b.shape))
+        if len(ax_a) != len(ax_b):
+            raise ValueError(f"tensordot: {len(ax_a)} axes of the first operand paired with "
+                             f"{len(ax_b)} of the second; operand shapes {shapes}")
+    for i, j in zip(ax_a, ax_b):
+        if a.shape[i] != b.shape[j]:
+            raise ValueError(f"tensordot: shape-mismatch for sum: axis {i} of the first operand has "
+                             f"size {a.shape[i]} but axis {j} of the second has {b.shape[j]}; "
+                             f"operand shapes {shapes}")
+    sa = tuple(range(a.ndim))
+    pair = dict(zip(ax_b, ax_a))
+    sb = tuple(pair[k] if k in pair else a.ndim + k for k in range(b.ndim))
+    out = tuple(l for l in sa if l not in ax_a) + tuple(l for k, l in enumerate(sb) if k not in pair)
+    return _contract(out, [(a, sa), (b, sb)], "tensordot", format, name=lambda l: f"axis {l}")
+
+
+# -- elementwise ----------------------------------------------------------------------------------
+_VALUE_NAMES = frozenset(str(d) for d in VALUE_DTYPES)
+_ORDERING_OPS = frozenset(("maximum", "minimum", "relu"))
+
+
+def check_loop(op, arg_dtypes, in_dtypes, out_dtype, opname):
+    """Reject, when the line is written, an elementwise loop no kernel can run: NumPy's type rules
+    can pick a dtype lazysparse does not store (``exp`` of bool is float16, ``bool ** bool`` is
+    int8), and complex values have no order for maximum/minimum/relu."""
+    for d in (*in_dtypes, out_dtype):
+        if d not in _VALUE_NAMES:
+            raise TypeError(f"{opname}: NumPy computes {op} of {', '.join(arg_dtypes)} operands in {d}, "
+                            f"which lazysparse does not support; cast the operands first, e.g. "
+                            f"x.astype('float32'); supported: {', '.join(sorted(_VALUE_NAMES))}")
+    if op in _ORDERING_OPS and any(d.startswith("complex") for d in in_dtypes):
+        raise TypeError(f"{opname}: complex values have no ordering ({op} of {', '.join(arg_dtypes)})")
+
+
+_PASSED = {}  # id(statement) -> statement whose loop passed check_loop
+
+
+def checked(out, opname):
+    """``out`` (a fresh elementwise node) after ``check_loop`` on its operation."""
+    node = out._node
+    stmt = node.stmt
+    call = stmt.expr
+    # the verdict depends on the statement alone (its op and dtypes), and statements are interned:
+    # a repeated line skips it (the entry holds the statement, so its id is not reused)
+    if _PASSED.get(id(stmt)) is not stmt:
+        # (per argument: an array passed twice is one child, build._shared)
+        check_loop(call.op, [str(node.children[a.operand].dtype) for a in call.args], call.in_dtypes,
+                   call.dtype, opname)
+        if len(_PASSED) > build._CACHE_MAX:
+            _PASSED.clear()
+        _PASSED[id(stmt)] = stmt
+    if call.op == "power" and call.dtype[0] in "iu":
+        # an exponent known now (a scalar or a concrete 0-d array): NumPy refuses negative ones
+        base, e = (node.children[a.operand] for a in call.args)
+        if e.ndim == 0 and not e.is_lazy and e.storage.vals.reshape(()).item() < 0 and out.size:
+            raise ValueError(f"{opname}: integers to negative integer powers are not allowed "
+                             f"(exponent {e.storage.vals.reshape(()).item()}, base dtype {base.dtype})")
+    return out
+
+
+def _binary(op, name):
+    def f(a, b):
+        return checked(build.elementwise(op, a, b, opname=name), name)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"Lazy elementwise ``numpy.{name}`` with broadcasting."
+    return f
+
+
+def _unary(op, name):
+    def f(x):
+        return checked(build.elementwise(op, x, opname=name), name)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"Lazy elementwise ``{name}``."
+    return f
+
+
+add = _binary("add", "add")
+subtract = _binary("subtract", "subtract")
+multiply = _binary("multiply", "multiply")
+divide = _binary("divide", "divide")
+maximum = _binary("maximum", "maximum")
+minimum = _binary("minimum", "minimum")
+
+_UNARY = {"exp": "exp", "log": "log", "log1p": "log1p", "expm1": "expm1", "sqrt": "sqrt",
+          "abs": "absolute", "negative": "negative", "sin": "sin", "cos": "cos", "tanh": "tanh",
+          "sigmoid": "sigmoid", "relu": "relu"}
+exp, log, log1p, expm1, sqrt, abs, negative, sin, cos, tanh, sigmoid, relu = (
+    _unary(op, name) for name, op in _UNARY.items())
+
+
+def where(cond, x, y):
+    """Lazy ``numpy.where(cond, x, y)``; ``cond`` is read as bool."""
+    return checked(build.elementwise("where", cond, x, y, opname="where"), "where")
+
+
+def astype(x, dtype):
+    """Lazy cast of ``x`` to ``dtype`` (one of lazysparse's value dtypes).
+
+    >>> import numpy as np, lazysparse as ls
+    >>> ls.astype(np.ones(3), "float32").dtype
+    dtype('float32')
+    """
+    x = _as_array(x, "astype")
+    dt = value_dtype(dtype, "astype")
+    idx = _IDX[:x.ndim]
+    call = Call("cast", (Access(0, idx),), (str(x.dtype),), str(dt))
+    return build._node_array(Statement(idx, call, "sum", str(dt)), (x,), x.shape, dt)
+
+
+def positive(x):
+    """Lazy ``numpy.positive`` (``+x``): a new array equal to ``x``, as NumPy's is a copy.
+
+    >>> import numpy as np, lazysparse as ls
+    >>> a = ls.asarray(np.arange(3.0))
+    >>> (+a) is a, (+a).todense().tolist()
+    (False, [0.0, 1.0, 2.0])
+    """
+    x = _as_array(x, "positive")
+    if x.dtype == np.bool_:  # NumPy has no bool loop for it either
+        raise TypeError("positive: not defined for a bool array (NumPy's ufunc 'positive' has no bool loop)")
+    return astype(x, x.dtype)
+
+
+def transpose(x, axes=None):
+    """Lazy ``numpy.transpose``: reverses the axes, or permutes them by ``axes``."""
+    x = _as_array(x, "transpose")
+    if axes is None:
+        axes = tuple(reversed(range(x.ndim)))
+    else:
+        if not hasattr(axes, "__len__"):
+            axes = (axes,)  # NumPy takes one int for a 1-d array
+        if len(axes) != x.ndim:
+            raise ValueError(f"transpose: axes {tuple(axes)} don't match an array of shape {tuple(x.shape)}")
+        # integers only, in range, no repeats: 1.5 or '0' must not be truncated into an axis
+        axes = build.normalize_axes(axes, x.ndim, "transpose", tuple(x.shape))
+    return build.relabel(x, tuple(axes), opname="transpose")
+
+
+# -- reductions -----------------------------------------------------------------------------------
+def reduce_dtype(dtype, opname):
+    """The accumulator dtype a user asked a reduction for (None: NumPy's rule), checked now."""
+    return None if dtype is None else value_dtype(dtype, opname)
+
+
+def value_dtype(dtype, opname):
+    """``np.dtype(dtype)`` when it is one of lazysparse's value dtypes, else a TypeError."""
+    try:
+        dt = np.dtype(dtype)
+    except (TypeError, ValueError):
+        raise TypeError(f"{opname}: {shown(dtype)} is not a dtype") from None
+    if dt not in VALUE_DTYPES:
+        raise TypeError(f"{opname}: unsupported dtype {dt}; expected one of "
+                        f"{', '.join(map(str, VALUE_DTYPES))}")
+    return dt
+
+
+def sum(x, axis=None, keepdims=False, dtype=None):
+    """Lazy ``numpy.sum``."""
+    return build.reduction(_as_array(x, "sum"), axis, "sum", keepdims, reduce_dtype(dtype, "sum"),
+                           opname="sum")
+
+
+def prod(x, axis=None, keepdims=False, dtype=None):
+    """Lazy ``numpy.prod``."""
+    return build.reduction(_as_array(x, "prod"), axis, "prod", keepdims, reduce_dtype(dtype, "prod"),
+                           opname="prod")
+
+
+def max(x, axis=None, keepdims=False):
+    """Lazy ``numpy.max``."""
+    return build.reduction(_as_array(x, "max"), axis, "max", keepdims, opname="max")
+
+
+def min(x, axis=None, keepdims=False):
+    """Lazy ``numpy.min``."""
+    return build.reduction(_as_array(x, "min"), axis, "min", keepdims, opname="min")
+
+
+def mean(x, axis=None, keepdims=False, dtype=None):
+    """Lazy ``numpy.mean``: integers and bools average in float64, floats keep their dtype.
+
+    >>> import numpy as np, lazysparse as ls
+    >>> ls.mean(np.ones((2, 3), "float32"), axis=0).dtype
+    dtype('float32')
+    """
+    x = _as_array(x, "mean")
+    dtype = reduce_dtype(dtype, "mean")
+    if dtype is None:
+        dtype = np.float64 if np.dtype(x.dtype).kind in "biu" else x.dtype
+    s = build.reduction(x, axis, "sum", keepdims, dtype, opname="mean")
+    count = x.size // s.size if s.size else 1
+    # a true division, as NumPy does; an empty reduction gives 0/0 = nan like NumPy
+    out = build.elementwise("divide", s, count, opname="mean")
+    if out.dtype != dtype:
+        # NumPy divides into the accumulator: mean(dtype=int64) truncates, dtype=bool is != 0
+        out = astype(out, dtype)
+    return out
+
+
+def reshape_keepdims(out, in_shape, axes):
+    """``out`` (a reduction of an array of ``in_shape`` over ``axes``) with size-1 axes put back."""
+    nd = len(in_shape)
+    idx = _IDX[:nd]
+    kept = tuple(idx[k] for k in range(nd) if k not in axes)
+    shape = tuple(1 if k in axes else in_shape[k] for k in range(nd))
+    # the size-1 output indices appear on no right-hand side: the lowerer loops over them once
+    stmt = Statement(idx, Access(0, kept), "sum", str(out.dtype))
+    return build._node_array(stmt, (out,), shape, out.dtype)
+
+
+# -- ls.expr --------------------------------------------------------------------------------------
+_EXPR_BINARY = {"+": "add", "-": "subtract", "*": "multiply", "/": "divide"}
+_EXPR_FUNCS = dict(_UNARY, max="maximum", min="minimum", maximum="maximum", minimum="minimum")
+
+
+def _describe(ref):
+    return windows.describe(ref.name, ref.subs) if ref.subs else ref.name
+
+
+def _refs(tree):
+    """Operand references of an AST, left to right."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Ref):
+            yield node
+        stack.extend(reversed(children(node)))
+
+
+class _ExprBuilder:
+    """Turns a parsed notation into one Statement; operands get slots in first-use order."""
+
+    def __init__(self, arrays, names, extent=None, dense_result=None):
+        self.arrays = arrays      # operand name -> Array
+        self.names = names        # index name -> Index, in the statement's order
+        self.extent = extent      # index name -> extent
+        self.dense_result = dense_result  # the format asked for is dense (None: not asked)
+        self.children = []
+        self.slots = {}
+
+    def slot(self, key, array):
+        if key not in self.slots:
+            self.slots[key] = len(self.children)
+            self.children.append(array)
+        return self.slots[key]
+
+    def window(self, ref, a):
+        """An operand read at affine subscripts: its window (api/affine.py) at plain ones."""
+        axes = windows.axes_of(ref.subs, list(self.names))
+        key = ("win", ref.name, ref.subs)
+        if key not in self.slots:
+            self.slot(key, windows.window(a, ref.name, ref.subs, axes, self.extent, self.dense_result))
+        return Access(self.slots[key], tuple(self.names[v] for v in axes))
+
+    def literal(self, value, dtype):
+        try:
+            arr = np.asarray(value, dtype=np.dtype(dtype))
+        except (OverflowError, ValueError, TypeError):
+            raise ValueError(f"expr: the literal {shown(value)} does not fit in {dtype}") from None
+        from lazysparse.api.creation import asarray
+        # repr keeps -0.0 and 0.0 apart
+        return Access(self.slot(("lit", repr(value), str(arr.dtype)), asarray(arr)), ())
+
+    def typed(self, tree):
+        """``(ir, dtype)`` for a subtree, or ``(None, value)`` for a bare numeric literal."""
+        if isinstance(tree, Num):
+            return None, tree.value
+        if isinstance(tree, Ref):
+            a = self.arrays[tree.name]
+            if any(isinstance(s, Affine) for s in tree.subs):
+                return self.window(tree, a), str(a.dtype)
+            subs = tuple(s if isinstance(s, int) else self.names[s] for s in tree.subs)
+            subs = tuple(Const(s) if isinstance(s, int) else s for s in subs)
+            return Access(self.slot(("op", tree.name), a), subs), str(a.dtype)
+        if isinstance(tree, Neg):
+            return self.call("negative", [tree.arg])
+        if isinstance(tree, Bin):
+            return self.call(_EXPR_BINARY[tree.op], [tree.left, tree.right])
+        op = _EXPR_FUNCS.get(tree.name)
+        if op is None:
+            raise ValueError(f"expr: unknown function {shown(tree.name)}; expected one of "
+                             f"{', '.join(sorted(_EXPR_FUNCS))}")
+        arity = ops.OPS[op][1]
+        if len(tree.args) != arity:
+            raise ValueError(f"expr: {tree.name}() takes {arity} argument(s), got {len(tree.args)}")
+        return self.call(op, list(tree.args))
+
+    def call(self, op, args):
+        typed = [self.typed(a) for a in args]
+        spec = tuple(d if ir is not None else _py_dtype(d) for ir, d in typed)
+        ins, out = ops.resolve(op, spec)
+        check_loop(op, [str(d) for d in spec], ins, out, "expr")
+        irs = tuple(ir if ir is not None else self.literal(v, d) for (ir, v), d in zip(typed, ins))
+        return Call(op, irs, ins, out), out
+
+    def root(self, tree):
+        ir, d = self.typed(tree)
+        if ir is None:  # the whole right side is a number
+            dt = "int64" if isinstance(d, int) else "float64"
+            return self.literal(d, dt), dt
+        return ir, d
+
+
+def _py_dtype(value):
+    return "pyint" if isinstance(value, int) else "pyfloat"
+
+
+def _check_refs(p, arrays, notation):
+    """Validate operand references; returns ``{index name: extent}`` in first-seen order (an
+    index read only in affine subscripts last, its extent inferred: api/affine.py)."""
+    extent, where = {}, {}
+    uses = []  # affine subscripts: (operand name, subs, dim, Affine, axis size)
+    for ref in _refs(p.rhs):
+        if ref.name not in arrays:
+            given = ", ".join(arrays) or "none"
+            raise ValueError(f"expr: unknown operand {shown(ref.name)} in {shown(notation)} (operands given: {given})")
+        a = arrays[ref.name]
+        if len(ref.subs) != a.ndim:
+            raise ValueError(f"expr: operand {ref.name} of shape {tuple(a.shape)} is accessed with "
+                             f"{len(ref.subs)} subscript(s) in {_describe(ref)}")
+        for d, (s, n) in enumerate(zip(ref.subs, a.shape)):
+            if isinstance(s, Affine):
+                windows.check_form(s, ref.name, ref.subs)
+                uses.append((ref.name, ref.subs, d, s, n))
+            elif isinstance(s, int):
+                if not 0 <= s < n:
+                    raise ValueError(f"expr: constant subscript {s} is out of range for an axis of size "
+                                     f"{n} in {_describe(ref)} (shape {tuple(a.shape)})")
+            elif extent.setdefault(s, n) != n:
+                raise ValueError(f"expr: index {shown(s)} has extent {extent[s]} in {where[s]} but {n} in "
+                                 f"{_describe(ref)} (shape {tuple(a.shape)})")
+            else:
+                where.setdefault(s, f"{_describe(ref)} (shape {tuple(a.shape)})")
+    if uses:
+        windows.infer_extents(uses, extent, where)
+    return extent
+
+
+def expr(notation, *, format=None, reduce="sum", **operands):
+    """Lazy index notation: ``ls.expr("A[i,j] = B[i,j] * C[i,k] * D[k,j]", B=B, C=C, D=D)``.
+
+    Indices on the right that are absent on the left are reduced with ``reduce``
+    (``"sum"``, ``"max"``, ``"min"`` or ``"prod"``) over the whole right side, as one
+    statement: ``y[i] = A[i,k] + 1`` adds 1 once per ``k``. Numbers follow NumPy's weak-scalar
+    rules; reusing a name reads the same operand.
+
+    >>> import numpy as np, lazysparse as ls
+    >>> ls.expr("y[i] = A[i,j] * x[j]", A=np.ones((2, 3)), x=np.ones(3)).shape
+    (2,)
+    """
+    if reduce not in ops.REDUCTIONS:
+        raise ValueError(f"expr: reduce must be one of {', '.join(ops.REDUCTIONS)}, got {shown(reduce)}")
+    p = parse_notation(notation)
+    out = p.out_indices
+    if len(set(out)) != len(out):
+        raise ValueError(f"expr: the output {p.out_name}[{','.join(out)}] repeats an index")
+    arrays = {k: _as_array(v, "expr") for k, v in operands.items()}
+    extent = _check_refs(p, arrays, notation)
+    used = {r.name for r in _refs(p.rhs)}
+    for k in arrays:
+        if k not in used:
+            raise ValueError(f"expr: operand {shown(k)} is not used in {shown(notation)}")
+    for ix in out:
+        if ix not in extent:
+            raise ValueError(f"expr: output index {shown(ix)} does not appear on the right side of {shown(notation)}")
+    order = list(out) + [ix for ix in extent if ix not in out]
+    empty = [ix for ix in order[len(out):] if extent[ix] == 0]
+    if reduce in ("max", "min") and empty and all(extent[ix] for ix in out):
+        # NumPy: a max/min over nothing has no value (an empty result is fine)
+        raise ValueError(f"expr: reduce={shown(reduce)} over index {shown(empty[0])} of extent 0 in {shown(notation)}: "
+                         "zero-size reduction with no identity")
+    if len(order) > len(_IDX):
+        raise ValueError(f"expr: {len(order)} indices are more than the {len(_IDX)} supported")
+    shape = tuple(extent[ix] for ix in out)
+    fmt = _format(format, len(shape), "expr")
+    b = _ExprBuilder(arrays, {ix: _IDX[k] for k, ix in enumerate(order)}, extent,
+                     None if fmt is None else fmt.is_dense)
+    ir, dtype = b.root(p.rhs)
+    if reduce in ("max", "min") and len(order) > len(out) and np.dtype(dtype).kind == "c":
+        raise TypeError(f"expr: reduce={shown(reduce)} over complex values ({dtype}) has no ordering")
+    stmt = Statement(_IDX[:len(out)], ir, reduce, dtype)
+    return build._node_array(stmt, tuple(b.children), shape, dtype, fmt)
+
+
+# -- NumPy protocols ------------------------------------------------------------------------------
+def _plain(out=None, **kw):
+    """True when no NumPy-only keyword (out=, where=, initial=, ...) was given."""
+    return out is None and not kw
+
+
+def _np_reduce(fn, has_dtype):
+    def handler(a, axis=None, *args, **kw):
+        names = ("dtype", "out", "keepdims") if has_dtype else ("out", "keepdims")
+        if len(args) > len(names):
+            return NotImplemented
+        kw.update(zip(names, args))
+        dtype, keepdims = kw.pop("dtype", None), kw.pop("keepdims", False)
+        if not _plain(**kw):
+            return NotImplemented
+        if has_dtype:
+            return fn(a, axis, keepdims, dtype)
+        return fn(a, axis, keepdims)
+    return handler
+
+
+def _np_einsum(subscripts, *operands, out=None, optimize=False, **kw):
+    return einsum(subscripts, *operands) if _plain(out, **kw) else NotImplemented
+
+
+def _np_dot(a, b, out=None):
+    return dot(a, b) if out is None else NotImplemented
+
+
+def _np_where(*args):
+    if len(args) == 1:  # NumPy's one-argument where is nonzero
+        return _as_array(args[0], "where").nonzero()
+    return where(*args) if len(args) == 3 else NotImplemented
+
+
+def clip(x, a_min=None, a_max=None):
+    """Lazy ``numpy.clip``: ``minimum(maximum(x, a_min), a_max)``, either bound None for none."""
+    x = _as_array(x, "clip")
+    if a_min is None and a_max is None:
+        raise ValueError("clip: give a_min, a_max or both (NumPy's rule)")
+    if a_min is not None:
+        x = maximum(x, a_min)
+    return x if a_max is None else minimum(x, a_max)
+
+
+def _np_clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kw):
+    if out is not None or kw:
+        return NotImplemented
+    return clip(a, a_min if min is None else min, a_max if max is None else max)
+
+
+def _np_diagonal(a, offset=0, axis1=0, axis2=1):
+    if getattr(a, "ndim", 0) != 2 or (axis1 % 2, axis2 % 2) != (0, 1):
+        return NotImplemented
+    return a.diagonal(offset)
+
+
+def _np_trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    if dtype is not None or out is not None:
+        return NotImplemented
+    d = _np_diagonal(a, offset, axis1, axis2)
+    return d if d is NotImplemented else d.sum()
+
+
+def _np_reshape(a, shape=None, order="C", *, newshape=None, copy=None):
+    shape = newshape if shape is None else shape
+    if shape is None or copy is False:
+        return NotImplemented
+    return a.reshape(shape, order=order)
+
+
+_FUNCTIONS = {
+    np.einsum: _np_einsum,
+    np.diagonal: _np_diagonal,
+    np.trace: _np_trace,
+    np.reshape: _np_reshape,
+    np.nonzero: lambda a: a.nonzero(),
+    **joining.NP_FUNCTIONS,
+    **truth.NP_FUNCTIONS,
+    **statistics.NP_FUNCTIONS,
+    np.dot: _np_dot,
+    np.tensordot: lambda a, b, axes=2: tensordot(a, b, axes),
+    np.transpose: lambda a, axes=None: transpose(a, axes),
+    np.where: _np_where,
+    np.clip: _np_clip,
+    np.sum: _np_reduce(sum, True),
+    np.prod: _np_reduce(prod, True),
+    np.mean: _np_reduce(mean, True),
+    np.max: _np_reduce(max, False),
+    np.amax: _np_reduce(max, False),
+    np.min: _np_reduce(min, False),
+    np.amin: _np_reduce(min, False),
+    np.real: lambda a: a.real if isinstance(a, _array_cls()) else np.real(a),
+    np.imag: lambda a: a.imag if isinstance(a, _array_cls()) else np.imag(a),
+}
+
+
+def register_numpy(table):
+    """Add NumPy functions (``{np.fn: handler}``) to the NEP-18 dispatch: the modules that are
+    built on this one (api/ufuncs.py, api/shaping.py) register theirs once the package is loaded."""
+    _FUNCTIONS.update(table)
+
+
+def _known_type(t):
+    import scipy.sparse as sp
+    return issubclass(t, (_array_cls(), np.ndarray, np.generic, sp.spmatrix, sp.sparray))
+
+
+def array_function(func, types, args, kwargs):
+    """NEP-18 ``__array_function__``: the NumPy functions lazysparse implements, lazily."""
+    handler = _FUNCTIONS.get(func)
+    if handler is None or not builtins.all(_known_type(t) for t in types):
+        return NotImplemented
+    return handler(*args, **kwargs)
+
+
+def _known_input(x):
+    import numbers
+    return isinstance(x, numbers.Number) or _known_type(type(x))
+
+
+def array_ufunc(ufunc, method, inputs, kwargs):
+    """NEP-13 ``__array_ufunc__``: plain ufunc calls (no ``out=``, no other keywords) stay lazy."""
+    if method != "__call__" or kwargs or not builtins.all(_known_input(x) for x in inputs):
+        return NotImplemented
+    if ufunc is np.matmul:
+        return matmul(*inputs)
+    if ufunc is np.positive:
+        return positive(*inputs)
+    if ufunc is np.divmod:  # (two outputs: the quotient and the remainder, each lazy)
+        return tuple(checked(build.elementwise(op, *inputs, opname="divmod"), "divmod")
+                     for op in ("floor_divide", "remainder"))
+    op = ops.UFUNC_NAMES.get(ufunc.__name__)
+    if op is None or ops.OPS[op][1] != ufunc.nin:
+        return NotImplemented
+    return checked(build.elementwise(op, *inputs, opname=ufunc.__name__), ufunc.__name__)

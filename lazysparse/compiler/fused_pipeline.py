@@ -1,0 +1,666 @@
+"""Running a whole lazy DAG as one fused kernel (issue 3): decompose, plan, lower, compile, run.
+
+``try_fused(roots)`` returns the result storage of each root, or None when the DAG is a single
+operation (``compute_nodes`` then runs it as before). A plan that shares no loop, or that needs a construct
+``compiler/lower/fused.py`` does not emit yet, runs one kernel per operation *of the program*: the
+decomposed operations, whose pushed-in reductions already avoid the reduction redundancy
+(``einsum('i,->', b, c)`` multiplies once, not once per element). Every path computes the same
+values; fusion is purely an optimisation.
+
+The compiled kernel is cached by its source (which is built from the plan's IR, the operands'
+formats, dtypes and index widths: the signature); the plan itself is cached by the program and
+the operand specs, so a repeated expression plans once.
+"""
+from __future__ import annotations
+
+import math
+import sys
+import threading
+import weakref
+from contextlib import contextmanager
+from typing import NamedTuple
+
+import numpy as np
+
+from lazysparse.formats import Storage
+from lazysparse.compiler.lower.fused import Unsupported, lower_fused
+from lazysparse.compiler.plan.associate import associate
+from lazysparse.compiler.plan.decompose import decompose
+from lazysparse.compiler.plan.fusion import Loop, plan_fusion
+from lazysparse.compiler.plan.fusion import PASSES, folds_into_reader, masked_program
+from lazysparse.compiler.plan.inline import cheap_scalars, elementwise, inline, tiny
+from lazysparse.compiler.plan.kernel import _scalar_value, operand_spec
+from lazysparse.compiler.plan.siblings import share_reads
+from lazysparse.runtime import aligned, interrupt, memory
+from lazysparse.compiler import opcount as counting
+from lazysparse.compiler.runner import POISON, _poisoned
+from lazysparse.runtime.threads import PAR_MIN_WORK, get_num_threads
+
+_PLANS = {}  # (program, input specs, 0-d values) -> (plan, kernel, abi, (like, _Fixed)), or
+#   (None, program, None, scratch pool): run the program one kernel per operation (_run_ops)
+_MAX_PLANS = 1024
+# held while a program is planned and its fused kernel built (a miss of _PLANS only), so that
+# threads making the first calls of one program at once build it once and share its argument
+# pool (planning and lowering run no kernel, so nothing under it waits for this lock). The
+# other caches here are filled without a lock: their entries are pure functions of their keys,
+# and a dict's get and set are atomic (compiler/pipeline.py)
+_BUILD_LOCK = threading.Lock()
+RUNS = [0]  # fused kernels run in this process (tests check that a plan took this path; a
+#             statistic: threads racing on ``+= 1`` may lose an increment)
+
+
+class FusedRun(NamedTuple):
+    """A kernel log entry (``execute.kernel_log``) for a fused kernel."""
+    plan: object
+    kernel: object
+    like: object  # the input whose structure the result takes, or None
+    abi: object   # the kernel's p[]/d[] slots
+    fixed: object = None  # its _Fixed (the call's argument arrays: ``fixed.pool``)
+
+
+def _shares_loops(tree) -> bool:
+    """Does some loop of the fused tree hold more than one operation?"""
+    def ops_under(n):
+        if isinstance(n, Loop):
+            return [k for c in n.body for k in ops_under(c)]
+        return [n.op] if hasattr(n, "op") else []
+    return any(isinstance(n, Loop) and len(ops_under(n)) > 1 for n in _walk(tree))
+
+
+def _walk(nodes):
+    for n in nodes:
+        yield n
+        if isinstance(n, Loop):
+            yield from _walk(n.body)
+
+
+def _dag_key(roots):
+    """A structural key of the lazy DAG under the nodes ``roots``: which nodes they are,
+    statements, shapes, requested formats,
+    and for concrete operands their spec and shape (an inner extent such as SDDMM's K appears in
+    no node's shape), which of them are the same storage, and 0-d values.
+    Equal keys decompose to the same program (``decompose`` depends on nothing else), so a
+    repeated DAG skips decomposition and planning. Also returns the concrete storages in the
+    order the key numbers them. (Runs on every call of a program: a child that is a node is
+    its number, one that is a storage a tuple, and a storage's part of the key is made once,
+    ``_leaf_key``.)"""
+    out, index, stores, order = [], {}, {}, []
+    stack = [(r, False) for r in reversed(roots)]
+    while stack:
+        n, done = stack.pop()
+        if id(n) in index:
+            continue
+        if not done:
+            stack.append((n, True))
+            for c in n.children:
+                if c._storage is None:
+                    cn = c._node
+                    if cn.result is None and id(cn) not in index:
+                        stack.append((cn, False))
+            continue
+        kids = []
+        for c in n.children:
+            st = c._storage
+            if st is None:
+                st = c._node.result
+                if st is None:
+                    kids.append(index[id(c._node)])
+                    continue
+            key = st.buffers_key()  # (as decompose numbers inputs: two wraps of one array)
+            k = stores.get(key)
+            if k is None:
+                k = stores[key] = len(order)
+                order.append(st)
+            kids.append((k, _leaf_key(st)))
+        index[id(n)] = len(out)
+        out.append((id(n.stmt), n.shape, n.format, tuple(kids)))
+    return (tuple(out), tuple(index[id(r)] for r in roots)), order
+
+
+def _leaf_key(st):
+    """A concrete operand's part of the DAG key (its spec, shape, 0-d value and nonzero
+    bucket), made once per storage: storages never change."""
+    stats = st.memo()
+    k = stats.get("dag")
+    if k is None:
+        k = stats["dag"] = (id(operand_spec(st)), st.shape,
+                            st.vals.tobytes() if st.ndim == 0 else None, _nnz_bucket(st))
+    return k
+
+
+def _nnz_bucket(st):
+    """A sparse operand's nonzero count rounded down to a power of two (0 for dense): the
+    association pass decides from densities, so they are part of the DAG key, coarsely."""
+    return 0 if st.is_dense else st.nnz.bit_length()
+
+
+def _densities(inputs):
+    """{input value id: density} from the nonzero buckets (association's cost model)."""
+    out = {}
+    for vid, st in inputs.items():
+        b = _nnz_bucket(st)
+        size = float(np.prod(st.shape, dtype=np.float64))
+        if b and size:
+            out[vid] = min(1.0, (1 << (b - 1)) / size)
+        elif not st.is_dense:
+            out[vid] = 0.0
+    return out
+
+
+def _associated(roots, prog, inputs):
+    """The program to plan for the DAG of the nodes ``roots``: ``prog`` (decomposed as written) or, with the
+    "association" pass on, its chains in the order compiler/plan/associate.py picks."""
+    if "association" not in _PASSES[0]:
+        return prog
+    return associate(decompose(roots, split=False)[0], prog, _densities(inputs))
+
+
+def reordered(node):
+    """``(as written, as computed)`` programs of a lazy node's DAG when the association pass
+    reorders it under ``fusion="auto"``, else None (``explain`` shows it). A computed node has
+    no DAG left: None."""
+    if node.result is not None:
+        return None
+    prog, _, inputs = decompose([node])
+    if len(prog.ops) < 2:
+        return None
+    chosen = _associated([node], prog, inputs)
+    return None if chosen is prog else (prog, chosen)
+
+
+_SKIP = {}  # DAG key -> the statements it names: a single operation, run by compute_nodes
+_FAST = {}  # DAG key -> (plan entry, storage number per input value id, statements); a plan
+#             entry of (None, program) runs the program one kernel per operation
+
+
+def try_fused(roots, name="materialize", mode="auto"):
+    """The result storages of the lazy nodes ``roots`` (a list: ``compute`` asks for several),
+    one per root, or None when their DAG is a single operation (``compute_nodes`` then runs it
+    as before). ``mode``: "auto" (the fusion passes) or "max" (every temporary substituted
+    into its consumers where one statement can express it, compiler/plan/inline.py; run one kernel
+    per remaining operation).
+
+    Several roots are planned as one program: common subexpressions once, and each temporary
+    only where the union of its readers needs it (digest test 9, Listing 6: ``C = A @ B`` read
+    by ``C * D`` and ``F / C`` is formed on ``D``'s and ``F``'s patterns only). A plan with
+    several results runs one kernel per operation (compiler/lower/fused.py lowers one result)."""
+    dag, stores = _dag_key(roots)
+    if mode != "auto":
+        dag = (mode, dag)
+    fast = _FAST.get(dag)  # (a key is in at most one of _FAST and _SKIP)
+    if fast is not None:
+        (plan, kernel, abi, fixed), where, _, conv, outs = fast
+        inputs = {vid: stores[k] for vid, k in where.items()}
+        if plan is None:
+            return _pick(_run_ops(kernel, inputs, name, fixed), kernel.outputs, outs)
+        return [_run_converted(plan, kernel, abi, fixed, inputs, conv, name)] * len(roots)
+    if dag in _SKIP:
+        return None
+    prog, node_value, inputs = decompose(roots, split=mode == "auto")
+    if len(prog.ops) < 2:
+        _skip(dag, roots)
+        return None
+    outs = [node_value[id(r)] for r in roots]  # the program value each root is
+    if mode == "auto":
+        prog = _associated(roots, prog, inputs)
+    if mode == "auto":
+        small, free = tiny(prog), elementwise(prog)
+        prog = inline(prog, lambda op: small(op) or free(op))
+        if "fusion" in _PASSES[0]:
+            prog = share_reads(prog)  # (read-read edges: sibling sums share their loops)
+    number = {st.buffers_key(): k for k, st in enumerate(stores)}
+    where = {vid: number[st.buffers_key()] for vid, st in inputs.items()}
+    if len(_FAST) >= _MAX_PLANS:
+        _FAST.clear()
+    if mode == "max" or len(prog.ops) < 2:
+        # substituted (everything, or the tiny reductions): one kernel per remaining op
+        prog = inline(prog) if mode == "max" else prog
+        pool = []
+        _FAST[dag] = ((None, prog, None, pool), where, _stmts(roots), None, outs)
+        return _pick(_run_ops(prog, inputs, name, pool), prog.outputs, outs)
+    specs = {vid: operand_spec(st) for vid, st in inputs.items()}
+    conv = _compressed(specs)
+    converted = None
+    if conv:  # plan (and key) for the converted operands
+        converted = _convert(inputs, conv)
+        specs = {vid: operand_spec(st) for vid, st in converted.items()}
+    # 0-d inputs' values decide iteration spaces (A + 1 is dense, A * 2 sparse): in the key
+    scalars = {vid: _scalar_value(st) for vid, st in inputs.items() if st.ndim == 0}
+    pkey = (prog, _PASSES[0], tuple(sorted((vid, id(sp)) for vid, sp in specs.items())),
+            tuple((vid, inputs[vid].vals.tobytes()) for vid in sorted(scalars)))
+    hit = _PLANS.get(pkey)
+    if hit is None:
+        with _BUILD_LOCK:
+            hit = _PLANS.get(pkey)
+            if hit is None:
+                if len(_PLANS) >= _MAX_PLANS:  # (a scalar that changes every call makes a new key)
+                    _PLANS.clear()
+                hit = _PLANS[pkey] = _build(prog, specs, scalars)
+    _FAST[dag] = (hit, where, _stmts(roots), conv, outs)
+    plan, kernel, abi, fixed = hit
+    if plan is None:
+        return _pick(_run_ops(kernel, inputs, name, fixed), kernel.outputs, outs)
+    return [_run_converted(plan, kernel, abi, fixed, inputs, conv, name, converted)] * len(roots)
+
+
+def single_statement(root):
+    """``(statement, storages)`` when the lazy DAG under ``root`` inlines into one statement
+    (compiler/plan/inline.py) that sums over no more index variables than its widest operation
+    (SDDMM ``A * (U @ V.T)`` is ``sum_k A[i,j] U[i,k] V[j,k]``; ``A @ (X @ W)`` would nest two
+    sums, more work, and is not), else None. Its index variables are renamed as a single
+    operation's are (results ``i0, i1, ...``, then the sums), so that a schedule names them
+    alike; ``explain`` shows them. How a schedule applies to a whole expression (paper 001
+    schedules one statement): compiler/pipeline.py, ``_compute_nodes``."""
+    from lazysparse.ir.nodes import Index, intern
+    from lazysparse.compiler.plan.decompose import _rename
+    prog, node_value, inputs = decompose([root], split=False)
+    if len(prog.ops) < 2:
+        return None
+    widest = max(len(op.stmt.reduce_indices) for op in prog.ops)
+    one = inline(prog)
+    if len(one.ops) != 1 or one.ops[0].out != node_value.get(id(root)):
+        return None
+    op = one.ops[0]
+    if len(op.stmt.reduce_indices) > widest or any(a not in inputs for a in op.args):
+        return None
+    names = [*op.stmt.out_indices, *op.stmt.reduce_indices]
+    ren = {ix: Index(f"i{k}") for k, ix in enumerate(names) if isinstance(ix, Index)}
+    return intern(_rename(op.stmt, ren)), [inputs[a] for a in op.args]
+
+
+def _pick(results, outputs, outs):
+    """The storage of each root (``outs``: its value id) from a program's ``results`` (one
+    per value id of ``outputs``)."""
+    return [results[outputs.index(v)] for v in outs]
+
+
+def _compressed(specs):
+    """{input value id: format} for sparse inputs with singleton levels (COO), which the fused
+    lowering cannot drive: the same mode order with every level compressed (CSR-like, CSF for
+    tensors), an ordered O(nnz) conversion. Without it a COO ``A * (U @ V.T)`` would form the
+    dense product one kernel per operation."""
+    from lazysparse.formats.format import Format
+    from lazysparse.formats.levels import Level
+    return {vid: Format([Level("compressed")] * sp.ndim, order=sp.format.order)
+            for vid, sp in specs.items()
+            if not sp.dense and any(lv.kind == "singleton" for lv in sp.format.levels)}
+
+
+_CONVERTED = weakref.WeakKeyDictionary()  # storage -> {format: its conversion}
+_CONVERTED_LOCK = threading.Lock()
+
+
+def _convert(inputs, conv):
+    """Inputs with those of ``conv`` converted. Storages never change, so a conversion is kept
+    while its source lives: a COO tensor used again (ALS calls MTTKRP with the same X every
+    sweep) converts once, for the memory of one more copy."""
+    from lazysparse.compiler.pipeline import convert_storage
+    out = {}
+    for vid, st in inputs.items():
+        if vid in conv:
+            with _CONVERTED_LOCK:
+                hit = _CONVERTED.get(st, {}).get(conv[vid])
+            if hit is None:
+                hit = convert_storage(st, conv[vid])
+                with _CONVERTED_LOCK:
+                    _CONVERTED.setdefault(st, {})[conv[vid]] = hit
+            st = hit
+        out[vid] = st
+    return out
+
+
+def _run_converted(plan, kernel, abi, fixed, inputs, conv, name, converted=None):
+    """``_run`` on the converted operands (``converted``, when already made); a result in a
+    converted operand's pattern goes back to that operand's own format (COO in, COO out)."""
+    if not conv:
+        return _run(plan, kernel, abi, fixed, inputs, name)
+    st = _run(plan, kernel, abi, fixed, converted or _convert(inputs, conv), name)
+    like = fixed[0]
+    if like in conv:
+        from lazysparse.compiler.pipeline import convert_storage
+        st = convert_storage(st, inputs[like].format)
+    return st
+
+
+def _run_ops(prog, inputs, name, pool=None):
+    """The program one kernel per operation; temporaries in their inferred formats.
+
+    ``pool``: the program's scratch, a list of ``{value id: array}``: the dense temporaries'
+    buffers of earlier runs, reused (``_NOT_DENSE`` for a temporary that came out sparse). A new buffer of several MB is new pages each run, because
+    glibc gives the top of its heap back to the system once the temporary and the result are
+    both freed; their first-touch page faults cost GNN-1 ``A @ (X @ W)`` on github-social a
+    third of its time, and serialise two threads (docs/design.md, "Scratch buffers")."""
+    execute = (_EXEC[0] if _EXEC else _bind_exec()).execute
+    try:
+        scratch = pool.pop() if pool is not None else {}
+    except IndexError:  # (one per thread running this program at once)
+        scratch = {}
+    steps = _STEPS.get(id(prog))
+    if steps is None or steps[0] is not prog:
+        if len(_STEPS) >= _MAX_PLANS:
+            _STEPS.clear()
+        steps = _STEPS[id(prog)] = (prog, _steps(prog))
+    vals = dict(inputs)
+    for stmt, args, shape, out, kept, fresh in steps[1]:
+        buf = scratch.pop(out, None) if kept else None
+        sparse = buf is _NOT_DENSE  # (the last run's value was not dense: no buffer to offer)
+        # the scratch dict, ``buf`` and getrefcount's argument: any other reference (a view in
+        # a result the caller still holds) means it is not ours to overwrite; a view of an
+        # aligned buffer refers to the raw buffer behind it instead (runtime/aligned.py)
+        if sparse or (buf is not None and (sys.getrefcount(buf) > 2 or aligned.viewed(buf))):
+            buf = None
+        if buf is None and fresh is not None and not sparse:
+            # the first buffer of a temporary the scratch would keep, on a cache line: kernels
+            # that read it back gather whole lines of its rows (runtime/aligned.py). Unused if
+            # the temporary is not dense; np.empty touches no page, and the memory guard still
+            # runs before the kernel does
+            buf = aligned.empty(shape, fresh, aligned.TEMP_MIN_BYTES)
+        st = execute(stmt, [vals[v] for v in args], shape, None, name, buf, planned=True)
+        vals[out] = st
+        if not kept:
+            pass
+        elif not st.format.is_dense:
+            scratch[out] = _NOT_DENSE
+        elif aligned.owns(st.vals) and SCRATCH_MIN <= st.vals.nbytes <= SCRATCH_MAX:
+            scratch[out] = st.vals
+    out = [vals[o] for o in prog.outputs]
+    if pool is not None and scratch:
+        del vals, st, buf
+        pool.append(scratch)
+    return out
+
+
+_STEPS = {}  # id(program) -> (program, its _steps)
+_EXEC = []  # the module compiler/pipeline.py, once imported (it imports this one): an import
+#             statement in a function costs a microsecond on every call
+
+
+def _bind_exec():
+    from lazysparse.compiler import pipeline as execute
+    _EXEC.append(execute)
+    return execute
+
+
+def _steps(prog):
+    """What ``_run_ops`` does for each operation of ``prog``, worked out once: ``(statement,
+    argument value ids, result shape, result value id, kept, fresh)``; ``kept``: a temporary
+    whose buffer the scratch may keep; ``fresh``: the dtype of the aligned first buffer it is
+    offered (a temporary of rows whose size is in the scratch's range), else None."""
+    outs = set(prog.outputs)
+    steps = []
+    for op in prog.ops:
+        v = prog.values[op.out]
+        shape = tuple(v.shape)
+        kept = op.out not in outs
+        fresh = None
+        if kept and len(shape) >= 2 and \
+                SCRATCH_MIN <= math.prod(shape) * np.dtype(v.dtype).itemsize <= SCRATCH_MAX:
+            fresh = np.dtype(v.dtype)
+        steps.append((op.stmt, tuple(op.args), shape, op.out, kept, fresh))
+    return tuple(steps)
+
+
+# dense temporaries kept for the next run (_run_ops): from a size where page faults show, up to
+# one that a program may hold between runs
+SCRATCH_MIN, SCRATCH_MAX = 64 << 10, 256 << 20
+_NOT_DENSE = object()  # a scratch entry: the temporary came out sparse (no aligned buffer offered)
+
+
+def _stmts(roots):
+    """The statements of a DAG: a cache entry keyed by their ids keeps them alive."""
+    stmts, stack = [], list(roots)
+    while stack:
+        n = stack.pop()
+        stmts.append(n.stmt)
+        stack += [c._node for c in n.children if c._storage is None and c._node.result is None]
+    return stmts
+
+
+def _skip(key, roots):
+    if len(_SKIP) >= _MAX_PLANS:
+        _SKIP.clear()
+    _SKIP[key] = _stmts(roots)
+
+
+_PASSES = [PASSES]
+
+
+@contextmanager
+def passes(*names):
+    """Plan with only these of the passes "association" (contraction order,
+    compiler/plan/associate.py), "masks", "fusion", "memory" (digest test 11: each can be turned
+    off and results stay right; tests and ``explain`` comparisons use it), "concordance"
+    (compiler/plan/kernel.py ``_outer_first``: an operand converted rather than an outer-product
+    workspace)."""
+    unknown = set(names) - PASSES
+    if unknown:
+        raise ValueError(f"passes: unknown pass(es) {sorted(unknown)}; choose from {sorted(PASSES)}")
+    from lazysparse.compiler.pipeline import _BOUND
+    prev = _PASSES[0]
+    _PASSES[0] = frozenset(names)
+    _FAST.clear()
+    _SKIP.clear()
+    _BOUND.clear()  # bound warm paths skip planning
+    try:
+        yield
+    finally:
+        _PASSES[0] = prev
+        _FAST.clear()
+        _SKIP.clear()
+        _BOUND.clear()
+
+
+def _build(prog, specs, scalars):
+    """The fused kernel's plan entry, or ``(None, program, None, None)``: run the program one
+    kernel per operation, each temporary only where the plan's masks need it."""
+    plan = plan_fusion(prog, specs, "auto", scalars, _PASSES[0])
+    # (a masked sum whose reader multiplies it by its mask is substituted into that reader)
+    folded = inline(prog, folds_into_reader(prog, plan.masks))
+    # (one kernel per operation: a cheap 0-d value is computed inside its readers instead)
+    per_op = masked_program(folded, plan.masks)
+    ops = (None, inline(per_op, cheap_scalars(per_op)), None, [])  # [], the scratch pool (_run_ops)
+    if not _shares_loops(plan.tree):
+        return ops
+    try:
+        block, abi, like = lower_fused(plan, specs)
+    except Unsupported:
+        return ops
+    from lazysparse.compiler.codegen.c import printer as cbackend
+    from lazysparse.runtime.kernel_cache import load_kernel
+    source = cbackend.emit(block, header_comment="fused: " + repr(plan))
+    return plan, load_kernel(source), abi, (like, _Fixed(plan, abi, specs, like))
+
+
+def _counting_kernel(plan, fx):
+    """The instrumented twin of a fused kernel (ls.opcount), built once."""
+    if fx.counting is None:
+        with counting._BUILD:
+            if fx.counting is None:
+                from lazysparse.compiler.codegen.c import printer as cbackend
+                from lazysparse.runtime.kernel_cache import load_kernel
+                block, _, _ = lower_fused(plan, fx.specs, count=True)
+                fx.counting = load_kernel(cbackend.emit(block, header_comment="fused: " + repr(plan),
+                                                        count=True))
+    return fx.counting
+
+
+class _Fixed:
+    """What a call needs that depends on the plan alone, computed once: the extents' ``d[]``
+    entries, the temporaries' shapes and sizes for the memory guard, and the generated call
+    (``glue_source``)."""
+
+    def __init__(self, plan, abi, specs, like):
+        prog = plan.program
+        self.specs, self.counting = specs, None  # for the instrumented twin
+        ext = prog.extents()
+        self.d = [(k, int(ext[desc[1]])) for k, desc in enumerate(abi.d) if desc[0] == "ext"]
+        self.temps = []
+        for vid, kept in plan.temp_dims.items():
+            shape = tuple(ext[ix] for ix in kept)
+            nbytes = int(np.prod(shape, dtype=np.float64)) * np.dtype(prog.values[vid].dtype).itemsize
+            self.temps.append((vid, shape, nbytes))
+        out = prog.values[prog.outputs[0]]
+        self.out_shape, self.odt = tuple(int(n) for n in out.shape), np.dtype(out.dtype)
+        self.out_bytes = int(np.prod(out.shape, dtype=np.float64)) * self.odt.itemsize
+        self.like = like
+        self.prog = prog
+        self.call = _compile_glue(glue_source(abi, self, like), abi, self)
+
+    def writer(self, vid):
+        """The statement that writes value ``vid`` (None: the result), for the memory guard's
+        message: it names the node, as the per-operation path does."""
+        vid = self.prog.outputs[0] if vid is None else vid
+        op = next((o for o in self.prog.ops if o.out == vid), None)
+        return f"v{vid}" if op is None else f"v{vid}: {op.stmt!r}"
+
+
+def glue_source(abi, fx, like) -> str:
+    """Python source of ``call(inputs, name, fn)``, the marshalling of one fused kernel: the
+    memory guard, the result's buffers, ``p[]``/``d[]``, the kernel ``fn`` and the result's
+    storage, as straight-line code for this kernel's ABI (what ``runner.glue_source`` does for
+    single-operation kernels: an interpreted walk of the ABI cost 26 us a call warm, and
+    several times that right after a kernel has swept the caches). ``p``/``d`` come from a pool
+    and the lines for an input run only when its slot holds another storage than in that set's
+    previous call (storages are immutable). Only names and integers made here reach the
+    source, never user strings."""
+    from lazysparse.compiler.pipeline import GUARD_MIN  # (execute imports this module)
+    vids = _glue_inputs(abi, like)
+    L = ["def call(inputs, name, fn):"]
+    L += [f"    s{v} = inputs[{v}]" for v in vids]
+    # the memory guard, only for arrays it may refuse: under GUARD_MIN never, as on the
+    # per-operation path (a scalar temporary cost a limit() lookup on every call)
+    for j, (vid, shape, nbytes) in enumerate(fx.temps):
+        if nbytes >= GUARD_MIN:
+            L.append(f"    check_dense({nbytes}, {shape!r}, TEMP_WHAT[{j}], name)")
+    kinds = ("pos", "crd")
+    if like is None:
+        if fx.out_bytes >= GUARD_MIN:
+            L.append(f"    check_dense({fx.out_bytes}, OSHAPE, RESULT_WHAT, name)")
+        L.append("    out = empty(OSHAPE, ODT)")
+    else:
+        L.append(f"    out = empty(s{like}.vals.shape[0], ODT)")
+        for kind in kinds:
+            L.append(f"    o{kind} = [None if a is None else empty(a.shape, a.dtype) for a in s{like}.{kind}]")
+    per = {v: [] for v in vids}
+    always = []
+    for k, desc in enumerate(abi.p):
+        if desc[0] == "in":
+            v, what = desc[1], desc[2]
+            arr = f"s{v}.vals" if what == "vals" else f"s{v}.{what}[{int(desc[3])}]"
+            if what == "vals" and fx.specs[v].dense:  # a strided view has no buffer
+                per[v] += ["try:", f"    b{k} = fb(BC, {arr}, False)", "except ValueError:",
+                           f"    b{k} = addr({arr})", f"p[{k}] = b{k}"]
+            else:
+                per[v].append(f"b{k} = fb(BC, {arr}, False); p[{k}] = b{k}")
+        elif desc[0] == "out":
+            arr = "out" if desc[1] == "vals" else f"o{desc[1]}[{int(desc[2])}]"
+            always.append(f"b{k} = fb(BC, {arr}, True); p[{k}] = b{k}")
+        else:  # pragma: no cover - lower_fused records only these
+            raise AssertionError(desc)
+    for k, desc in enumerate(abi.d):
+        tag = desc[0]
+        if tag == "ext":
+            continue  # fixed by the plan: written once into each new set (new_bufs)
+        if tag == "threads":
+            always.append(f"d[{k}] = nt")
+        elif tag == "parmin":  # the autoscheduler's thread threshold (runtime/threads.py)
+            always.append(f"d[{k}] = PARMIN[0]")
+        elif tag == "team":
+            continue  # the kernel writes it
+        elif tag == "stride":
+            per[desc[1]].append(f"d[{k}] = s{desc[1]}.vals.strides[{int(desc[2])}] // "
+                                f"{np.dtype(fx.specs[desc[1]].dtype).itemsize}")
+        elif tag == "size":
+            sp = fx.specs[desc[1]]
+            per[desc[1]].append(f"d[{k}] = s{desc[1]}.shape[{int(sp.format.order[desc[2]])}]")
+        elif tag == "out" and len(desc) == 2:  # ("out", "len"): the result's values
+            if like is None:
+                always.append(f"d[{k}] = {int(np.prod(fx.out_shape, dtype=np.int64))}")
+            else:
+                per[like].append(f"d[{k}] = s{like}.vals.shape[0]")
+        elif tag == "out":  # ("out", "len", "pos" / "crd", level): the like input's array
+            per[like].append(f"d[{k}] = s{like}.{desc[2]}[{int(desc[3])}].shape[0]")
+        else:  # pragma: no cover
+            raise AssertionError(desc)
+    L += ["    try:", "        p, d, memo = bufs = pool.pop()", "    except IndexError:",
+          "        p, d, memo = bufs = new_bufs()"]
+    for j, v in enumerate(vids):
+        if per[v]:
+            L += [f"    m = memo[{j}]", f"    if m is None or m() is not s{v}:"]
+            L += ["        " + ln for ln in per[v]]
+            L.append(f"        memo[{j}] = wref(s{v})")
+    if any(desc[0] == "threads" for desc in abi.d):
+        L.append("    nt = nthreads()")
+    L += ["    " + ln for ln in always]
+    # on this thread, or off it when it may be long (runtime/interrupt.py): its operands' values
+    # and its result's, a bound on the work of kernels whose loops walk stored entries or dense rows
+    size = " + ".join([f"s{v}.vals.size" for v in vids] + ["out.size"])
+    L += [f"    w = {size}",
+          "    if w < SMALL:",
+          "        rc = fn(p, d)",
+          "    else:",
+          "        rc = GATE.run(fn, p, d, w, (inputs, bufs, out))"]
+    L += ["    pool.append(bufs)", "    if rc:",
+          "        raise MemoryError(f'{name}: out of memory for the temporaries of a fused kernel')"]
+    if like is None:
+        L.append("    return wrap_dense(out)")
+    else:
+        L += ["    st = new(Storage)",
+              f"    st.shape, st.format, st.pos, st.crd = OSHAPE, s{like}.format, opos, ocrd",
+              f"    st.vals, st.index_dtype, st.spec, st.stats = out, s{like}.index_dtype, None, None",
+              "    return st"]
+    return "\n".join(L) + "\n"
+
+
+def _glue_inputs(abi, like):
+    """The input value ids a fused kernel's call reads, in its memo's order."""
+    return sorted({desc[1] for desc in abi.p if desc[0] == "in"}
+                  | {desc[1] for desc in abi.d if desc[0] in ("stride", "size")}
+                  | ({like} if like is not None else set()))
+
+
+def _compile_glue(source, abi, fx):
+    import _cffi_backend
+    from lazysparse.runtime.kernel_cache import ffi
+    n_in = len(_glue_inputs(abi, fx.like))
+
+    def new_bufs():
+        p = ffi.new("void*[]", max(len(abi.p), 1))
+        d = ffi.new("int64_t[]", max(len(abi.d), 1))
+        for k, v in fx.d:
+            d[k] = v
+        return p, d, [None] * n_in
+
+    def addr(arr):  # the storage, kept alive by the caller, holds arr
+        return ffi.cast("void *", arr.__array_interface__["data"][0])
+    env = dict(fb=_cffi_backend.from_buffer, BC=ffi.BCharA, addr=addr, NULL=ffi.NULL,
+               new_bufs=new_bufs, pool=[], wref=weakref.ref, new=object.__new__, Storage=Storage,
+               wrap_dense=Storage.wrap_dense, empty=_poisoned if POISON else aligned.empty,
+               ODT=fx.odt, OSHAPE=fx.out_shape, nthreads=get_num_threads, PARMIN=PAR_MIN_WORK,
+               GATE=interrupt.Gate(), SMALL=interrupt.SMALL,
+               check_dense=memory.check_dense, RESULT_WHAT=lambda: f"the result of {fx.writer(None)}",
+               TEMP_WHAT=[(lambda vid=vid: f"the temporary {fx.writer(vid)} of a fused kernel")
+                          for vid, _, _ in fx.temps])
+    exec(compile(source, "<lazysparse fused glue>", "exec"), env)
+    fx.pool = env["pool"]  # (the argument arrays a call puts back: tests read what it reported)
+    return env["call"]
+
+
+def _run(plan, kernel, abi, fixed, inputs, name):
+    """Run a fused kernel through its generated call (``_Fixed.call``); under ``ls.opcount``
+    its instrumented twin, on the same buffers."""
+    like, fx = fixed
+    t = counting.tally() if counting.ON[0] else None
+    if t is None:
+        st = fx.call(inputs, name, kernel.fn)
+    else:
+        ck = _counting_kernel(plan, fx)
+        st = fx.call(inputs, name, lambda p, d: counting.run(ck, lambda: ck.fn(p, d), inputs.get, t))
+    RUNS[0] += 1
+    execute = _EXEC[0] if _EXEC else _bind_exec()
+    if execute._LOGGING[0]:
+        log = getattr(execute._LOG, "items", None)
+        if log is not None:
+            log.append(FusedRun(plan, kernel, like, abi, fx))
+    return st
+

@@ -1,0 +1,77 @@
+"""Instrumented builds for ``ls.opcount``: the same lowering, with one counting line per
+executed statement.
+
+A lowerer asked to count (``count=True``) emits, right before each statement that evaluates the
+expression at a loop point, one line adding to ``ls_cnt[]``: the statement's scalar operations
+by kind, and one element load per operand access (a sparse access whose presence is tested
+adds the test's 0/1, so a load that does not happen is not counted). Nothing else in the
+kernel changes: stripping those lines from the counting source gives the normal source
+(tests/compiler/plan/test_opcount.py checks it), so the counts are those of the kernels that run. The one
+exception is inside an expression: each branch of a ``where`` is wrapped as
+``(LS_COUNT(kind, n), branch)``, so only the branch taken counts its operations (loads are
+counted per statement). A counting
+build is never tuned: its run-time schedule flags stay 0, so it runs the plain scalar loops
+(the vector and split variants do the same operations in another order).
+
+Counter layout: ``mul, add, div, other, temporary loads``, then one load counter per operand
+slot. Updates are relaxed atomics, so a parallel kernel counts right too.
+"""
+from __future__ import annotations
+
+from lazysparse.ir.nodes import Call
+
+MUL, ADD, DIV, OTHER, TEMP = range(5)
+FIRST_SLOT = 5
+N_COUNTERS = 512  # operand slots up to FIRST_SLOT + 507
+
+KIND = {"multiply": MUL, "add": ADD, "subtract": ADD, "divide": DIV}
+REDUCE_KIND = {"sum": ADD, "prod": MUL, "max": OTHER, "min": OTHER}
+NAMES = ("mul", "add", "div", "other")
+
+PRELUDE = (
+    f"int64_t ls_cnt[{N_COUNTERS}];\n"
+    "int64_t *ls_counters(void) { return ls_cnt; }\n"
+    "#define LS_COUNT(k, n) __atomic_fetch_add(&ls_cnt[k], (int64_t)(n), __ATOMIC_RELAXED)\n"
+)
+MARK = "LS_COUNT("  # every counting line starts with it (tests strip them)
+
+
+def expr_ops(expr, hoisted=None) -> list:
+    """Operations of one evaluation of ``expr``, by kind (casts are free). The branches of a
+    ``where`` are not included: only the branch taken runs, and ``branch`` counts it. Nor are
+    the calls ``hoisted(call)`` says are computed once before the loops (counted there)."""
+    out = [0, 0, 0, 0]
+
+    def walk(e):
+        if isinstance(e, Call) and not (hoisted is not None and hoisted(e)):
+            if e.op != "cast":
+                out[KIND.get(e.op, OTHER)] += 1
+            for a in (e.args[:1] if e.op == "where" else e.args):
+                walk(a)
+    walk(expr)
+    return out
+
+
+def branch(expr, text: str, hoisted=None) -> str:
+    """``text`` (the C of a ``where`` branch ``expr``) counting its operations when it runs
+    (those of the calls computed before the loops, ``hoisted``, are counted there)."""
+    adds = [f"LS_COUNT({k}, {n})" for k, n in enumerate(expr_ops(expr, hoisted)) if n]
+    return f"({', '.join(adds)}, ({text}))" if adds else text
+
+
+def line(ops, loads, reduce=None) -> str:
+    """The counting line: ``ops`` by kind, ``reduce`` (a reduction folding the value in, or
+    None), ``loads``: ``(counter, C expression of how many)`` per access."""
+    ops = list(ops)
+    if reduce is not None:
+        ops[REDUCE_KIND[reduce]] += 1
+    parts = [f"LS_COUNT({k}, {n});" for k, n in enumerate(ops) if n]
+    parts += [f"LS_COUNT({k}, {n});" for k, n in loads]
+    return " ".join(parts) or None
+
+
+def slot(k: int) -> int:
+    if FIRST_SLOT + k >= N_COUNTERS:
+        raise NotImplementedError(f"opcount: more than {N_COUNTERS - FIRST_SLOT} operands in one kernel")
+    return FIRST_SLOT + k
+
