@@ -1,7 +1,7 @@
 """``python -m lazysparse``: command-line entry points.
 
-    python -m lazysparse demo [--small]      check and time three graph kernels against scipy
-    python -m lazysparse bench [options]     side-by-side benchmarks (see lazysparse.bench.suite --help)
+    python -m lazysparse demo [--small]      check and time (steady state) three graph kernels against scipy
+    python -m lazysparse bench [options]     side-by-side benchmarks (python -m lazysparse bench --help)
 """
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ USAGE = """usage: python -m lazysparse COMMAND [options]
 
 commands:
   demo     run SpMV, a GNN layer and SDDMM on the shipped Cora graph and an R-MAT graph,
-           check each result against scipy/NumPy and time both (--small for a quick run)
+           check each result against scipy/NumPy and time both in the steady state
+           (after lazysparse's run-time tuner has settled; --small for a quick run)
   bench    side-by-side benchmarks against scipy.sparse, pydata/sparse and other installed
            peers on the benchmark corpus and R-MAT graphs (python -m lazysparse bench --help)
 """

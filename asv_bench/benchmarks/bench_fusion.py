@@ -15,7 +15,7 @@ import numpy as np
 from asv_bench.benchmarks.common import SHARED, dense, lazy, matrix, steady
 
 import lazysparse as ls  # noqa: E402  (after .common, which finds the repo)
-from lazysparse.bench.fusion import GNN1_H, GNN1_J, GNN2_K, mttkrp_matrix, mttkrp_np, sddmm_np
+from lazysparse.bench.fusion_cases import GNN1_H, GNN1_J, GNN2_K, mttkrp_matrix, mttkrp_np, sddmm_np
 
 FUSION = ["auto", "max", "none"]
 MATS = ["cora"] + [n for n in ("bcsstk13",) if SHARED is not None and (SHARED / f"{n}.npz").is_file()]

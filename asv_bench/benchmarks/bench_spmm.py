@@ -2,7 +2,7 @@
 from asv_bench.benchmarks.common import MATRICES, dense, matrix, run
 
 import lazysparse as ls  # noqa: E402  (after .common, which finds the repo)
-from lazysparse.bench.demo import sddmm_scipy  # noqa: E402
+from lazysparse.bench.peers import sddmm_scipy  # noqa: E402
 
 
 class SpMM:

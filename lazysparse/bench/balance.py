@@ -1,8 +1,8 @@
-"""Load balance of SpMV schedules (issue 6): time per stored entry on an R-MAT graph against a
+"""Load balance of SpMV schedules: time per stored entry on an R-MAT graph against a
 uniform random matrix of the same shape and number of entries, on several threads.
 
     python -m lazysparse.bench.balance [--scale 18] [--threads 2] [--repeat 15] [--clustered]
-    python -m lazysparse.bench.balance --skew 1 1.0001 1.001 1.01   (digest 001 test 5's sweep)
+    python -m lazysparse.bench.balance --skew 1 1.0001 1.001 1.01   (the k*c^i skew sweep)
 
 Schedules: ``default`` (the compiler's: rows in dynamic chunks, or nonzero tiles where the
 longest row is long enough, compiler/plan/skew.py), ``chunks`` (the rows in dynamic chunks alone,
@@ -92,7 +92,8 @@ def run(scale=18, threads=2, repeat=15, tile=2048, permute=True):
 
 
 def geometric_rows(m, n, nnz, c, seed=0):
-    """Digest 001's skew generator (Fig. 33): row ``i`` holds about ``k * c**i`` entries (each
+    """The skew generator of "A Sparse Iteration Space Transformation Framework for Sparse
+    Tensor Algebra" (Fig. 33): row ``i`` holds about ``k * c**i`` entries (each
     at most ``n``), ``k`` chosen so that they sum to ``nnz``; rows shuffled; ``c = 1`` is
     uniform."""
     rng = np.random.default_rng(seed)
@@ -144,7 +145,7 @@ def table(rows, threads):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m lazysparse.bench.balance", description=__doc__.split("\n\n")[0])
     p.add_argument("--scale", type=int, default=18)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--repeat", type=int, default=15)

@@ -1,9 +1,10 @@
-"""Convolutions through affine subscripts (paper 002), side by side with SciPy and NumPy.
+"""Convolutions through affine subscripts ("Compiler Support for Sparse Tensor Convolutions"),
+side by side with SciPy and NumPy.
 
     python -m lazysparse.bench.conv [--repeat 7] [--sparsity 0.5 0.9 0.99 0.999] [--cases 1d 2d 3d images]
                                     [--data DIR] [--json PATH]
 
-Cases (paper 002's sizes, §4 E3): ``1d`` ``A[i] = I[i+p] F[p]`` on 999,999 points, 3 taps;
+Cases (that paper's sizes, §4 E3): ``1d`` ``A[i] = I[i+p] F[p]`` on 999,999 points, 3 taps;
 ``2d`` ``O[h,w] = I[h+r, w+q] F[r,q]`` on 999 x 999, 3 x 3; ``3d`` on 99^3, 3 x 3 x 3 (inputs
 uniformly random at each ``--sparsity``); ``images``: the corpus's sparse-images-1024 (1,200
 MNIST digits of 32 x 32, binary, about 10% nonzero) as a 1,200 x 32 x 32 tensor, 3 x 3 filter,
@@ -15,7 +16,7 @@ Columns (ms, medians of interleaved rounds; one thread):
   so its window is built every call: what a pipeline whose input changes pays;
 * ``ls kept``: the same sparse input every call (the window kept with it: another filter, or
   a second pass);
-* ``ls dense``: the dense input through a strided view, the generated dense loops (paper 002's
+* ``ls dense``: the dense input through a strided view, the generated dense loops (the paper's
   "dense convolution" baseline);
 * ``signal``: ``scipy.signal.correlate(..., mode="valid", method="direct")`` on the dense input;
 * ``shifted``: the idiomatic scipy.sparse code, a sum over the taps of sliced CSR matrices
@@ -185,7 +186,8 @@ def run_case(name, sparsity, dense, F, notation, repeat):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog="python -m lazysparse.bench.conv", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--sparsity", type=float, nargs="+", default=[0.5, 0.8, 0.9, 0.99, 0.999])
     ap.add_argument("--cases", nargs="+", default=["1d", "2d", "3d", "images", "4k"],

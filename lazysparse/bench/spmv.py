@@ -1,4 +1,4 @@
-"""SpMV against its bandwidth bound and the peers (issue 6), one process, one run.
+"""SpMV against its bandwidth bound and the peers, one process, one run.
 
     python -m lazysparse.bench.spmv [--threads 2] [--min-nnz 100000] [--rmat-scale 20] [--repeat 50] [--interleaved]
                                     [--json PATH]   (python docs/plots.py PATH: its plots)
@@ -27,7 +27,11 @@ import time
 
 import numpy as np
 
-from lazysparse.bench import suite as B
+from lazysparse.bench.inputs import find_data_dir, load_items
+from lazysparse.bench.peers import (MATRIX_PEER_KERNELS, available_peers, lazysparse_matrix_kernels,
+                                    matrix_inputs)
+from lazysparse.bench.threads import ensure_threads
+from lazysparse.bench.timing import measure_interleaved, tuner_choices_since
 
 _TRIAD = r"""
 #include <stdint.h>
@@ -126,11 +130,11 @@ def measure(items, peers, threads, repeat, budget, blocks=False):
     rows = []
     for it in items:
         A = it.matrix
-        inp = B.matrix_inputs(A, kernels=("spmv",))
-        fns = {"lazysparse": B.lazysparse_matrix_kernels(inp, False)["spmv"]}
+        inp = matrix_inputs(A, kernels=("spmv",))
+        fns = {"lazysparse": lazysparse_matrix_kernels(inp, False)["spmv"]}
         for p in peers:
             try:
-                fns[p] = B.MATRIX_PEER_KERNELS[p](inp, False)["spmv"]
+                fns[p] = MATRIX_PEER_KERNELS[p](inp, False)["spmv"]
             except Exception:
                 continue
         nbytes = spmv_bytes(A)
@@ -140,11 +144,10 @@ def measure(items, peers, threads, repeat, budget, blocks=False):
         y = ls.asarray(A) @ inp["x"]
         np.testing.assert_allclose(y.materialize().todense(), A @ inp["x"], rtol=1e-10, atol=1e-10)
         made = tuning.CHOICES_MADE[0]
-        rec = measure_blocks(fns, repeat) if blocks else B.measure_interleaved(fns, repeat, budget)
-        n = min(tuning.CHOICES_MADE[0] - made, len(tuning.CHOICES))
+        rec = measure_blocks(fns, repeat) if blocks else measure_interleaved(fns, repeat, budget)
         # the run-time tuner's choices during the measurement (runtime/tuning.py): which loop
         # each measurement kept, and the times it compared, for the record
-        choices = [{"loops": c[0], "timed": c[1], "best_us": c[2]} for c in list(tuning.CHOICES)[-n:]] if n else []
+        choices = tuner_choices_since(made)
         t_triad = rec["triad"]["median_ms"] / 1e3
         bw = 3 * k * 8 / t_triad
         bound_ms = nbytes / bw * 1e3
@@ -171,7 +174,7 @@ HEADER = ("| matrix | nnz | MiB moved | triad GB/s | bound ms | lazysparse ms | 
 
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m lazysparse.bench.spmv", description=__doc__.split("\n\n")[0])
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--min-nnz", type=int, default=100_000)
     p.add_argument("--rmat-scale", type=int, action="append", default=[])
@@ -187,11 +190,11 @@ def main(argv=None):
                         "triad's too, all in this one run)")
     p.add_argument("--json", default=None, help="write the rows here ({meta, spmv}: docs/plots.py)")
     a = p.parse_args(argv)
-    B._ensure_threads(a.threads, argv, module="lazysparse.bench.spmv", wait=a.wait)
+    ensure_threads(a.threads, argv, "lazysparse.bench.spmv", wait=a.wait)
     import lazysparse as ls
     ls.set_num_threads(a.threads)
-    peers = B._available_peers(a.peers, a.threads)
-    items = [it for it in B.load_items(B.find_data_dir(None), a.matrices, a.rmat_scale, 0)
+    peers = available_peers(a.peers, a.threads)
+    items = [it for it in load_items(find_data_dir(None), a.matrices, a.rmat_scale, 0)
              if it.kind == "matrix" and it.nnz >= a.min_nnz]
     how = ("interleaved rounds" if a.interleaved else
            f"calls back to back per library, in {ROUNDS} rounds of blocks")

@@ -1,5 +1,6 @@
-"""The fused-kernel benchmark script (lazysparse/bench/fusion.py) on a tiny generated corpus: its
-oracles, its result check, its trial calls, and one whole run (results verified, JSON layout)."""
+"""The fused-kernel benchmark script (lazysparse/bench/fusion.py and its fusion_* modules) on a tiny
+generated corpus: its oracles, its result check, its trial calls, and one whole run (results
+verified, JSON layout)."""
 from __future__ import annotations
 
 import json
@@ -10,7 +11,11 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from lazysparse.bench import checks, timing
 from lazysparse.bench import fusion as bf
+from lazysparse.bench import fusion_cases as fc
+from lazysparse.bench import fusion_measure as fm
+from lazysparse.bench import fusion_report as fr
 
 
 def _tensor(rng, shape=(20, 5, 30), nnz=150):
@@ -23,45 +28,45 @@ def test_oracles_match_dense_numpy():
     rng = np.random.default_rng(1)
     A = sp.random_array((30, 40), density=0.1, format="csr", rng=rng)
     U, V = rng.random((30, 5)), rng.random((40, 5))
-    S = bf.sddmm_np(A, U, V)
+    S = fc.sddmm_np(A, U, V)
     assert np.allclose(S.toarray(), A.toarray() * (U @ V.T))
     assert (S.indices == A.indices).all() and (S.indptr == A.indptr).all()
     coords, data, shape = _tensor(rng)
     B, C = rng.random((shape[1], 3)), rng.random((shape[2], 3))
     X = np.zeros(shape)
     X[tuple(coords)] = data
-    assert np.allclose(bf.mttkrp_np(coords, data, shape, B, C), np.einsum("ijk,jr,kr->ir", X, B, C))
+    assert np.allclose(fc.mttkrp_np(coords, data, shape, B, C), np.einsum("ijk,jr,kr->ir", X, B, C))
 
 
 def test_check_accepts_equal_and_rejects_wrong():
     rng = np.random.default_rng(2)
     A = sp.random_array((30, 30), density=0.1, format="csr", rng=rng)
-    assert bf.check(A.copy(), A)
-    assert bf.check(A.toarray(), A)               # a dense result against a sparse oracle
+    assert checks.check(A.copy(), A)
+    assert checks.check(A.toarray(), A)               # a dense result against a sparse oracle
     B = A.copy()
     B.data[3] *= 1.001
-    assert not bf.check(B, A)
+    assert not checks.check(B, A)
     D = A.toarray()
     D[0, np.flatnonzero(D[0] == 0)[0]] = 1.0        # mass outside the oracle's pattern
-    assert not bf.check(D, A)
+    assert not checks.check(D, A)
     x = rng.random((4, 3))
-    assert bf.check(x + 1e-9, x) and not bf.check(x * 1.01, x)
-    assert not bf.check(x[:3], x)
+    assert checks.check(x + 1e-9, x) and not checks.check(x * 1.01, x)
+    assert not checks.check(x[:3], x)
 
 
 def test_trials_budget_crash_and_wrong():
     expected = np.ones(3)
-    ok = bf.trial_isolated(lambda: np.ones(3), expected, 5.0)
+    ok = fm.trial_isolated(lambda: np.ones(3), expected, 5.0)
     assert ok["check"] == "ok" and ok["first_ms"] >= 0
-    assert bf.trial_isolated(lambda: np.zeros(3), expected, 5.0)["check"] == "WRONG"
+    assert fm.trial_isolated(lambda: np.zeros(3), expected, 5.0)["check"] == "WRONG"
     t0 = time.perf_counter()
-    slow = bf.trial_isolated(lambda: time.sleep(30), expected, 0.5)
+    slow = fm.trial_isolated(lambda: time.sleep(30), expected, 0.5)
     assert "budget" in slow["error"] and time.perf_counter() - t0 < 10
-    died = bf.trial_isolated(lambda: os._exit(3), expected, 5.0)
+    died = fm.trial_isolated(lambda: os._exit(3), expected, 5.0)
     assert "died" in died["error"]
-    err = bf.trial_isolated(lambda: 1 / 0, expected, 5.0)
+    err = fm.trial_isolated(lambda: 1 / 0, expected, 5.0)
     assert err["error"].startswith("ZeroDivisionError")
-    assert "budget" in bf.trial_inprocess(lambda: time.sleep(0.3), expected, 0.1, retry=False)["error"]
+    assert "budget" in fm.trial_inprocess(lambda: time.sleep(0.3), expected, 0.1, retry=False)["error"]
 
 
 def test_run_on_tiny_corpus(tmp_path):
@@ -80,7 +85,7 @@ def test_run_on_tiny_corpus(tmp_path):
     buf = io.StringIO()
     res = bf.run(args, out=buf)
     text = buf.getvalue()
-    for k in bf.KERNELS:
+    for k in fc.KERNELS:
         assert f"\n{k}: times in ms" in text
     assert "summary" in text
 
@@ -91,7 +96,7 @@ def test_run_on_tiny_corpus(tmp_path):
     rows = saved["rows"]
     # 2 matrices x (sddmm, gnn1, gnn2) + 1 tensor x mttkrp
     assert sorted((r["kernel"], r["input"]) for r in rows) == sorted(
-        [(k, m) for k in bf.MATRIX_KERNELS for m in ("tiny-rect", "tiny-square")]
+        [(k, m) for k in fc.MATRIX_KERNELS for m in ("tiny-rect", "tiny-square")]
         + [("mttkrp", "tiny-tensor")])
     for r in rows:
         auto, scipy_ = r["cols"]["auto"], r["cols"]["scipy"]
@@ -111,23 +116,23 @@ def test_run_on_tiny_corpus(tmp_path):
     # the machine's own two-thread scaling, measured in the same run
     assert set(summ["machine_scaling"]) == {"triad", "product", "triad_back_to_back", "product_back_to_back"}
     # the scaling criterion on the inputs with >= 250 entries: tiny-square (288), not tiny-rect (200)
-    big = [r for r in rows if r["kernel"] in bf.SCALING_KERNELS and r["nnz"] >= 250]
+    big = [r for r in rows if r["kernel"] in fr.SCALING_KERNELS and r["nnz"] >= 250]
     assert big and all(r["cols"]["auto@2"]["check"] == "ok" for r in big)
     for r in big:
         b = r["back_to_back"]
         assert b["auto"] > 0 and b["auto@2"] > 0
         assert r["auto1_over_auto2_back_to_back"] == pytest.approx(b["auto"] / b["auto@2"])
-    for k in bf.SCALING_KERNELS:
+    for k in fr.SCALING_KERNELS:
         sc = summ[k]["scaling"]
         want = [r["auto1_over_auto2_back_to_back"] for r in big if r["kernel"] == k]
         assert sc["min"] == pytest.approx(min(want)) and len(sc["speedups"]) == len(want)
         assert sc["min_interleaved"] == pytest.approx(min(r["auto1_over_auto2"] for r in big if r["kernel"] == k))
     assert "back to back" in text and "(interleaved " in text
     assert all(v > 0 for v in summ["machine_scaling"].values()) and "machine: 2 threads over 1" in text
-    for k in bf.KERNELS:
+    for k in fc.KERNELS:
         po = summ[k]["best_peer_over_auto"]
         assert po["n"] == (1 if k == "mttkrp" else 2) and po["geomean"] > 0
-        assert summ[k]["max_over_auto"]["target"] == bf.MAX_TARGETS[k]
+        assert summ[k]["max_over_auto"]["target"] == fr.MAX_TARGETS[k]
     assert res["summary"]["sddmm"]["best_peer_over_auto"]["geomean"] == pytest.approx(po_geo(rows, "sddmm"))
 
 
@@ -144,12 +149,12 @@ def test_back_to_back_times_the_second_of_two_calls():
             calls.append(name)
             time.sleep(secs)
         return f
-    res = bf.measure_back_to_back({"a": make("a", 0.001), "b": make("b", 0.004), "bad": lambda: 1 / 0},
+    res = timing.measure_back_to_back({"a": make("a", 0.001), "b": make("b", 0.004), "bad": lambda: 1 / 0},
                                   repeat=3, budget_s=10.0)
     assert res["bad"]["error"].startswith("ZeroDivisionError")
     assert 1.0 <= res["a"]["median_ms"] < res["b"]["median_ms"]
     timed = calls[2:]                      # after the two first calls that set the rounds
     assert len(timed) == 12 and all(timed[i] == timed[i + 1] for i in range(0, 12, 2))
     calls.clear()   # a function slower than the budget allows gets fewer rounds
-    res = bf.measure_back_to_back({"slow": make("slow", 0.05)}, repeat=5, budget_s=0.25)
+    res = timing.measure_back_to_back({"slow": make("slow", 0.05)}, repeat=5, budget_s=0.25)
     assert calls.count("slow") == 1 + 2 * 2

@@ -67,6 +67,10 @@ def test_demo_small_runs_and_checks_pass(tmp_path):
     assert len(rows) == 6, out            # 3 kernels x 2 graphs
     for line in rows:
         assert " ok " in line + " ", out
+        assert "warm-up calls" in line, out   # how long each kernel ran before it was timed
+    # one line says what is timed: the steady state, after the warm-up, with the first call apart
+    assert any(l.startswith("timed: steady state") and "first call" in l
+               for l in proc.stdout.splitlines()), out
     assert "all checks ok" in proc.stdout
 
 
@@ -111,15 +115,15 @@ def test_guide_examples_run(tmp_path, monkeypatch):
 def test_the_checker_compares_non_finite_values_by_value(limit, monkeypatch):
     """The benchmarks' and the demo's check: infinities and NaN must match where they are (an
     inf in the reference once made every tolerance infinite, or every difference NaN)."""
-    from lazysparse.bench import demo
-    monkeypatch.setattr(demo, "_DENSE_CHECK_LIMIT", limit)
+    from lazysparse.bench import checks
+    monkeypatch.setattr(checks, "_DENSE_CHECK_LIMIT", limit)
     A = sp.random(40, 30, density=0.3, format="csr", random_state=0)
     A.data[::5], A.data[1::7] = np.inf, np.nan
-    assert demo.allclose(ls.asarray(A.copy()), A)
+    assert checks.allclose(ls.asarray(A.copy()), A)
     for k, v in ((0, -np.inf), (1, 5.0), (2, A.data[2] + 1e-3), (3, np.nan)):
         C = A.copy()
         C.data[k] = v
-        assert not demo.allclose(ls.asarray(C), A), (k, v)
+        assert not checks.allclose(ls.asarray(C), A), (k, v)
     C = A.copy()
     C.data[2] *= 1 + 1e-12
-    assert demo.allclose(ls.asarray(C), A)
+    assert checks.allclose(ls.asarray(C), A)
