@@ -1,8 +1,14 @@
-"""Loop IR: the imperative program lowering produces and backends print.
+"""Loop IR blocks, and the transitional text nodes.
 
-Statements are structured (blocks, for/while loops, ifs); leaf statements and conditions are
-expression strings in C syntax built only from generated identifiers and numeric literals (no
-user text ever reaches them). The CUDA backend shares the syntax.
+``Block`` is the builder lowering fills (its ``body`` a list, appended to and spliced while the
+loops are emitted); ``loopir.walk.freeze`` turns a finished tree into immutable ``Seq``s. The
+statements to build are those of ``loopir.stmt`` over ``loopir.expr``.
+
+The other classes here are the transitional nodes of lowering code that still builds C text:
+``RawText`` (a statement given as C text; ``Line`` is its old name), and ``Decl``, ``For``,
+``While``, ``If`` whose type, bounds and conditions are C text. ``loopir.walk.text_debt`` counts
+them in a lowered program. Their text is built only from generated identifiers and numeric
+literals (no user text ever reaches it).
 """
 from __future__ import annotations
 
@@ -11,23 +17,43 @@ from dataclasses import dataclass, field
 
 @dataclass
 class Block:
+    """A sequence of statements, mutable while lowering builds it."""
     body: list = field(default_factory=list)
 
     def add(self, *stmts):
+        """Append ``stmts``; a ``str`` is transitional C text (a RawText)."""
         for s in stmts:
             if isinstance(s, str):
-                s = Line(s)
+                s = RawText(s)
             self.body.append(s)
         return self
 
 
-@dataclass
-class Line:
+@dataclass(frozen=True)
+class Seq:
+    """An immutable Block (``loopir.walk.freeze``)."""
+    stmts: tuple
+
+
+@dataclass(frozen=True)
+class RawText:
+    """Transitional: one statement (or preprocessor line) as C text."""
+    text: str
+
+
+Line = RawText  # its old name: lowering code not yet converted builds C text with it
+
+
+@dataclass(frozen=True)
+class Comment:
+    """A comment in the generated code (generated names and numbers only)."""
     text: str
 
 
 @dataclass
 class Decl:
+    """Transitional: a declaration whose type and initialiser are C text (``loopir.stmt.Declare``
+    is the typed one)."""
     ctype: str
     name: str
     init: str = None
@@ -35,6 +61,7 @@ class Decl:
 
 @dataclass
 class For:
+    """Transitional: a loop whose bounds are C text (``loopir.stmt.For``)."""
     var: str
     lo: str
     hi: str
@@ -44,17 +71,14 @@ class For:
 
 @dataclass
 class While:
+    """Transitional: a loop whose condition is C text (``loopir.stmt.While``)."""
     cond: str
     body: Block
 
 
 @dataclass
 class If:
+    """Transitional: a conditional whose condition is C text (``loopir.stmt.If``)."""
     cond: str
     then: Block
     orelse: Block = None
-
-
-@dataclass
-class Comment:
-    text: str

@@ -1,0 +1,301 @@
+"""Expressions of the loop IR: variables, literals, operators, loads, casts, selects, calls of
+named math functions and of named runtime support routines, and SIMD vector operations over
+lanes (loads, gathers, broadcasts, arithmetic, compares, reductions, compress) with their lane
+masks. Frozen values; printers spell them (the C printer: compiler/codegen/c/exprs.py).
+
+``Raw`` is the transitional node: C text handed over by lowering code that still builds text.
+``loopir.walk.text_debt`` counts it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+class Expr:
+    """Base of expression nodes (``children`` lists sub-expressions, for walks)."""
+    __slots__ = ()
+
+    def children(self):
+        return tuple(v for v in vars(self).values() if isinstance(v, Expr))
+
+
+@dataclass(frozen=True)
+class Var(Expr):
+    name: str
+
+
+@dataclass(frozen=True)
+class Int(Expr):
+    """An integer constant of the index type (``unsigned``: of the target's unsigned int)."""
+    value: int
+    unsigned: bool = False
+
+
+@dataclass(frozen=True)
+class Lit(Expr):
+    """A value of NumPy dtype ``dtype`` (identities, fill values): NaN and infinities included."""
+    value: object
+    dtype: str
+
+    def __post_init__(self):
+        object.__setattr__(self, "dtype", str(np.dtype(self.dtype)))
+
+
+@dataclass(frozen=True)
+class Null(Expr):
+    """The null pointer."""
+
+
+@dataclass(frozen=True)
+class Raw(Expr):
+    """Transitional: an expression given as C text by lowering code not yet converted."""
+    text: str
+
+
+UNARY = frozenset(("-", "!", "~"))
+BINARY = frozenset(("+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^", "&&", "||",
+                    "<", "<=", ">", ">=", "==", "!="))
+
+
+@dataclass(frozen=True)
+class Unary(Expr):
+    op: str
+    a: Expr
+
+    def __post_init__(self):
+        if self.op not in UNARY:
+            raise ValueError(f"unknown unary operator {self.op!r}")
+
+
+@dataclass(frozen=True)
+class Binary(Expr):
+    op: str
+    a: Expr
+    b: Expr
+
+    def __post_init__(self):
+        if self.op not in BINARY:
+            raise ValueError(f"unknown binary operator {self.op!r}")
+
+
+@dataclass(frozen=True)
+class Load(Expr):
+    """``base[index]``: an element of an array (a pointer-valued expression)."""
+    base: Expr
+    index: Expr
+
+
+@dataclass(frozen=True)
+class Cast(Expr):
+    """``a`` converted to ``type`` (a loopir.types type)."""
+    type: object
+    a: Expr
+
+
+@dataclass(frozen=True)
+class Select(Expr):
+    """``a`` where ``cond`` holds, else ``b`` (only the one chosen is evaluated)."""
+    cond: Expr
+    a: Expr
+    b: Expr
+
+
+@dataclass(frozen=True)
+class Call(Expr):
+    """A named math function (``exp``, ``log1p``, ``sqrt``...) of its arguments."""
+    fn: str
+    args: tuple
+
+
+@dataclass(frozen=True)
+class SupportCall(Expr):
+    """A named runtime support routine (compiler/codegen/<target>/support.py defines it):
+    ``merge_sort``, ``ws_size``, ``ism_reserve``..."""
+    routine: str
+    args: tuple
+
+
+@dataclass(frozen=True)
+class PostInc(Expr):
+    """The value of ``a``, which is then incremented by one."""
+    a: Expr
+
+
+@dataclass(frozen=True)
+class AddrOf(Expr):
+    a: Expr
+
+
+@dataclass(frozen=True)
+class Field(Expr):
+    """A field of a support routine's state (``ism.an``)."""
+    a: Expr
+    name: str
+
+
+@dataclass(frozen=True)
+class SizeOf(Expr):
+    type: object
+
+
+@dataclass(frozen=True)
+class Alloc(Expr):
+    """A new array of ``count`` elements of ``elem`` (zeroed when ``zero``), or null when out of
+    memory. ``huge``: a large one asks for huge pages (as NumPy's arrays do)."""
+    elem: object
+    count: Expr
+    zero: bool = False
+    huge: bool = True
+
+
+@dataclass(frozen=True)
+class ThreadNum(Expr):
+    """This thread's number in the parallel team running it (0 outside one)."""
+
+
+@dataclass(frozen=True)
+class NumThreads(Expr):
+    """The size of the team running it (1 outside one)."""
+
+
+# -- SIMD ---------------------------------------------------------------------------------------
+# ``vt`` is a loopir.types.Vec; a ``mask`` of None is all lanes. Masked-off lanes of a load or a
+# gather are zero; of an arithmetic operation, its first operand's.
+
+@dataclass(frozen=True)
+class VZero(Expr):
+    vt: object
+
+
+@dataclass(frozen=True)
+class VSplat(Expr):
+    """Every lane ``a``."""
+    vt: object
+    a: Expr
+
+
+@dataclass(frozen=True)
+class VLoad(Expr):
+    """Consecutive lanes from the address ``ptr`` (unaligned)."""
+    vt: object
+    ptr: Expr
+    mask: Expr = None
+
+
+@dataclass(frozen=True)
+class VGather(Expr):
+    """``base[idx[lane]]`` per lane; ``idx`` a vector of ``idx_dtype`` lanes."""
+    vt: object
+    base: Expr
+    idx: Expr
+    idx_dtype: str
+    mask: Expr = None
+
+
+VOPS = frozenset(("add", "sub", "mul", "div", "max", "min"))
+
+
+@dataclass(frozen=True)
+class VBinary(Expr):
+    op: str
+    vt: object
+    a: Expr
+    b: Expr
+    mask: Expr = None
+
+
+@dataclass(frozen=True)
+class VUnary(Expr):
+    """``neg`` (the sign bit flipped, as a scalar ``-x``), ``abs``, ``sqrt``."""
+    op: str
+    vt: object
+    a: Expr
+
+
+@dataclass(frozen=True)
+class VCmp(Expr):
+    """The lane mask where ``a pred b``: ``unord`` (either is NaN), ``neq_uq`` (not equal,
+    or unordered); lanes off in ``mask`` are off."""
+    pred: str
+    vt: object
+    a: Expr
+    b: Expr
+    mask: Expr = None
+
+
+@dataclass(frozen=True)
+class VReduce(Expr):
+    """The ``add``/``max``/``min`` of all lanes."""
+    op: str
+    vt: object
+    a: Expr
+
+
+@dataclass(frozen=True)
+class VCompress(Expr):
+    """The lanes of ``a`` on in ``mask``, packed to the low lanes (the rest zero)."""
+    vt: object
+    mask: Expr
+    a: Expr
+
+
+@dataclass(frozen=True)
+class VNarrow(Expr):
+    """64-bit integer lanes narrowed to 32 bits (``vt``: the wide type)."""
+    vt: object
+    a: Expr
+
+
+@dataclass(frozen=True)
+class MaskAll(Expr):
+    lanes: int
+
+
+@dataclass(frozen=True)
+class MaskFirst(Expr):
+    """The first ``n`` lanes on (``0 <= n < lanes``)."""
+    lanes: int
+    n: Expr
+
+
+@dataclass(frozen=True)
+class PopCount(Expr):
+    """How many lanes of a mask are on."""
+    a: Expr
+
+
+def var(x) -> Expr:
+    """``x`` as an expression: an Expr as is, an int as Int, a name as Var, other text as Raw."""
+    if isinstance(x, Expr):
+        return x
+    if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
+        return Int(int(x))
+    if isinstance(x, str):
+        if x.isidentifier():
+            return Var(x)
+        if x.isdigit():
+            return Int(int(x))
+        return Raw(x)
+    raise TypeError(f"not an expression: {x!r}")
+
+
+def add(a, b) -> Binary:
+    return Binary("+", var(a), var(b))
+
+
+def sub(a, b) -> Binary:
+    return Binary("-", var(a), var(b))
+
+
+def mul(a, b) -> Binary:
+    return Binary("*", var(a), var(b))
+
+
+def lt(a, b) -> Binary:
+    return Binary("<", var(a), var(b))
+
+
+def load(base, index) -> Load:
+    return Load(var(base), var(index))
