@@ -30,9 +30,11 @@ from lazysparse.ir.nodes import Access, Const, Index
 from lazysparse.compiler.plan import patterns as P
 from lazysparse.compiler.plan.fusion import Compute, Loop, Reset
 from lazysparse.compiler.plan.program import INPUT
-from lazysparse.compiler.lower import counting, lowering
+from lazysparse.compiler.lower import counting, teams
+from lazysparse.compiler.lower.locate import THREAD_NUM
+from lazysparse.compiler.lower.operands import ABI, declare_operand, level_count
+from lazysparse.compiler.lower.rows import RowMixin
 from lazysparse.compiler.loopir.nodes import Block, Comment, Decl, For, If, Line
-from lazysparse.compiler.lower.lowering import ABI, declare_operand
 
 
 class Unsupported(Exception):
@@ -108,7 +110,7 @@ class FusedLowerer:
         range or a unique sparse level (distinct positions are distinct coordinates). Or a loop
         that only the result's operation sums over, into a dense result (``A.T @ (x * y)``,
         ``(A * B).sum(axis=0)``): each thread then sums into a private copy of the result
-        (``self.private``; lowering.private_team), the copies added after."""
+        (``self.private``; teams.private_team), the copies added after."""
         self.private = False
         tree = self.plan.tree
         if len(tree) != 1 or not isinstance(tree[0], Loop):
@@ -133,7 +135,7 @@ class FusedLowerer:
         return lp
 
     def work(self):
-        """The loop tree's work estimate (as ``lowering.work_estimate`` for one operation):
+        """The loop tree's work estimate (as ``teams.work_estimate`` for one operation):
         per computed statement, the product of its enclosing loops' average trip counts. A
         dense loop runs its extent; a loop over stored entries runs, per iterator driving it,
         that level's entries over its parent level's (SDDMM's j under i: nnz / rows), summed
@@ -160,7 +162,7 @@ class FusedLowerer:
             l = len(path) - 1
             n = n0 = None
             if sp is not None and not sp.dense:
-                n, n0 = lowering.level_count(sp.format, vid, l), lowering.level_count(sp.format, vid, l - 1)
+                n, n0 = level_count(sp.format, vid, l), level_count(sp.format, vid, l - 1)
             if n is None or n0 is None:
                 parts.append(ext)  # (a temporary's iterator: at most the extent)
             else:
@@ -443,12 +445,12 @@ class FusedLowerer:
             del self.held[q]
         self.close_sums(ks, blk)
 
-    # The sum as vectors of the target's width (lowering.Lowerer.VEC_PRELUDE's ``ls_vd``):
+    # The sum as vectors of the target's width (RowMixin.VEC_PRELUDE's ``ls_vd``):
     # under ``omp simd reduction`` gcc 12 summed SDDMM's K = 32 products into one vector and
     # folded its lanes one by one (a chain of 8 scalar adds a point, 25% of the kernel's time on
     # MIT8). Up to four vectors of partial sums, each started at its first product (adding to
     # a zero vector costs an add and a latency each), folded as a tree.
-    VEC_OPS = {**lowering.Lowerer.VEC_OPS, "divide": "/"}  # (IEEE division rounds lanes alike)
+    VEC_OPS = {**RowMixin.VEC_OPS, "divide": "/"}  # (IEEE division rounds lanes alike)
     VEC_SUM_PRELUDE = r"""
 static inline double ls_hsum_vd(ls_vd v) {
 #if defined(__AVX512F__)
@@ -499,7 +501,7 @@ static inline float ls_hsum_vf(ls_vf v) {
         """``(vector type, bytes a lane)`` when the sum ``loop`` (op ``k``) runs as vectors
         (``vector_sum``), else None."""
         op = self.prog.ops[k]
-        t = lowering.Lowerer.VEC_TYPES.get(np.dtype(self.prog.values[op.out].dtype).name)
+        t = RowMixin.VEC_TYPES.get(np.dtype(self.prog.values[op.out].dtype).name)
         w = self.ext[loop.var]
         if self.count or t is None or not w.isdigit() or (int(w) * t[1]) % 64:
             return None
@@ -565,7 +567,7 @@ static inline float ls_hsum_vf(ls_vf v) {
                 if not isinstance(c, Compute) or c.op in self.held:
                     continue
                 op = self.prog.ops[c.op]
-                t = lowering.Lowerer.VEC_TYPES.get(np.dtype(self.prog.values[op.out].dtype).name)
+                t = RowMixin.VEC_TYPES.get(np.dtype(self.prog.values[op.out].dtype).name)
                 if (self.count or t is None or (w * t[1]) % 64 or w * t[1] > self.HOLD_BYTES
                         or op.stmt.reduce != "sum" or loop.var not in op.stmt.reduce_indices
                         or n.var in op.stmt.reduce_indices):
@@ -641,8 +643,8 @@ static inline float ls_hsum_vf(ls_vf v) {
 
     def _use_vectors(self):
         """Add the vector types and horizontal sums to the kernel's support code, once."""
-        if lowering.Lowerer.VEC_PRELUDE not in self.prelude:
-            self.prelude += [lowering.Lowerer.VEC_PRELUDE, self.VEC_SUM_PRELUDE]
+        if RowMixin.VEC_PRELUDE not in self.prelude:
+            self.prelude += [RowMixin.VEC_PRELUDE, self.VEC_SUM_PRELUDE]
 
     def vector_sum(self, loop, k, blk):
         """Emit the sum ``loop`` (op ``k``, ``simd_sum``) at a constant width as vectors, and
@@ -685,7 +687,7 @@ static inline float ls_hsum_vf(ls_vf v) {
         lines, vt0, isz = [], None, None
         for n in loop.body:
             op = self.prog.ops[n.op]
-            t = lowering.Lowerer.VEC_TYPES.get(np.dtype(self.prog.values[op.out].dtype).name)
+            t = RowMixin.VEC_TYPES.get(np.dtype(self.prog.values[op.out].dtype).name)
             if t is None or (int(w) * t[1]) % 64 or (vt0 is not None and t[0] != vt0):
                 return False
             vt0, isz = t
@@ -823,7 +825,7 @@ static inline float ls_hsum_vf(ls_vf v) {
     def count_of(self, vid, level):
         """C expression of the number of positions of input ``vid`` at ``level`` (-1: one
         root), or None where this lowering cannot tell (a singleton level)."""
-        return lowering.level_count(self.specs[vid].format, vid, level)
+        return level_count(self.specs[vid].format, vid, level)
 
     def segment_max(self, blk, drv):
         """Declare (once) and return the longest segment of iterator ``drv``."""
@@ -1000,19 +1002,19 @@ static inline float ls_hsum_vf(ls_vf v) {
         # caller asks for more (d[]: ls.set_num_threads), and no runtime at all without OpenMP
         if self.private:
             T = C.ctype(self.prog.values[self.out].dtype)
-            ids = lowering.team_ids(self.prelude, lowering.KEEP)
+            ids = teams.team_ids(self.prelude, teams.KEEP)
             body.add(Decl("const int64_t", "ls_osz", self.abi.int(("out", "len"))))
-            lowering.private_team(body, self.abi, T, self.work())
+            teams.private_team(body, self.abi, T, self.work())
             nt = "ls_pt"
         else:
-            nt = lowering.team_size(body, self.abi, self.work())
+            nt = teams.team_size(body, self.abi, self.work())
         top.body.insert(top.body.index(body), Decl("int32_t", "ls_bad", "0"))
         if par.space == P.TRUE:
             count = self.ext[par.var]
         else:
             (vid, path), = next(iter(par.space))
             count = f"(int64_t)p{vid}_0[1] - (int64_t)p{vid}_0[0]"  # the top level's one segment
-        body.add(Decl("const int64_t", "ls_chunk", lowering.omp_chunk(nt, count)))
+        body.add(Decl("const int64_t", "ls_chunk", teams.omp_chunk(nt, count)))
         region = Block()
         # a thread without its temporaries skips its iterations (every thread must still reach
         # the omp for) and the kernel reports the failure
@@ -1030,23 +1032,23 @@ static inline float ls_hsum_vf(ls_vf v) {
         if self.private:
             # after the zero fill (its omp for ends in a barrier): each thread's own result, and
             # a static share of the loop, so that the copies add up the same way every call
-            own = Block().add(*lowering.private_copy(T))
+            own = Block().add(*teams.private_copy(T))
             region.add(*ids, own)
             self.versions([par], own, lambda b: self.emit_loop(
                 par, b, "#pragma omp for schedule(static, ls_chunk)", "if (!ls_ok) continue;"))
-            region.add(lowering.add_copies(T, self.prog.values[self.out].dtype))
+            region.add(teams.add_copies(T, self.prog.values[self.out].dtype))
         else:
-            # each thread its own run of chunks first (lowering.owned_runs: the same rows every
+            # each thread its own run of chunks first (teams.owned_runs: the same rows every
             # call); a thread without its temporaries takes none, and the others do its run
-            if lowering.THREAD_NUM not in self.prelude:
-                self.prelude.append(lowering.THREAD_NUM)
+            if THREAD_NUM not in self.prelude:
+                self.prelude.append(THREAD_NUM)
             at = next(k for k, x in enumerate(body.body) if x is region) - 1  # (its pragma)
-            body.body[at:at] = lowering.owned_runs_setup(nt, count)
+            body.body[at:at] = teams.owned_runs_setup(nt, count)
             mine = Block()
             region.add(If("ls_ok", mine))
 
             def owned(b):
-                run, chunk = lowering.owned_runs(nt, count)
+                run, chunk = teams.owned_runs(nt, count)
                 b.add(run)
                 self.span = (par.var, "ls_r0", "ls_r1")
                 self.emit_loop(par, chunk, "")
@@ -1054,7 +1056,7 @@ static inline float ls_hsum_vf(ls_vf v) {
         if self.free_temps():
             region.add(Line(self.free_temps()))
         if self.private:
-            body.add(*lowering.release_copies(T))
+            body.add(*teams.release_copies(T))
         top.add("return ls_bad;")
         return self.with_prelude(top)
 

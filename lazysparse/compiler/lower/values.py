@@ -1,0 +1,142 @@
+"""Values (``ValueMixin``): the C of the statement's expression at the current loop point
+(``leaf_value``), with the condition under which each call may be nonzero there (a structural
+zero stays +0, as the operation alone on its pattern gives), calls of 0-d values hoisted before
+the loops, and the C of dense and sparse accesses.
+"""
+from __future__ import annotations
+
+from lazysparse.compiler.codegen.c import spelling as C
+from lazysparse.ir import ops
+from lazysparse.ir.nodes import Access, Call
+from lazysparse.compiler.plan import patterns as P
+from lazysparse.compiler.lower import counting
+from lazysparse.compiler.loopir.nodes import Decl
+
+
+class ValueMixin:
+    """Values at the current loop point. Owns ``hoisted`` and the walk over the expression's
+    accesses (``_walk_q``, ``_dec``, ``_dec_k``)."""
+
+    def value(self, e):
+        return self.valued(e)[0]
+
+    _dec = None  # decisions replayed by ``valued`` (None: not aligned with the walk)
+
+    def valued(self, e):
+        """``(C value of e, C condition under which e may be nonzero here)``: the condition is
+        e's pattern (compiler/plan/patterns.py's rules) over the presence flags of the sparse
+        accesses at this point, "1" where it always holds. An intersection or a division whose
+        condition fails is a structural zero: +0, whatever its arguments' values (``A * nan + 1``
+        is 1 where A stores nothing, ``1 / (A * B)`` is +inf there, ``exp(A / s)`` is 1 with
+        ``s = 0``), as when the operation runs alone on its pattern (docs/design.md,
+        "Numerics"). A dense loop that also follows A evaluated ``0 * nan`` there."""
+        if isinstance(e, Access):
+            a = self.acc_by_q[self._walk_q]  # value() walks accesses in accesses_of order
+            self._walk_q += 1
+            return self.value_of_access(a, e), ("1" if a.spec.dense else a.pres)
+        if self.invariant(e):
+            return self.hoist(e, *self._valued_call(e))
+        return self._valued_call(e)
+
+    @staticmethod
+    def invariant(e):
+        """A call of 0-d values only (``sqrt(s)`` in ``y / sqrt(s)``): the same at every loop
+        point, a scalar to the patterns too (``P.is_0d``). A ``where`` stays in the loop (its
+        branches count as taken)."""
+        return isinstance(e, Call) and P.is_0d(e)
+
+    def hoist(self, e, code, nz):
+        """``code``, the C of the invariant call ``e``, computed once before the loops (paper
+        000's loop-invariant redundancy; the C compiler would hoist a pure call too, but an
+        instrumented build counts what the source evaluates); its pattern condition is "1"."""
+        name = self.hoisted.get(code)
+        if name is None:
+            name = self.hoisted[code] = f"ls_h{len(self.hoisted)}"
+            self.sched.add(Decl(f"const {C.ctype(e.dtype)}", name, code))
+            if self.count:
+                text = counting.line(counting.expr_ops(e, lambda x: x is not e and self.invariant(x)), [])
+                if text:
+                    self.sched.add(text)
+        return name, nz
+
+    def _valued_call(self, e):
+        pairs = [self.valued(arg) for arg in e.args]
+        args = [C.cast(v, self.dtype_of(arg), d) for (v, _), arg, d in zip(pairs, e.args, e.in_dtypes)]
+        if self.count and e.op == "where":  # only the branch taken counts (compiler/lower/counting.py)
+            args[1:] = [counting.branch(a, t, self.invariant) for a, t in zip(e.args[1:], args[1:])]
+        code = C.call(e.op, args, e.in_dtypes, e.dtype)
+        nzs = [nz for _, nz in pairs]
+        kind, scalar = ops.OPS[e.op][2], P._scalars(e)
+        if not P._decides(kind, scalar):
+            if kind == "where":
+                return code, _any([_all(nzs[:2]), nzs[2]])
+            nz = _all(nzs) if kind == "intersect" else nzs[0]
+            if nz != "1":
+                code = f"(({nz}) ? {code} : ({C.ctype(e.dtype)})0)"
+            return code, nz
+        # f at zero decides (in expr_pattern's order: arguments first), when replayed here
+        if self._dec is None:
+            return code, "1"
+        zero = self._dec[self._dec_k]
+        self._dec_k += 1
+        if not zero:
+            return code, "1"
+        if kind == "where":
+            return code, _all(nzs[:2])
+        tensors = [nz for nz, sc in zip(nzs, scalar) if not sc]
+        return code, (_any(tensors) if tensors else "1")
+
+    def value_of_access(self, a, e):
+        """C value of access ``e`` (lowering state ``a``) at the current loop point."""
+        k = a.slot
+        if a.spec.dense:
+            if a.spec.ndim == 0:
+                return f"v{k}s"
+            off = " + ".join(self._term(self.coord(ix), self._stride(a.spec, k, m))
+                             for m, ix in enumerate(e.indices))
+            return f"v{k}[{off}]"
+        if a.pres == "1":
+            return f"v{k}[{a.pos}]"
+        return f"(({a.pres}) ? v{k}[{a.pos}] : ({C.ctype(a.spec.dtype)})0)"
+
+    @staticmethod
+    def _stride(spec, k, m):
+        return "1" if spec.unit and m == spec.layout[-1] else f"s{k}_{m}"
+
+    @staticmethod
+    def _term(c, s):
+        return f"({c})" if s == "1" else f"({c}) * {s}"
+
+    def dtype_of(self, e):
+        if isinstance(e, Access):
+            return self.spec.inputs[e.operand].dtype
+        return e.dtype
+
+    def leaf_value(self):
+        self._walk_q = self.q0
+        self._dec, self._dec_k = self.dec, 0
+        try:
+            val = self.value(self.expr)
+        finally:
+            self._dec = None
+        if self.term is not None:  # one term of the sum: cast as the +/- chain does, then signed
+            val = C.cast(val, self.dtype_of(self.expr), self.odt)
+            if self.term.sign < 0:
+                val = f"-({val})"
+        return val
+
+
+def _all(flags):
+    """C conjunction of presence conditions ("1": always)."""
+    fs = [f for f in flags if f != "1"]
+    if "0" in fs:
+        return "0"
+    return " && ".join(f"({f})" for f in dict.fromkeys(fs)) if fs else "1"
+
+
+def _any(flags):
+    """C disjunction of presence conditions."""
+    if "1" in flags:
+        return "1"
+    fs = [f for f in flags if f != "0"]
+    return " || ".join(f"({f})" for f in dict.fromkeys(fs)) if fs else "0"
