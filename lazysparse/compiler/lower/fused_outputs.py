@@ -1,0 +1,164 @@
+"""Statements and the result of a fused kernel (``FusedOutputMixin``): the C value of each
+statement's expression and accesses, the location it stores or sums into (a temporary, the
+dense result, or a position of the input whose pattern the result takes: ``result_like``), the
+counting lines of an instrumented build, and the result's zero fill and structure copy, done by
+the kernel (``result_prep``).
+"""
+from __future__ import annotations
+
+from lazysparse.compiler.codegen.c import spelling as C
+from lazysparse.ir.nodes import Access, Index
+from lazysparse.compiler.plan.program import INPUT
+from lazysparse.compiler.lower import counting
+from lazysparse.compiler.loopir.nodes import Block, Decl, For, Line
+from lazysparse.compiler.lower.fused_loops import Unsupported
+
+
+class FusedOutputMixin:
+    """Statements and the result. Reads ``out``, ``out_like`` and ``like_idx``."""
+
+    # elements per block of the result's preparation: memset/memcpy calls long enough to stream
+    PREP_BLOCK = 1 << 16
+
+    def result_prep(self, decls):
+        """The result's zero fill and, for a result in an input's pattern, the copy of that
+        input's positions and coordinates, done by the kernel (the glue allocates them empty):
+        in blocks under ``omp for`` when the kernel is parallel, where NumPy would do them on
+        one thread before the kernel (SDDMM on R-MAT 2**18: 6 ms of zeros and copies against
+        80 ms of two-thread kernel) and the pages would be first touched by the wrong thread.
+        Declares the destination pointers in ``decls``; returns ``emit(block, pragma)``."""
+        ov = self.prog.values[self.out]
+        # a result in an input's pattern is stored with ``=`` at every position of that pattern
+        # (result_like: one unreduced statement whose iteration space is exactly the input's
+        # entries), so its values need no zero fill: on SDDMM that fill was a whole extra pass
+        # over the result, memory-bound and the part of the kernel that scales worst
+        jobs = [] if self.out_like is not None else [(None, "o", self.abi.int(("out", "len")), C.ctype(ov.dtype))]
+        if self.out_like is not None:
+            sp = self.specs[self.out_like]
+            it = C.ctype(sp.index_dtype)
+            for l, lv in enumerate(sp.format.levels):
+                for kind, src in (("pos", f"p{self.out_like}_{l}"), ("crd", f"c{self.out_like}_{l}")):
+                    if kind == "pos" and lv.kind != "compressed" or kind == "crd" and lv.kind == "dense":
+                        continue
+                    dst = f"ls_{kind}{l}"
+                    decls.add(Decl(f"{it} *restrict", dst, f"({it} *){self.abi.ptr(('out', kind, l))}"))
+                    jobs.append((src, dst, self.abi.int(("out", "len", kind, l)), it))
+        B = self.PREP_BLOCK
+
+        def emit(blk, pragma):
+            nblocks = "ls_nb"  # the longest array's blocks
+            blk.add(Decl("int64_t", nblocks, "0"))
+            for _, _, n, _ in jobs:
+                blk.add(Line(f"if (({n} + {B - 1}) / {B} > {nblocks}) {nblocks} = ({n} + {B - 1}) / {B};"))
+            loop = Block()
+            loop.add(Decl("const int64_t", "ls_lo", f"ls_b * {B}"))
+            for src, dst, n, t in jobs:
+                cnt = f"({n} - ls_lo < {B} ? {n} - ls_lo : {B})"
+                if src is None:
+                    loop.add(Line(f"if (ls_lo < {n}) memset({dst} + ls_lo, 0, (size_t){cnt} * sizeof({t}));"))
+                else:
+                    loop.add(Line(f"if (ls_lo < {n}) memcpy({dst} + ls_lo, {src} + ls_lo, (size_t){cnt} * sizeof({t}));"))
+            if pragma:
+                blk.add(Line(pragma))
+            blk.add(For("ls_b", "0", nblocks, loop))
+        return emit
+
+    def access_value(self, op, e):
+        vid = op.args[e.operand]
+        val = self.prog.values[vid]
+        if val.kind != INPUT:
+            name, off = self.temp_addr(vid, e.indices)
+            return f"{name}[{off}]"
+        sp = self.specs[vid]
+        if sp.dense:
+            if sp.ndim == 0:
+                return f"v{vid}s"
+            terms = []
+            for m, ix in enumerate(e.indices):
+                c = ix.name if isinstance(ix, Index) else str(int(ix.value))
+                s = "1" if sp.unit and m == sp.layout[-1] else f"s{vid}_{m}"
+                terms.append(f"({c})" if s == "1" else f"({c}) * {s}")
+            return f"v{vid}[{' + '.join(terms)}]"
+        if any(not isinstance(ix, Index) for ix in e.indices):
+            raise Unsupported("a sparse access at a constant")
+        return f"v{vid}[{self.position(vid, e.indices, sp.format.ndim - 1)}]"
+
+    def value(self, op, e):
+        if isinstance(e, Access):
+            return self.access_value(op, e)
+        args = [C.cast(self.value(op, a), self.dtype_of(op, a), d) for a, d in zip(e.args, e.in_dtypes)]
+        if self.count and e.op == "where":
+            args[1:] = [counting.branch(a, t) for a, t in zip(e.args[1:], args[1:])]
+        return C.call(e.op, args, e.in_dtypes, e.dtype)
+
+    def dtype_of(self, op, e):
+        if isinstance(e, Access):
+            return self.prog.values[op.args[e.operand]].dtype
+        return e.dtype
+
+    def target(self, op):
+        if op.out == self.out:
+            return self.out_target(op)
+        name, off = self.temp_addr(op.out, op.stmt.out_indices)
+        return f"{name}[{off}]"
+
+    def emit_compute(self, k, blk):
+        op = self.prog.ops[k]
+        val = self.value(op, op.stmt.expr)
+        dt = self.prog.values[op.out].dtype
+        tgt = self.acc.get(k) or self.target(op)
+        if self.count:
+            loads = []
+            for a in dict.fromkeys(op.stmt.accesses):
+                vid = op.args[a.operand]
+                if self.prog.values[vid].kind != INPUT:
+                    loads.append((counting.TEMP, "1"))
+                elif (vid, a.indices) not in self.loaded:
+                    self.loaded.add((vid, a.indices))
+                    loads.append((counting.slot(vid), "1"))
+            # (equal accesses, ``A * A``, are one load: the single-operation lowerer shares them;
+            # so are an input's element read by two statements of one loop body, a variance's
+            # sum and count in their shared loop: the C compiler loads it once)
+            text = counting.line(counting.expr_ops(op.stmt.expr), loads,
+                                 op.stmt.reduce if op.stmt.reduce_indices else None)
+            if text:
+                blk.add(text)
+        if op.stmt.reduce_indices:
+            blk.add(C.reduce_step(op.stmt.reduce, tgt, val, dt))
+        else:
+            blk.add(f"{tgt} = {val};")
+
+    def out_target(self, op):
+        outs = op.stmt.out_indices
+        if self.out_like is not None:
+            vid = self.out_like
+            return f"o[{self.position(vid, self.like_idx, self.specs[vid].format.ndim - 1)}]"
+        off = "0"
+        for m, ix in enumerate(outs):
+            stride = " * ".join(self.ext[o] for o in outs[m + 1:]) or "1"
+            term = ix.name if stride == "1" else f"{ix.name} * {stride}"
+            off = term if off == "0" else f"{off} + {term}"
+        return f"o[{off}]"
+
+
+def result_like(plan, specs):
+    """The input whose pattern and structure the result takes (read with the result's own
+    subscripts, and the result's pattern is exactly that input's), or None: a dense result."""
+    prog = plan.program
+    op = next(o for o in prog.ops if o.out == prog.outputs[0])
+    if op.stmt.reduce_indices:
+        return None
+    pat = plan.patterns[prog.ops.index(op)]
+    if len(pat) != 1:
+        return None
+    term = next(iter(pat))
+    if len(term) != 1:
+        return None
+    (vid, idx), = term
+    sp = specs[vid]
+    # (the input need not be read by the result's own statement: `expm1(A) / s` reads A
+    # through a temporary; the loop that computes the result walks A's entries all the same)
+    if tuple(idx) != tuple(op.stmt.out_indices) or sp.dense or any(
+            lv.kind == "singleton" for lv in sp.format.levels):
+        return None
+    return vid

@@ -1,0 +1,151 @@
+"""The fused kernel's parallel outer loop (``FusedParallelMixin``): which loop may run on threads
+(``parallel_loop``: a result dimension nothing else reduces, or a loop that only the result's sum
+runs over, into private copies of the result), its work estimate against the thread threshold
+(``work``, ``trip``), and the OpenMP region around it with thread-private temporaries
+(``emit_parallel``), built from the thread teams of teams.py.
+"""
+from __future__ import annotations
+
+from lazysparse.compiler.codegen.c import spelling as C
+from lazysparse.compiler.plan import patterns as P
+from lazysparse.compiler.plan.fusion import Compute, Loop
+from lazysparse.compiler.plan.program import INPUT
+from lazysparse.compiler.lower import teams
+from lazysparse.compiler.lower.locate import THREAD_NUM
+from lazysparse.compiler.lower.operands import level_count
+from lazysparse.compiler.loopir.nodes import Block, Decl, If, Line
+
+
+class FusedParallelMixin:
+    """The parallel outer loop. Sets ``private`` and, for each thread's run of chunks,
+    ``span``."""
+
+    def parallel_loop(self):
+        """The outermost loop, when it may run on several threads: the whole tree is one loop
+        over a result dimension that no operation reduces and no temporary keeps (each thread
+        writes its own rows of the result and keeps its own temporaries), driven by a dense
+        range or a unique sparse level (distinct positions are distinct coordinates). Or a loop
+        that only the result's operation sums over, into a dense result (``A.T @ (x * y)``,
+        ``(A * B).sum(axis=0)``): each thread then sums into a private copy of the result
+        (``self.private``; teams.private_team), the copies added after."""
+        self.private = False
+        tree = self.plan.tree
+        if len(tree) != 1 or not isinstance(tree[0], Loop):
+            return None
+        lp = tree[0]
+        out_op = next(o for o in self.prog.ops if o.out == self.out)
+        if any(lp.var in o.stmt.reduce_indices for o in self.prog.ops if o is not out_op):
+            return None
+        if lp.var not in out_op.stmt.out_indices:
+            if (self.out_like is not None or self.count or lp.var not in out_op.stmt.reduce_indices
+                    or out_op.stmt.reduce != "sum"):
+                return None
+            self.private = True
+        if any(lp.var in kept for _, kept in self.temps.values()):
+            return None
+        if lp.space != P.TRUE:
+            if len(lp.space) != 1 or len(next(iter(lp.space))) != 1:
+                return None  # several iterators drive it: not this lowering's (lower() says so)
+            (vid, path), = next(iter(lp.space))
+            if not self.specs[vid].format.levels[len(path) - 1].unique:
+                return None
+        return lp
+
+    def work(self):
+        """The loop tree's work estimate (as ``teams.work_estimate`` for one operation):
+        per computed statement, the product of its enclosing loops' average trip counts. A
+        dense loop runs its extent; a loop over stored entries runs, per iterator driving it,
+        that level's entries over its parent level's (SDDMM's j under i: nnz / rows), summed
+        over the iterators (a union's bound)."""
+        terms = []
+
+        def walk(nodes, trips):
+            for n in nodes:
+                if isinstance(n, Loop):
+                    walk(n.body, trips + [self.trip(n)])
+                elif isinstance(n, Compute):
+                    terms.append(" * ".join(trips) or "1.0")
+        walk(self.plan.tree, [])
+        return " + ".join(f"({t})" for t in terms) or "0.0"
+
+    def trip(self, lp):
+        ext = f"(double)({self.ext[lp.var]})"
+        if lp.space == P.TRUE:
+            return ext
+        parts = []
+        for key in sorted({k for term in lp.space for k in term}, key=repr):
+            vid, path = key
+            sp = self.specs[vid] if self.prog.values[vid].kind == INPUT else None
+            l = len(path) - 1
+            n = n0 = None
+            if sp is not None and not sp.dense:
+                n, n0 = level_count(sp.format, vid, l), level_count(sp.format, vid, l - 1)
+            if n is None or n0 is None:
+                parts.append(ext)  # (a temporary's iterator: at most the extent)
+            else:
+                parts.append(f"(double)({n}) / (double)(({n0}) > 0 ? ({n0}) : 1)")
+        return "(" + " + ".join(parts) + ")"
+
+    def emit_parallel(self, top, body, par, prep):
+        """OpenMP on the outermost loop ``par`` (``parallel_loop``), thread-private
+        temporaries; one thread unless the caller asks for more (d[]: ls.set_num_threads), and
+        no runtime at all without OpenMP. Each thread sums into its own copy of the result
+        (``private``) over a static share of the loop, or takes its own run of chunks first."""
+        if self.private:
+            T = C.ctype(self.prog.values[self.out].dtype)
+            ids = teams.team_ids(self.prelude, teams.KEEP)
+            body.add(Decl("const int64_t", "ls_osz", self.abi.int(("out", "len"))))
+            teams.private_team(body, self.abi, T, self.work())
+            nt = "ls_pt"
+        else:
+            nt = teams.team_size(body, self.abi, self.work())
+        top.body.insert(top.body.index(body), Decl("int32_t", "ls_bad", "0"))
+        if par.space == P.TRUE:
+            count = self.ext[par.var]
+        else:
+            (vid, path), = next(iter(par.space))
+            count = f"(int64_t)p{vid}_0[1] - (int64_t)p{vid}_0[0]"  # the top level's one segment
+        body.add(Decl("const int64_t", "ls_chunk", teams.omp_chunk(nt, count)))
+        region = Block()
+        # a thread without its temporaries skips its iterations (every thread must still reach
+        # the omp for) and the kernel reports the failure
+        region.add(Decl("const int", "ls_ok", f"!({self.alloc_temps(region)})"))
+        region.add(Line("if (!ls_ok) __atomic_store_n(&ls_bad, 1, __ATOMIC_RELAXED);"))
+        # Blocks dealt dynamically: a thread that wakes late (on the development VM an idle
+        # second vCPU joined after 58 us median, 3.9 ms at the 90th percentile, after 12 ms of
+        # idling: docs/design.md) leaves its share to the others instead of
+        # holding them at the barrier. The barrier orders a zero fill before the sums; copies
+        # of the like input's structure are read by nothing in the kernel, so no thread waits
+        # for them (nowait) and the late thread's compute chunks go to whoever is there.
+        fills = self.out_like is None
+        prep(region, "#pragma omp for schedule(dynamic, 1)" + ("" if fills else " nowait"))
+        body.add(Line(f"#pragma omp parallel num_threads((int){nt}) if({nt} > 1)"), region)
+        if self.private:
+            # after the zero fill (its omp for ends in a barrier): each thread's own result, and
+            # a static share of the loop, so that the copies add up the same way every call
+            own = Block().add(*teams.private_copy(T))
+            region.add(*ids, own)
+            self.versions([par], own, lambda b: self.emit_loop(
+                par, b, "#pragma omp for schedule(static, ls_chunk)", "if (!ls_ok) continue;"))
+            region.add(teams.add_copies(T, self.prog.values[self.out].dtype))
+        else:
+            # each thread its own run of chunks first (teams.owned_runs: the same rows every
+            # call); a thread without its temporaries takes none, and the others do its run
+            if THREAD_NUM not in self.prelude:
+                self.prelude.append(THREAD_NUM)
+            at = next(k for k, x in enumerate(body.body) if x is region) - 1  # (its pragma)
+            body.body[at:at] = teams.owned_runs_setup(nt, count)
+            mine = Block()
+            region.add(If("ls_ok", mine))
+
+            def owned(b):
+                run, chunk = teams.owned_runs(nt, count)
+                b.add(run)
+                self.span = (par.var, "ls_r0", "ls_r1")
+                self.emit_loop(par, chunk, "")
+            self.versions([par], mine, owned)
+        if self.free_temps():
+            region.add(Line(self.free_temps()))
+        if self.private:
+            body.add(*teams.release_copies(T))
+        top.add("return ls_bad;")
