@@ -5,13 +5,13 @@
 >>> (A @ np.ones(2)).todense().tolist()
 [1.0, 2.0]
 """
-__version__ = "0.1.0"
+from lazysparse._version import __version__
 
 from lazysparse.formats import Format, dense, csr, csc, coo, dcsr, dcsc, csf
-from lazysparse.array import Array
+from lazysparse.array import Array, compute
 from lazysparse.api.creation import asarray, random, zeros, ones, eye
-from lazysparse.api.operations import einsum, expr, matmul, tensordot, add, subtract, multiply, divide, maximum, minimum, where, transpose, sum, max, min, prod, mean, exp, log, log1p, expm1, sqrt, abs, negative, sin, cos, tanh, sigmoid, relu, astype, clip
-from lazysparse.compiler.pipeline import compute
+from lazysparse.api.expressions import expr
+from lazysparse.api.operations import einsum, matmul, tensordot, add, subtract, multiply, divide, maximum, minimum, where, transpose, sum, max, min, prod, mean, exp, log, log1p, expm1, sqrt, abs, negative, sin, cos, tanh, sigmoid, relu, astype, clip
 from lazysparse.runtime.kernel_cache import cache_info, clear_cache
 from lazysparse.runtime.threads import set_num_threads, get_num_threads
 from lazysparse.explain import explain, opcount
@@ -24,9 +24,6 @@ from lazysparse import linalg
 from lazysparse.api import ufuncs, shaping
 from lazysparse.api.ufuncs import *  # noqa: E402,F401,F403  (NumPy's and the array API's elementwise names)
 from lazysparse.api.shaping import *  # noqa: E402,F401,F403  (squeeze, expand_dims, moveaxis, broadcast_to, ...)
-from lazysparse.api.operations import register_numpy as _register_numpy
-
-_register_numpy({**ufuncs.NP_FUNCTIONS, **shaping.NP_FUNCTIONS})
 
 __all__ = [
     "Format", "dense", "csr", "csc", "coo", "dcsr", "dcsc", "csf", "Array",

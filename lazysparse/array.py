@@ -10,19 +10,13 @@ import os
 
 import numpy as np
 
+from lazysparse.api import operations as _frontend
 from lazysparse.api import primitives as build
+from lazysparse.api.base import ArrayBase
+from lazysparse.compiler import pipeline as _pipeline
 from lazysparse.formats import Storage
 
 
-_EXEC = []
-
-
-def _execute():
-    """runtime.execute, imported once (it imports this module)."""
-    if not _EXEC:
-        from lazysparse.compiler import pipeline as execute
-        _EXEC.append(execute)
-    return _EXEC[0]
 
 
 def _known(x):
@@ -46,7 +40,7 @@ def _known(x):
     return None
 
 
-class Array:
+class Array(ArrayBase, user_facing=True):
     """A lazysparse array. Create one with ``ls.asarray``; operators on it are lazy.
 
     >>> import numpy as np, lazysparse as ls
@@ -57,27 +51,8 @@ class Array:
     2.0
     """
 
-    __slots__ = ("_storage", "_node", "shape", "dtype", "__weakref__")
+    __slots__ = ()
     __array_priority__ = 1000
-
-    # -- construction ------------------------------------------------------------------------
-    @classmethod
-    def _from_storage(cls, st: Storage) -> "Array":
-        a = object.__new__(cls)
-        a._storage = st
-        a._node = None
-        a.shape = st.shape
-        a.dtype = st.vals.dtype
-        return a
-
-    @classmethod
-    def _from_node(cls, node) -> "Array":
-        a = object.__new__(cls)
-        a._storage = None
-        a._node = node
-        a.shape = node.shape
-        a.dtype = node.dtype
-        return a
 
     def __init__(self, *args, **kwargs):
         raise TypeError("use ls.asarray(...) to create a lazysparse Array")
@@ -124,7 +99,7 @@ class Array:
         if self._storage is not None:
             return self._storage
         if self._node.result is None:
-            _execute().compute_nodes([self._node])
+            _pipeline.compute_nodes([self._node])
         return self._node.result
 
     # -- running -----------------------------------------------------------------------------
@@ -137,8 +112,7 @@ class Array:
         (False, [2.0, 2.0, 2.0])
         """
         if fusion != "auto" or device is not None or schedule is not None:
-            from lazysparse.compiler.pipeline import check_options
-            check_options("materialize", fusion=fusion, device=device, schedule=schedule)
+            _pipeline.check_options("materialize", fusion=fusion, device=device, schedule=schedule)
         node = self._node
         if format is not None:
             # a bad or unassemblable format is reported here, before anything runs
@@ -153,11 +127,11 @@ class Array:
             from lazysparse.ir.dag import Node
             fmt = format
             tmp = Node(node.stmt, node.children, node.shape, node.dtype, fmt)
-            (_EXEC[0] if _EXEC else _execute()).compute_nodes([tmp], fusion=fusion, schedule=schedule)
+            _pipeline.compute_nodes([tmp], fusion=fusion, schedule=schedule)
             node.result = tmp.result
             return Array._from_storage(tmp.result)
         else:
-            ex = _EXEC[0] if _EXEC else _execute()
+            ex = _pipeline
             ch = node.children
             a, b = (_known(ch[0]), _known(ch[1])) if len(ch) == 2 else (None, None)
             if len(ch) == 1 and schedule is None and ch[0]._storage is not None:
@@ -211,22 +185,22 @@ class Array:
         """The values as a dense NumPy array: a read-only view (arrays are immutable; a dense
         array's buffer is shared, not copied). ``np.array(x)`` or ``.todense().copy()`` gives
         a writable copy."""
-        from lazysparse.api.creation import to_numpy
+        from lazysparse.api.conversion import to_numpy
         return to_numpy(self)
 
     def toarray(self) -> np.ndarray:
         return self.todense()
 
     def to_scipy(self, format=None):
-        from lazysparse.api.creation import to_scipy
+        from lazysparse.api.conversion import to_scipy
         return to_scipy(self, format)
 
     def to_pydata(self):
-        from lazysparse.api.creation import to_pydata
+        from lazysparse.api.conversion import to_pydata
         return to_pydata(self)
 
     def asformat(self, format) -> "Array":
-        from lazysparse.api.creation import convert
+        from lazysparse.api.conversion import convert
         return convert(self, format)
 
     def tocsr(self):
@@ -620,16 +594,32 @@ class Array:
 
     # -- NumPy protocols (NEP-18, NEP-13) ----------------------------------------------------
     def __array_function__(self, func, types, args, kwargs):
-        from lazysparse.api.operations import array_function
+        from lazysparse.api.protocols import array_function
         return array_function(func, types, args, kwargs)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        from lazysparse.api.operations import array_ufunc
+        from lazysparse.api.protocols import array_ufunc
         return array_ufunc(ufunc, method, inputs, kwargs)
 
 
-build.Array = Array
-from lazysparse.api import operations as _frontend  # noqa: E402  (frontend builds Arrays lazily)
 from lazysparse.compiler.plan import skew as _SKEW  # noqa: E402
 from lazysparse.runtime import threads as _THREADS  # noqa: E402
 from lazysparse.ir.dag import Node as _Node  # noqa: E402
+
+
+def compute(*arrays, fusion="auto", schedule=None):
+    """Materialize several arrays in one plan; returns a tuple of concrete arrays.
+
+    >>> import numpy as np, lazysparse as ls
+    >>> A = ls.asarray(np.arange(4.0).reshape(2, 2))
+    >>> s, t = ls.compute(A.sum(), (A * 2).sum(axis=0))
+    >>> float(s), t.todense().tolist()
+    (6.0, [4.0, 8.0])
+    """
+    _pipeline.check_options("compute", fusion=fusion, schedule=schedule)
+    nodes = [a._node for a in arrays if isinstance(a, Array) and a._node is not None]
+    _pipeline.compute_nodes(nodes, fusion=fusion, schedule=schedule)
+    out = []
+    for a in arrays:
+        out.append(Array._from_storage(a.storage) if isinstance(a, Array) else a)
+    return tuple(out)

@@ -170,7 +170,7 @@ def window(array, name, subs, axes, extent, dense_result=None):
 def _labelled(st, name, subs, axes):
     """An Array over window storage ``st`` that ``explain`` names (its statement reads it at
     plain subscripts, which alone would not say what it is)."""
-    from lazysparse.array import Array
+    from lazysparse.api.base import ArrayBase as Array
     st.memo()["window_of"] = f"{describe(name, subs)} as W[{','.join(axes)}]"
     return Array._from_storage(st)
 

@@ -28,7 +28,7 @@ def diags(diagonals, offsets=0, shape=None, format="csr", dtype=None):
     >>> ls.diags([[1, 2, 3], [4, 5]], [0, 1]).todense().tolist()
     [[1, 4, 0], [0, 2, 5], [0, 0, 3]]
     """
-    from lazysparse.array import Array
+    from lazysparse.api.base import ArrayBase as Array
     from lazysparse.api.creation import _canonical, _from_coords, _result_format
     name = "diags"
     if np.isscalar(offsets) or isinstance(offsets, numbers.Integral):
@@ -120,7 +120,7 @@ def kron(a, b, format=None):
     the compiler (``einsum("ij,kl->ikjl")``), then renumbered into ``(n*p, m*q)`` and stored in
     ``format`` (default: the first sparse operand's, else dense); CSR and CSC results are laid
     out by ``_kron_compressed`` without renumbering."""
-    from lazysparse.array import Array
+    from lazysparse.api.base import ArrayBase as Array
     from lazysparse.api.operations import _as_array, einsum
     name = "kron"
     a, b = _as_array(a, name), _as_array(b, name)
@@ -170,7 +170,7 @@ def _kron_compressed(a, b, fmt):
 
 
 def _side(x, k, upper, name):
-    from lazysparse.array import Array
+    from lazysparse.api.base import ArrayBase as Array
     from lazysparse.api.creation import _coords, _from_coords
     from lazysparse.api.operations import _as_array
     from lazysparse.api.indexing import matrix_offset

@@ -21,7 +21,7 @@ import sys
 
 import numpy as np
 
-from lazysparse.array import Array
+from lazysparse.api.base import ArrayBase as Array
 from lazysparse.formats import Format, Level, Storage, resolve_format
 from lazysparse.formats.storage import VALUE_DTYPES
 from lazysparse.formats.foreign import check_gcxs, check_scipy
@@ -29,7 +29,7 @@ from lazysparse.formats.validate import order_defect, validate
 from lazysparse.errors import shown
 from lazysparse.runtime import aligned
 
-__all__ = ["asarray", "random", "zeros", "ones", "eye", "to_numpy", "to_scipy", "to_pydata", "convert"]
+__all__ = ["asarray", "random", "zeros", "ones", "eye"]
 
 _I32 = np.dtype(np.int32)
 _I64 = np.dtype(np.int64)
@@ -442,7 +442,8 @@ def asarray(obj, *, format=None, dtype=None, copy=False, device=None, check=True
         st = _storage_of(obj, name, check)
         x = Array._from_storage(_cast_storage(st, dt) if dt is not None and dt != st.dtype else st)
     if format is not None:
-        x = convert(x, format, name)
+        # checked here so that a bad format names asarray; the conversion is the array's own
+        x = x.asformat(_result_format(format, x.ndim, name))
     if copy:
         x = Array._from_storage(_copy_storage(x.storage))
     return x
@@ -644,54 +645,33 @@ def eye(n, m=None, *, k=0, format="csr", dtype="float64") -> Array:
 
 
 # -- conversions ---------------------------------------------------------------------------------
+class UnsupportedFormatError(ValueError, NotImplementedError):
+    """A well-formed format the compiler cannot assemble results in yet. A ``ValueError`` because
+    it is reported where the user writes the format (not as a failure inside ``compute()``), and a
+    ``NotImplementedError`` because it is a missing feature rather than a mistake."""
+
+
+def result_format(format, ndim, opname):
+    """The Format a result of ``ndim`` dimensions is asked to have, checked now: unknown names, a
+    wrong number of levels and formats no kernel can assemble raise here, naming ``opname``."""
+    from lazysparse.compiler.plan.kernel import _appendable  # the assembler's own rule, so the two cannot drift
+    fmt = resolve_format(format, ndim, opname)
+    if fmt.is_sparse and not _appendable(fmt):
+        raise UnsupportedFormatError(
+            f"{opname}: lazysparse cannot assemble results in format {shown(fmt)} yet; use a named format "
+            "(csr, csc, coo, dcsr, dcsc, csf, dense) or dense levels followed by unique compressed levels")
+    return fmt
+
+
+def _format(format, ndim, opname):
+    # resolved now so that a bad format is a build-time error
+    return None if format is None else result_format(format, ndim, opname)
+
+
 def _result_format(format, ndim, name):
     # every format an Array is given is one the compiler can also produce: a result inferred
-    # from an operand's format must never be an unassemblable one (frontend.result_format)
-    from lazysparse.api.operations import result_format
+    # from an operand's format must never be an unassemblable one (result_format)
     return result_format(format, ndim, name)
-
-
-def convert(x: Array, format, name="asformat") -> Array:
-    """``x`` in ``format`` (materialized): as is when it already has it, else compiled by lazysparse.
-
-    >>> import numpy as np, lazysparse as ls
-    >>> from lazysparse.api.creation import convert
-    >>> convert(ls.asarray(np.eye(2)), "dense").format
-    ls.dense
-    """
-    from lazysparse.api import primitives as build
-    fmt = _result_format(format, x.ndim, name)
-    st = x.storage
-    if st.format == fmt:
-        return x if not x.is_lazy and x._storage is st else Array._from_storage(st)
-    node = build._node_array(build.identity_statement(x.ndim, x.dtype), (Array._from_storage(st),),
-                             x.shape, x.dtype, format=fmt)
-    return node.materialize()
-
-
-def readonly(a):
-    """A read-only view of ``a`` (no copy), for handing a buffer out.
-
-    Arrays are immutable: kernels read a storage's buffers without checking them again, and
-    bound plans reuse what they computed from them, so a caller writing into a result's buffer
-    (an index past the end: a crash; a value: a silently changed "immutable" result and every
-    value computed from it afterwards) must be stopped. A view, not ``a.flags.writeable =
-    False``: ``a`` may be the caller's own array, wrapped without a copy by ``asarray``, whose
-    flags are not ours to change."""
-    if a is None or not a.flags.writeable:
-        return a
-    v = a.view()
-    v.flags.writeable = False
-    return v
-
-
-def to_numpy(x: Array) -> np.ndarray:
-    """Dense NumPy array of ``x``: a read-only view of its buffer (dense storage: no copy;
-    ``np.array(x)`` or ``.copy()`` for a writable one)."""
-    st = x.storage
-    if not st.format.is_dense:
-        st = convert(x, resolve_format("dense", x.ndim)).storage
-    return readonly(np.asarray(st.vals))
 
 
 def _coords(st):
@@ -714,49 +694,3 @@ def _coords(st):
     for l, m in enumerate(fmt.order):
         out[m] = cs[l]
     return out
-
-
-def to_scipy(x: Array, format=None):
-    """A scipy.sparse *array* (csr/csc/coo) of a 2-d ``x``; CSR/CSC storage is shared, not
-    copied, through read-only views (``readonly``): scipy's methods that make new arrays work on
-    them; its in-place ones (``eliminate_zeros``, ``data *= 2``, ``resize``) raise ``ValueError``
-    -- call ``.copy()`` on the result first for a matrix of your own."""
-    import scipy.sparse as sp
-    if x.ndim != 2:
-        raise ValueError(f"to_scipy: scipy.sparse arrays are 2-d here; this array has shape {x.shape}")
-    if format is not None and format not in ("csr", "csc", "coo"):
-        raise ValueError(f"to_scipy: format must be 'csr', 'csc' or 'coo', got {shown(format)}")
-    st = x.storage
-    name = st.format.name if st.format.name in ("csr", "csc", "coo") else None
-    want = format or name or "csr"
-    if name != want:
-        st = convert(x, want).storage
-    vals = readonly(st.vals)
-    if want == "coo":
-        r, c = _coords(st)
-        m = sp.coo_array((vals, (readonly(r), readonly(c))), shape=st.shape)
-    else:
-        cls = sp.csr_array if want == "csr" else sp.csc_array
-        ind, ptr = readonly(st.crd[1]), readonly(st.pos[1])
-        m = cls((vals, ind, ptr), shape=st.shape, copy=False)
-        # scipy may narrow int64 indices on construction; put ours back so nothing is copied
-        m.indices, m.indptr, m.data = ind, ptr, vals
-    m.has_canonical_format = True  # our storage is sorted and duplicate-free
-    return m
-
-
-def to_pydata(x: Array):
-    """A pydata/sparse array: ``GCXS`` for CSR/CSC storage (shared buffers, read-only views as
-    ``to_scipy``'s), ``COO`` otherwise."""
-    import sparse
-    st = x.storage
-    if st.format.name in ("csr", "csc"):
-        return sparse.GCXS((readonly(st.vals), readonly(st.crd[1]), readonly(st.pos[1])), shape=st.shape,
-                           compressed_axes=(0,) if st.format.name == "csr" else (1,))
-    if st.ndim == 0:
-        return sparse.COO(np.zeros((0, 1), np.int64), np.asarray(st.vals).reshape(1).copy(), shape=())
-    if st.format.is_dense:
-        st = convert(x, "coo").storage
-    coords = np.stack(_coords(st)) if st.ndim else np.zeros((0, len(st.vals)), np.int64)
-    canon = st.format.order == tuple(range(st.ndim)) and all(l.ordered for l in st.format.levels)
-    return sparse.COO(coords, readonly(st.vals), shape=st.shape, has_duplicates=False, sorted=canon)

@@ -135,7 +135,7 @@ def _slice(start, step, count):
 
 
 def getitem(x, key):
-    from lazysparse.array import Array
+    from lazysparse.api.base import ArrayBase as Array
     from lazysparse.formats.storage import Storage
     name = "lazysparse.Array[...]"
     st = x.storage
@@ -280,7 +280,7 @@ def diagonal(x, k=0):
     NumPy give it. The main diagonal of a square array stays lazy (``einsum("ii->i")``);
     others read a window ``x[i, i+k]`` (lazysparse/api/affine.py) and are computed now."""
     from lazysparse.api import affine as windows
-    from lazysparse.api.creation import convert
+    from lazysparse.api.conversion import convert
     name = "diagonal"
     k = matrix_offset(x, k, name)
     n, m = x.shape
@@ -315,7 +315,7 @@ def reshape(x, shape, order="C"):
     Eager: a sparse array's entries are renumbered (their linear index in ``order``), then stored
     in its format when the number of dimensions stays, in COO otherwise."""
     import math
-    from lazysparse.array import Array
+    from lazysparse.api.base import ArrayBase as Array
     from lazysparse.api.creation import _canonical, _coords, _fits32, _from_coords, checked_shape
     from lazysparse.formats import resolve_format
     from lazysparse.formats.storage import Storage

@@ -40,7 +40,7 @@ def concatenate(arrays, axis=0, *, format=None, name="concatenate"):
     >>> ls.concatenate([ls.eye(2), ls.eye(2)]).shape
     (4, 2)
     """
-    from lazysparse.array import Array
+    from lazysparse.api.base import ArrayBase as Array
     from lazysparse.api.creation import _canonical, _coords, _fits32, _from_coords, _result_format, checked_shape
     from lazysparse.formats.storage import Storage
     arrs = _arrays(arrays, name)

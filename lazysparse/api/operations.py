@@ -11,23 +11,23 @@ import builtins
 
 import numpy as np
 
+from lazysparse.api.base import ArrayBase
+
 from lazysparse.formats import Storage
 
 from lazysparse.api import primitives as build
+from lazysparse.api.creation import UnsupportedFormatError, _format, result_format  # noqa: F401  (re-exported)
+from lazysparse.api.primitives import reshape_keepdims  # noqa: F401  (re-exported)
 from lazysparse.formats import resolve_format
 from lazysparse.formats.storage import VALUE_DTYPES
 from lazysparse.ir import ops
 from lazysparse.ir.einsum import label_name, parse_einsum
 from lazysparse.ir.nodes import Access, Call, Const, Index, Statement
 from lazysparse.ir.notation import Affine, Bin, Neg, Num, Ref, children, parse_notation
-from lazysparse.api import joining, statistics, logic as truth, affine as windows
 from lazysparse.errors import shown
 
 _IDX = build._IDX
 
-
-def _array_cls():
-    return build.Array
 
 
 _FAST = {np.dtype(t) for t in (np.bool_, np.int32, np.int64, np.float32, np.float64, np.complex64, np.complex128)}
@@ -35,11 +35,10 @@ _FAST = {np.dtype(t) for t in (np.bool_, np.int32, np.int64, np.float32, np.floa
 
 def _as_array(x, opname):
     """``x`` as an ``Array`` (NumPy, scipy, scalars go through ``asarray``)."""
-    Array = _array_cls()
-    if isinstance(x, Array):
+    if isinstance(x, ArrayBase):
         return x
     if type(x) is np.ndarray and x.dtype in _FAST:  # the common case, without asarray's checks
-        return Array._from_storage(Storage.from_dense(x))
+        return ArrayBase._from_storage(Storage.from_dense(x))
     from lazysparse.api.creation import asarray
     try:
         return asarray(x)
@@ -49,29 +48,6 @@ def _as_array(x, opname):
 
 def _shapes(arrs):
     return ", ".join(str(tuple(a.shape)) for a in arrs)
-
-
-class UnsupportedFormatError(ValueError, NotImplementedError):
-    """A well-formed format the compiler cannot assemble results in yet. A ``ValueError`` because
-    it is reported where the user writes the format (not as a failure inside ``compute()``), and a
-    ``NotImplementedError`` because it is a missing feature rather than a mistake."""
-
-
-def result_format(format, ndim, opname):
-    """The Format a result of ``ndim`` dimensions is asked to have, checked now: unknown names, a
-    wrong number of levels and formats no kernel can assemble raise here, naming ``opname``."""
-    from lazysparse.compiler.plan.kernel import _appendable  # the assembler's own rule, so the two cannot drift
-    fmt = resolve_format(format, ndim, opname)
-    if fmt.is_sparse and not _appendable(fmt):
-        raise UnsupportedFormatError(
-            f"{opname}: lazysparse cannot assemble results in format {shown(fmt)} yet; use a named format "
-            "(csr, csc, coo, dcsr, dcsc, csf, dense) or dense levels followed by unique compressed levels")
-    return fmt
-
-
-def _format(format, ndim, opname):
-    # resolved now so that a bad format is a build-time error
-    return None if format is None else result_format(format, ndim, opname)
 
 
 # -- contractions ---------------------------------------------------------------------------------
@@ -139,14 +115,13 @@ def einsum(subscripts, *operands, format=None):
                         f"form einsum(op, sublist, ...) is not supported (got {type(subscripts).__name__})")
     if not operands:
         raise ValueError("einsum: no operands given")
-    Array = build.Array
     key = None
-    if format is None and all(type(a) is Array for a in operands):
+    if format is None and all(isinstance(a, ArrayBase) for a in operands):
         key = (subscripts, *[(a.shape, a.dtype) for a in operands])
         hit = _EINSUM.get(key)
         if hit is not None:  # parsed, checked and built before for these shapes and dtypes
             stmt, shape, dtype, fmt = hit
-            return Array._from_node(build.make_node(stmt, operands, shape, dtype, fmt))
+            return ArrayBase._from_node(build.make_node(stmt, operands, shape, dtype, fmt))
     arrs = [_as_array(x, "einsum") for x in operands]
     ins, out = parse_einsum(subscripts, [a.shape for a in arrs])
     return _remember(_EINSUM, key, _contract(out, list(zip(arrs, ins)), "einsum", format), arrs)
@@ -175,17 +150,16 @@ def matmul(a, b, format=None):
     >>> ls.matmul(np.ones((5, 2, 3)), np.ones(3)).shape
     (5, 2)
     """
-    Array = build.Array
     key = None
     if type(a) is np.ndarray or type(b) is np.ndarray:
         # wrapped first (a view, no copy), so that A @ x with a NumPy x takes the lookup below
         a, b = _as_array(a, "matmul"), _as_array(b, "matmul")
-    if format is None and type(a) is Array and type(b) is Array:
+    if format is None and isinstance(a, ArrayBase) and isinstance(b, ArrayBase):
         key = (a.shape, b.shape, a.dtype, b.dtype)
         hit = _MATMUL.get(key)
         if hit is not None:  # the same shapes and dtypes were checked and built before
             stmt, shape, dtype, fmt = hit
-            return Array._from_node(build.make_node(stmt, (a, b), shape, dtype, fmt))
+            return ArrayBase._from_node(build.make_node(stmt, (a, b), shape, dtype, fmt))
     a, b = _as_array(a, "matmul"), _as_array(b, "matmul")
     return _remember(_MATMUL, key, _matmul(a, b, format), (a, b))
 
@@ -458,226 +432,6 @@ def mean(x, axis=None, keepdims=False, dtype=None):
     return out
 
 
-def reshape_keepdims(out, in_shape, axes):
-    """``out`` (a reduction of an array of ``in_shape`` over ``axes``) with size-1 axes put back."""
-    nd = len(in_shape)
-    idx = _IDX[:nd]
-    kept = tuple(idx[k] for k in range(nd) if k not in axes)
-    shape = tuple(1 if k in axes else in_shape[k] for k in range(nd))
-    # the size-1 output indices appear on no right-hand side: the lowerer loops over them once
-    stmt = Statement(idx, Access(0, kept), "sum", str(out.dtype))
-    return build._node_array(stmt, (out,), shape, out.dtype)
-
-
-# -- ls.expr --------------------------------------------------------------------------------------
-_EXPR_BINARY = {"+": "add", "-": "subtract", "*": "multiply", "/": "divide"}
-_EXPR_FUNCS = dict(_UNARY, max="maximum", min="minimum", maximum="maximum", minimum="minimum")
-
-
-def _describe(ref):
-    return windows.describe(ref.name, ref.subs) if ref.subs else ref.name
-
-
-def _refs(tree):
-    """Operand references of an AST, left to right."""
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, Ref):
-            yield node
-        stack.extend(reversed(children(node)))
-
-
-class _ExprBuilder:
-    """Turns a parsed notation into one Statement; operands get slots in first-use order."""
-
-    def __init__(self, arrays, names, extent=None, dense_result=None):
-        self.arrays = arrays      # operand name -> Array
-        self.names = names        # index name -> Index, in the statement's order
-        self.extent = extent      # index name -> extent
-        self.dense_result = dense_result  # the format asked for is dense (None: not asked)
-        self.children = []
-        self.slots = {}
-
-    def slot(self, key, array):
-        if key not in self.slots:
-            self.slots[key] = len(self.children)
-            self.children.append(array)
-        return self.slots[key]
-
-    def window(self, ref, a):
-        """An operand read at affine subscripts: its window (api/affine.py) at plain ones."""
-        axes = windows.axes_of(ref.subs, list(self.names))
-        key = ("win", ref.name, ref.subs)
-        if key not in self.slots:
-            self.slot(key, windows.window(a, ref.name, ref.subs, axes, self.extent, self.dense_result))
-        return Access(self.slots[key], tuple(self.names[v] for v in axes))
-
-    def literal(self, value, dtype):
-        try:
-            arr = np.asarray(value, dtype=np.dtype(dtype))
-        except (OverflowError, ValueError, TypeError):
-            raise ValueError(f"expr: the literal {shown(value)} does not fit in {dtype}") from None
-        from lazysparse.api.creation import asarray
-        # repr keeps -0.0 and 0.0 apart
-        return Access(self.slot(("lit", repr(value), str(arr.dtype)), asarray(arr)), ())
-
-    def typed(self, tree):
-        """``(ir, dtype)`` for a subtree, or ``(None, value)`` for a bare numeric literal."""
-        if isinstance(tree, Num):
-            return None, tree.value
-        if isinstance(tree, Ref):
-            a = self.arrays[tree.name]
-            if any(isinstance(s, Affine) for s in tree.subs):
-                return self.window(tree, a), str(a.dtype)
-            subs = tuple(s if isinstance(s, int) else self.names[s] for s in tree.subs)
-            subs = tuple(Const(s) if isinstance(s, int) else s for s in subs)
-            return Access(self.slot(("op", tree.name), a), subs), str(a.dtype)
-        if isinstance(tree, Neg):
-            return self.call("negative", [tree.arg])
-        if isinstance(tree, Bin):
-            return self.call(_EXPR_BINARY[tree.op], [tree.left, tree.right])
-        op = _EXPR_FUNCS.get(tree.name)
-        if op is None:
-            raise ValueError(f"expr: unknown function {shown(tree.name)}; expected one of "
-                             f"{', '.join(sorted(_EXPR_FUNCS))}")
-        arity = ops.OPS[op][1]
-        if len(tree.args) != arity:
-            raise ValueError(f"expr: {tree.name}() takes {arity} argument(s), got {len(tree.args)}")
-        return self.call(op, list(tree.args))
-
-    def call(self, op, args):
-        typed = [self.typed(a) for a in args]
-        spec = tuple(d if ir is not None else _py_dtype(d) for ir, d in typed)
-        ins, out = ops.resolve(op, spec)
-        check_loop(op, [str(d) for d in spec], ins, out, "expr")
-        irs = tuple(ir if ir is not None else self.literal(v, d) for (ir, v), d in zip(typed, ins))
-        return Call(op, irs, ins, out), out
-
-    def root(self, tree):
-        ir, d = self.typed(tree)
-        if ir is None:  # the whole right side is a number
-            dt = "int64" if isinstance(d, int) else "float64"
-            return self.literal(d, dt), dt
-        return ir, d
-
-
-def _py_dtype(value):
-    return "pyint" if isinstance(value, int) else "pyfloat"
-
-
-def _check_refs(p, arrays, notation):
-    """Validate operand references; returns ``{index name: extent}`` in first-seen order (an
-    index read only in affine subscripts last, its extent inferred: api/affine.py)."""
-    extent, where = {}, {}
-    uses = []  # affine subscripts: (operand name, subs, dim, Affine, axis size)
-    for ref in _refs(p.rhs):
-        if ref.name not in arrays:
-            given = ", ".join(arrays) or "none"
-            raise ValueError(f"expr: unknown operand {shown(ref.name)} in {shown(notation)} (operands given: {given})")
-        a = arrays[ref.name]
-        if len(ref.subs) != a.ndim:
-            raise ValueError(f"expr: operand {ref.name} of shape {tuple(a.shape)} is accessed with "
-                             f"{len(ref.subs)} subscript(s) in {_describe(ref)}")
-        for d, (s, n) in enumerate(zip(ref.subs, a.shape)):
-            if isinstance(s, Affine):
-                windows.check_form(s, ref.name, ref.subs)
-                uses.append((ref.name, ref.subs, d, s, n))
-            elif isinstance(s, int):
-                if not 0 <= s < n:
-                    raise ValueError(f"expr: constant subscript {s} is out of range for an axis of size "
-                                     f"{n} in {_describe(ref)} (shape {tuple(a.shape)})")
-            elif extent.setdefault(s, n) != n:
-                raise ValueError(f"expr: index {shown(s)} has extent {extent[s]} in {where[s]} but {n} in "
-                                 f"{_describe(ref)} (shape {tuple(a.shape)})")
-            else:
-                where.setdefault(s, f"{_describe(ref)} (shape {tuple(a.shape)})")
-    if uses:
-        windows.infer_extents(uses, extent, where)
-    return extent
-
-
-def expr(notation, *, format=None, reduce="sum", **operands):
-    """Lazy index notation: ``ls.expr("A[i,j] = B[i,j] * C[i,k] * D[k,j]", B=B, C=C, D=D)``.
-
-    Indices on the right that are absent on the left are reduced with ``reduce``
-    (``"sum"``, ``"max"``, ``"min"`` or ``"prod"``) over the whole right side, as one
-    statement: ``y[i] = A[i,k] + 1`` adds 1 once per ``k``. Numbers follow NumPy's weak-scalar
-    rules; reusing a name reads the same operand.
-
-    >>> import numpy as np, lazysparse as ls
-    >>> ls.expr("y[i] = A[i,j] * x[j]", A=np.ones((2, 3)), x=np.ones(3)).shape
-    (2,)
-    """
-    if reduce not in ops.REDUCTIONS:
-        raise ValueError(f"expr: reduce must be one of {', '.join(ops.REDUCTIONS)}, got {shown(reduce)}")
-    p = parse_notation(notation)
-    out = p.out_indices
-    if len(set(out)) != len(out):
-        raise ValueError(f"expr: the output {p.out_name}[{','.join(out)}] repeats an index")
-    arrays = {k: _as_array(v, "expr") for k, v in operands.items()}
-    extent = _check_refs(p, arrays, notation)
-    used = {r.name for r in _refs(p.rhs)}
-    for k in arrays:
-        if k not in used:
-            raise ValueError(f"expr: operand {shown(k)} is not used in {shown(notation)}")
-    for ix in out:
-        if ix not in extent:
-            raise ValueError(f"expr: output index {shown(ix)} does not appear on the right side of {shown(notation)}")
-    order = list(out) + [ix for ix in extent if ix not in out]
-    empty = [ix for ix in order[len(out):] if extent[ix] == 0]
-    if reduce in ("max", "min") and empty and all(extent[ix] for ix in out):
-        # NumPy: a max/min over nothing has no value (an empty result is fine)
-        raise ValueError(f"expr: reduce={shown(reduce)} over index {shown(empty[0])} of extent 0 in {shown(notation)}: "
-                         "zero-size reduction with no identity")
-    if len(order) > len(_IDX):
-        raise ValueError(f"expr: {len(order)} indices are more than the {len(_IDX)} supported")
-    shape = tuple(extent[ix] for ix in out)
-    fmt = _format(format, len(shape), "expr")
-    b = _ExprBuilder(arrays, {ix: _IDX[k] for k, ix in enumerate(order)}, extent,
-                     None if fmt is None else fmt.is_dense)
-    ir, dtype = b.root(p.rhs)
-    if reduce in ("max", "min") and len(order) > len(out) and np.dtype(dtype).kind == "c":
-        raise TypeError(f"expr: reduce={shown(reduce)} over complex values ({dtype}) has no ordering")
-    stmt = Statement(_IDX[:len(out)], ir, reduce, dtype)
-    return build._node_array(stmt, tuple(b.children), shape, dtype, fmt)
-
-
-# -- NumPy protocols ------------------------------------------------------------------------------
-def _plain(out=None, **kw):
-    """True when no NumPy-only keyword (out=, where=, initial=, ...) was given."""
-    return out is None and not kw
-
-
-def _np_reduce(fn, has_dtype):
-    def handler(a, axis=None, *args, **kw):
-        names = ("dtype", "out", "keepdims") if has_dtype else ("out", "keepdims")
-        if len(args) > len(names):
-            return NotImplemented
-        kw.update(zip(names, args))
-        dtype, keepdims = kw.pop("dtype", None), kw.pop("keepdims", False)
-        if not _plain(**kw):
-            return NotImplemented
-        if has_dtype:
-            return fn(a, axis, keepdims, dtype)
-        return fn(a, axis, keepdims)
-    return handler
-
-
-def _np_einsum(subscripts, *operands, out=None, optimize=False, **kw):
-    return einsum(subscripts, *operands) if _plain(out, **kw) else NotImplemented
-
-
-def _np_dot(a, b, out=None):
-    return dot(a, b) if out is None else NotImplemented
-
-
-def _np_where(*args):
-    if len(args) == 1:  # NumPy's one-argument where is nonzero
-        return _as_array(args[0], "where").nonzero()
-    return where(*args) if len(args) == 3 else NotImplemented
-
-
 def clip(x, a_min=None, a_max=None):
     """Lazy ``numpy.clip``: ``minimum(maximum(x, a_min), a_max)``, either bound None for none."""
     x = _as_array(x, "clip")
@@ -686,96 +440,3 @@ def clip(x, a_min=None, a_max=None):
     if a_min is not None:
         x = maximum(x, a_min)
     return x if a_max is None else minimum(x, a_max)
-
-
-def _np_clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kw):
-    if out is not None or kw:
-        return NotImplemented
-    return clip(a, a_min if min is None else min, a_max if max is None else max)
-
-
-def _np_diagonal(a, offset=0, axis1=0, axis2=1):
-    if getattr(a, "ndim", 0) != 2 or (axis1 % 2, axis2 % 2) != (0, 1):
-        return NotImplemented
-    return a.diagonal(offset)
-
-
-def _np_trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
-    if dtype is not None or out is not None:
-        return NotImplemented
-    d = _np_diagonal(a, offset, axis1, axis2)
-    return d if d is NotImplemented else d.sum()
-
-
-def _np_reshape(a, shape=None, order="C", *, newshape=None, copy=None):
-    shape = newshape if shape is None else shape
-    if shape is None or copy is False:
-        return NotImplemented
-    return a.reshape(shape, order=order)
-
-
-_FUNCTIONS = {
-    np.einsum: _np_einsum,
-    np.diagonal: _np_diagonal,
-    np.trace: _np_trace,
-    np.reshape: _np_reshape,
-    np.nonzero: lambda a: a.nonzero(),
-    **joining.NP_FUNCTIONS,
-    **truth.NP_FUNCTIONS,
-    **statistics.NP_FUNCTIONS,
-    np.dot: _np_dot,
-    np.tensordot: lambda a, b, axes=2: tensordot(a, b, axes),
-    np.transpose: lambda a, axes=None: transpose(a, axes),
-    np.where: _np_where,
-    np.clip: _np_clip,
-    np.sum: _np_reduce(sum, True),
-    np.prod: _np_reduce(prod, True),
-    np.mean: _np_reduce(mean, True),
-    np.max: _np_reduce(max, False),
-    np.amax: _np_reduce(max, False),
-    np.min: _np_reduce(min, False),
-    np.amin: _np_reduce(min, False),
-    np.real: lambda a: a.real if isinstance(a, _array_cls()) else np.real(a),
-    np.imag: lambda a: a.imag if isinstance(a, _array_cls()) else np.imag(a),
-}
-
-
-def register_numpy(table):
-    """Add NumPy functions (``{np.fn: handler}``) to the NEP-18 dispatch: the modules that are
-    built on this one (api/ufuncs.py, api/shaping.py) register theirs once the package is loaded."""
-    _FUNCTIONS.update(table)
-
-
-def _known_type(t):
-    import scipy.sparse as sp
-    return issubclass(t, (_array_cls(), np.ndarray, np.generic, sp.spmatrix, sp.sparray))
-
-
-def array_function(func, types, args, kwargs):
-    """NEP-18 ``__array_function__``: the NumPy functions lazysparse implements, lazily."""
-    handler = _FUNCTIONS.get(func)
-    if handler is None or not builtins.all(_known_type(t) for t in types):
-        return NotImplemented
-    return handler(*args, **kwargs)
-
-
-def _known_input(x):
-    import numbers
-    return isinstance(x, numbers.Number) or _known_type(type(x))
-
-
-def array_ufunc(ufunc, method, inputs, kwargs):
-    """NEP-13 ``__array_ufunc__``: plain ufunc calls (no ``out=``, no other keywords) stay lazy."""
-    if method != "__call__" or kwargs or not builtins.all(_known_input(x) for x in inputs):
-        return NotImplemented
-    if ufunc is np.matmul:
-        return matmul(*inputs)
-    if ufunc is np.positive:
-        return positive(*inputs)
-    if ufunc is np.divmod:  # (two outputs: the quotient and the remainder, each lazy)
-        return tuple(checked(build.elementwise(op, *inputs, opname="divmod"), "divmod")
-                     for op in ("floor_divide", "remainder"))
-    op = ops.UFUNC_NAMES.get(ufunc.__name__)
-    if op is None or ops.OPS[op][1] != ufunc.nin:
-        return NotImplemented
-    return checked(build.elementwise(op, *inputs, opname=ufunc.__name__), ufunc.__name__)

@@ -12,6 +12,8 @@ import numbers
 
 import numpy as np
 
+from lazysparse.api.base import ArrayBase
+
 from lazysparse.ir import ops
 from lazysparse.ir.nodes import Access, Call, Const, Index, Statement, intern
 from lazysparse.ir.dag import make_node
@@ -21,17 +23,12 @@ _IDX = tuple(Index(f"i{k}") for k in range(64))
 _DT = {}
 
 
-Array = None  # lazysparse.Array, set by array.py once the class exists (it imports this module)
 
-
-def _array_cls():
-    return Array
 
 
 def as_operand(x, opname):
     """An ``Array`` for a tensor-like, or ``(None, pytype)`` marker for a Python scalar."""
-    Array = _array_cls()
-    if isinstance(x, Array):
+    if isinstance(x, ArrayBase):
         return x
     if isinstance(x, (bool, np.bool_)) and not isinstance(x, np.ndarray):
         return ("pybool", bool(x))
@@ -98,10 +95,10 @@ def elementwise(op: str, *args, opname=None):
     """Lazy elementwise ``op`` over arrays and scalars with NumPy broadcasting."""
     if op == "power" and len(args) == 2 and _squares(*args):
         op, args = "square", args[:1]
-    key = (op, *[(a.shape, a.dtype) if type(a) is Array else type(a) for a in args])
+    key = (op, *[(a.shape, a.dtype) if isinstance(a, ArrayBase) else type(a) for a in args])
     shared = len(args) > 1 and _shared(args)
     if shared:  # one slot for an array passed twice: another statement
-        ids = [id(a) if type(a) is Array else None for a in args]
+        ids = [id(a) if isinstance(a, ArrayBase) else None for a in args]
         key += (tuple([-1 if i is None else ids.index(i) for i in ids]),)
     hit = _ELEMENTWISE.get(key)
     if hit is not None:
@@ -109,18 +106,18 @@ def elementwise(op: str, *args, opname=None):
         if shared:
             children, seen = [], set()
             for a, d in zip(args, in_dtypes):
-                if type(a) is not Array:
+                if not isinstance(a, ArrayBase):
                     children.append(_scalar_array(a, d, opname or op))
                 elif id(a) not in seen:
                     seen.add(id(a))
                     children.append(a)
             children = tuple(children)
         else:
-            children = tuple([a if type(a) is Array else _scalar_array(a, d, opname or op)
+            children = tuple([a if isinstance(a, ArrayBase) else _scalar_array(a, d, opname or op)
                               for a, d in zip(args, in_dtypes)])
-        return Array._from_node(make_node(stmt, children, shape, dtype))
+        return ArrayBase._from_node(make_node(stmt, children, shape, dtype))
     out = _elementwise(op, args, opname or op)
-    if all(type(a) is Array or type(a) in _PYSCALARS for a in args):
+    if all(isinstance(a, ArrayBase) or type(a) in _PYSCALARS for a in args):
         if len(_ELEMENTWISE) > _CACHE_MAX:
             _ELEMENTWISE.clear()
         node = out._node
@@ -134,7 +131,7 @@ def _squares(base, exponent) -> bool:
     a 0-d exponent is a call of C's ``pow`` wherever the exponent is not a literal (a fused
     kernel reads it at run time: ``(A @ x) ** 2`` summed took 0.6 ms of pow calls on
     github-social)."""
-    if type(base) is not Array or type(exponent) not in (int, float) or exponent != 2:
+    if not isinstance(base, ArrayBase) or type(exponent) not in (int, float) or exponent != 2:
         return False
     kind = base.dtype.kind
     return kind in "fc" or (kind in "iu" and type(exponent) is int)
@@ -146,8 +143,8 @@ def _shared(args) -> bool:
     equal accesses (compiler/plan/patterns.py), instead of co-iterating two copies of one pattern."""
     a0, a1 = args[0], args[1]
     if len(args) == 2:
-        return a0 is a1 and type(a0) is Array
-    arrs = [id(a) for a in args if type(a) is Array]
+        return a0 is a1 and isinstance(a0, ArrayBase)
+    arrs = [id(a) for a in args if isinstance(a, ArrayBase)]
     return len(set(arrs)) != len(arrs)
 
 
@@ -165,11 +162,11 @@ def _elementwise(op, args, opname):
     for arg, o, d in zip(args, operands, in_dtypes):
         if isinstance(o, tuple):
             o = _scalar_array(o[1], d, opname)
-        k = slot.get(id(arg)) if type(arg) is Array else None
+        k = slot.get(id(arg)) if isinstance(arg, ArrayBase) else None
         if k is None:
             k = len(children)
             children.append(o)
-            if type(arg) is Array:
+            if isinstance(arg, ArrayBase):
                 slot[id(arg)] = k
         # right-align; broadcast (size-1 or missing) axes read coordinate 0
         sub = []
@@ -182,12 +179,11 @@ def _elementwise(op, args, opname):
 
 
 def _node_array(stmt, children, shape, dtype, format=None):
-    Array = _array_cls()
     stmt = intern(stmt)
     dt = _DT.get(dtype)
     if dt is None:
         dt = _DT.setdefault(dtype, np.dtype(dtype))
-    return Array._from_node(make_node(stmt, children, tuple(shape), dt, format))
+    return ArrayBase._from_node(make_node(stmt, children, tuple(shape), dt, format))
 
 
 def contraction(out_subs, terms, *, reduce="sum", format=None, opname="einsum"):
@@ -289,7 +285,6 @@ def reduction(x, axis, op, keepdims=False, dtype=None, opname=None):
     shape = tuple([x.shape[k] for k in range(nd) if k not in axes])
     out = _node_array(stmt, (x,), shape, res)
     if keepdims:
-        from lazysparse.api.operations import reshape_keepdims
         out = reshape_keepdims(out, x.shape, axes)
     return out
 
@@ -312,10 +307,6 @@ def _reduction_stmt(nd, axes, op, src, dtype):
     return intern(Statement(out_idx, expr, op, str(res))), res
 
 
-def identity_statement(ndim, dtype) -> Statement:
-    """``out[i..] = T0[i..]``: a copy, i.e. a format conversion when the result format differs."""
-    idx = _IDX[:ndim]
-    return intern(Statement(idx, Access(0, idx), "sum", str(np.dtype(dtype))))
 
 
 def relabel(x, perm, opname="transpose"):
@@ -339,3 +330,14 @@ def relabel(x, perm, opname="transpose"):
 
 
 _RELABEL = {}  # (perm, dtype) -> the interned relabelling statement
+
+
+def reshape_keepdims(out, in_shape, axes):
+    """``out`` (a reduction of an array of ``in_shape`` over ``axes``) with size-1 axes put back."""
+    nd = len(in_shape)
+    idx = _IDX[:nd]
+    kept = tuple(idx[k] for k in range(nd) if k not in axes)
+    shape = tuple(1 if k in axes else in_shape[k] for k in range(nd))
+    # the size-1 output indices appear on no right-hand side: the lowerer loops over them once
+    stmt = Statement(idx, Access(0, kept), "sum", str(out.dtype))
+    return _node_array(stmt, (out,), shape, out.dtype)

@@ -107,7 +107,7 @@ def _limit_dense(shape, dtype, name):
 
 
 def _dense(vals):
-    from lazysparse.array import Array
+    from lazysparse.api.base import ArrayBase as Array
     from lazysparse.formats.storage import Storage
     return Array._from_storage(Storage.from_dense(np.asarray(vals)))
 
@@ -121,7 +121,7 @@ def _entries(st):
 def _sparse(st, shape, cols, vals):
     """A sparse result of ``shape`` from unique (any order) coordinates: ``st``'s format when the
     rank is unchanged, COO of the new rank otherwise; 0-d results are dense."""
-    from lazysparse.array import Array
+    from lazysparse.api.base import ArrayBase as Array
     from lazysparse.api.creation import _canonical, _fits32, _from_coords
     from lazysparse.formats import resolve_format
     from lazysparse.formats.storage import Storage

@@ -203,7 +203,7 @@ def argmin(x, axis=None, keepdims=False):
 
 
 def _arg(x, axis, keepdims, big, name):
-    from lazysparse.array import Array
+    from lazysparse.api.base import ArrayBase as Array
     x = _arr(x, name)
     if np.dtype(x.dtype).kind == "c":
         raise TypeError(f"{name}: complex values have no ordering here (operand of dtype {x.dtype})")

@@ -23,7 +23,8 @@ from typing import NamedTuple
 import numpy as np
 
 from lazysparse.formats import Storage
-from lazysparse.compiler.lower.fused import Unsupported, lower_fused
+from lazysparse.compiler import stages
+from lazysparse.compiler.lower.fused import Unsupported
 from lazysparse.compiler.plan.associate import associate
 from lazysparse.compiler.plan.decompose import decompose
 from lazysparse.compiler.plan.fusion import Loop, plan_fusion
@@ -34,6 +35,9 @@ from lazysparse.compiler.plan.siblings import share_reads
 from lazysparse.runtime import aligned, interrupt, memory
 from lazysparse.compiler import opcount as counting
 from lazysparse.compiler.runner import POISON, _poisoned
+from lazysparse.compiler import statement as execute_statement
+from lazysparse.compiler.statement import _BOUND, GUARD_MIN, convert_storage
+from lazysparse.compiler.plan.passes import ACTIVE
 from lazysparse.runtime.threads import PAR_MIN_WORK, get_num_threads
 
 _PLANS = {}  # (program, input specs, 0-d values) -> (plan, kernel, abi, (like, _Fixed)), or
@@ -294,7 +298,6 @@ def _convert(inputs, conv):
     """Inputs with those of ``conv`` converted. Storages never change, so a conversion is kept
     while its source lives: a COO tensor used again (ALS calls MTTKRP with the same X every
     sweep) converts once, for the memory of one more copy."""
-    from lazysparse.compiler.pipeline import convert_storage
     out = {}
     for vid, st in inputs.items():
         if vid in conv:
@@ -317,8 +320,7 @@ def _run_converted(plan, kernel, abi, fixed, inputs, conv, name, converted=None)
     st = _run(plan, kernel, abi, fixed, converted or _convert(inputs, conv), name)
     like = fixed[0]
     if like in conv:
-        from lazysparse.compiler.pipeline import convert_storage
-        st = convert_storage(st, inputs[like].format)
+            st = convert_storage(st, inputs[like].format)
     return st
 
 
@@ -330,7 +332,7 @@ def _run_ops(prog, inputs, name, pool=None):
     glibc gives the top of its heap back to the system once the temporary and the result are
     both freed; their first-touch page faults cost GNN-1 ``A @ (X @ W)`` on github-social a
     third of its time, and serialise two threads (docs/design.md, "Scratch buffers")."""
-    execute = (_EXEC[0] if _EXEC else _bind_exec()).execute
+    execute = execute_statement.execute
     try:
         scratch = pool.pop() if pool is not None else {}
     except IndexError:  # (one per thread running this program at once)
@@ -371,16 +373,6 @@ def _run_ops(prog, inputs, name, pool=None):
 
 
 _STEPS = {}  # id(program) -> (program, its _steps)
-_EXEC = []  # the module compiler/pipeline.py, once imported (it imports this one): an import
-#             statement in a function costs a microsecond on every call
-
-
-def _bind_exec():
-    from lazysparse.compiler import pipeline as execute
-    _EXEC.append(execute)
-    return execute
-
-
 def _steps(prog):
     """What ``_run_ops`` does for each operation of ``prog``, worked out once: ``(statement,
     argument value ids, result shape, result value id, kept, fresh)``; ``kept``: a temporary
@@ -422,7 +414,7 @@ def _skip(key, roots):
     _SKIP[key] = _stmts(roots)
 
 
-_PASSES = [PASSES]
+_PASSES = ACTIVE
 
 
 @contextmanager
@@ -435,7 +427,6 @@ def passes(*names):
     unknown = set(names) - PASSES
     if unknown:
         raise ValueError(f"passes: unknown pass(es) {sorted(unknown)}; choose from {sorted(PASSES)}")
-    from lazysparse.compiler.pipeline import _BOUND
     prev = _PASSES[0]
     _PASSES[0] = frozenset(names)
     _FAST.clear()
@@ -462,13 +453,11 @@ def _build(prog, specs, scalars):
     if not _shares_loops(plan.tree):
         return ops
     try:
-        block, abi, like = lower_fused(plan, specs)
+        lowered = stages.lower(stages.Plan.of_program(plan, specs))
     except Unsupported:
         return ops
-    from lazysparse.compiler.codegen.c import printer as cbackend
-    from lazysparse.runtime.kernel_cache import load_kernel
-    source = cbackend.emit(block, header_comment="fused: " + repr(plan))
-    return plan, load_kernel(source), abi, (like, _Fixed(plan, abi, specs, like))
+    abi, like = lowered.abi, lowered.extra
+    return plan, stages.build(lowered).kernel, abi, (like, _Fixed(plan, abi, specs, like))
 
 
 def _counting_kernel(plan, fx):
@@ -476,11 +465,8 @@ def _counting_kernel(plan, fx):
     if fx.counting is None:
         with counting._BUILD:
             if fx.counting is None:
-                from lazysparse.compiler.codegen.c import printer as cbackend
-                from lazysparse.runtime.kernel_cache import load_kernel
-                block, _, _ = lower_fused(plan, fx.specs, count=True)
-                fx.counting = load_kernel(cbackend.emit(block, header_comment="fused: " + repr(plan),
-                                                        count=True))
+                lowered = stages.lower(stages.Plan.of_program(plan, fx.specs), count=True)
+                fx.counting = stages.build(lowered).kernel
     return fx.counting
 
 
@@ -523,7 +509,6 @@ def glue_source(abi, fx, like) -> str:
     and the lines for an input run only when its slot holds another storage than in that set's
     previous call (storages are immutable). Only names and integers made here reach the
     source, never user strings."""
-    from lazysparse.compiler.pipeline import GUARD_MIN  # (execute imports this module)
     vids = _glue_inputs(abi, like)
     L = ["def call(inputs, name, fn):"]
     L += [f"    s{v} = inputs[{v}]" for v in vids]
@@ -657,9 +642,8 @@ def _run(plan, kernel, abi, fixed, inputs, name):
         ck = _counting_kernel(plan, fx)
         st = fx.call(inputs, name, lambda p, d: counting.run(ck, lambda: ck.fn(p, d), inputs.get, t))
     RUNS[0] += 1
-    execute = _EXEC[0] if _EXEC else _bind_exec()
-    if execute._LOGGING[0]:
-        log = getattr(execute._LOG, "items", None)
+    if execute_statement._LOGGING[0]:
+        log = getattr(execute_statement._LOG, "items", None)
         if log is not None:
             log.append(FusedRun(plan, kernel, like, abi, fx))
     return st

@@ -3,14 +3,14 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 import weakref
 
 import numpy as np
 
-from lazysparse.compiler.codegen.c import printer as cbackend
+from lazysparse.compiler import stages
 from lazysparse.formats import Storage
 from lazysparse.ir import ops
-from lazysparse.compiler.lower.lowering import lower
 from lazysparse.runtime import aligned, interrupt, tuning
 from lazysparse.runtime.cpu_caches import STREAM_MIN
 from lazysparse.runtime.threads import PAR_MIN_WORK, get_num_threads
@@ -29,12 +29,11 @@ class Runner:
 
     def __init__(self, spec, count=False):
         self.spec = spec
-        block, abi = lower(spec, count)
-        self.abi = abi
-        self.source = cbackend.emit(block, header_comment=repr(spec.stmt) + " | order " +
-                                    ",".join(map(repr, spec.order)) + " | " + spec.mode, count=count)
-        from lazysparse.runtime.kernel_cache import ffi, libc, load_kernel
-        self.kernel = load_kernel(self.source)
+        self.compiled = stages.build(stages.lower(stages.Plan.of_statement(spec), count=count))
+        self.abi = abi = self.compiled.abi
+        self.source = self.compiled.source
+        self.kernel = self.compiled.kernel
+        from lazysparse.runtime.kernel_cache import ffi, libc
         self._ffi, self._libc = ffi, libc
         fmt = spec.output.format
         self.out_dense = fmt.is_dense
@@ -311,7 +310,6 @@ def work_expr(spec, ext) -> str:
 
 
 def _ws_call():
-    from lazysparse.compiler.pipeline import WS_CALL
     return WS_CALL
 
 
@@ -342,6 +340,9 @@ def _compile_glue(source, runner, extra_env=None):
 # LAZYSPARSE_POISON=1 (the test suite sets it) fills results that kernels are trusted to
 # overwrite entirely with garbage (NaN, or -7 for integers, True for bool) instead of leaving
 # them uninitialised, so that a kernel skipping one element fails an oracle test every time
+WS_CALL = threading.local()   # .capacity: the workspace capacity of the call being made
+
+
 POISON = os.environ.get("LAZYSPARSE_POISON", "") not in ("", "0")
 
 

@@ -13,10 +13,13 @@ statement by compiler/plan/loops.py and emitted by compiler/lower/tiling.py.
 """
 from __future__ import annotations
 
+import threading
+
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from lazysparse.compiler.loopir.support import POLICIES  # the workspace policies' registry
 from lazysparse.errors import shown
 from lazysparse.ir import provenance as PV
 
@@ -27,6 +30,27 @@ RACES = ("no-races", "ignore-races", "atomics", "temporary", "parallel-reduction
 LOOP_STEPS = ("split", "divide", "fuse", "pos", "bound", "reorder", "unroll", "parallelize")
 
 
+# The schedule being applied in each thread (``Schedule.apply``), read by the planner.
+class _Forced(threading.local):
+    """.choice: (policy, capacity) from an ls.Schedule being applied in this thread. The class
+    default makes a read in a thread that never set it a plain lookup: an attribute miss on a
+    ``threading.local`` raises inside, which costs 8-35 µs on a cold interpreter (the bound
+    workspace plans read it on every call)."""
+    choice = None
+
+
+WS_FORCED = _Forced()
+
+
+class _Loops(threading.local):
+    """.schedule: the ls.Schedule whose loop transformations the kernels planned in this
+    thread follow (compiler/plan/loops.py); None: the compiler's own schedule."""
+    schedule = None
+
+
+LOOPS_FORCED = _Loops()
+
+
 @dataclass(frozen=True)
 class Schedule:
     steps: tuple = ()
@@ -35,7 +59,6 @@ class Schedule:
         """Assemble scattered sparse results through the accumulation ``policy`` ("dense",
         "hash", "coord", "bucket", or one added with ``lazysparse.compiler.lower.workspace.register_policy``),
         sorting and merging it every ``capacity`` entries (default: the cost model's)."""
-        from lazysparse.compiler.lower.workspace import POLICIES
         if policy not in POLICIES:
             raise ValueError(f"Schedule.workspace: unknown policy {shown(policy)}; "
                              f"choose from {sorted(POLICIES)}")
@@ -139,7 +162,6 @@ class Schedule:
     @contextmanager
     def apply(self):
         """Within this block, kernels this thread plans follow the schedule."""
-        from lazysparse.compiler.pipeline import LOOPS_FORCED, WS_FORCED
         prev, prev_loops = WS_FORCED.choice, LOOPS_FORCED.schedule
         ws = [s for s in self.steps if s[0] == "workspace"]
         WS_FORCED.choice = ws[-1][1:] if ws else prev

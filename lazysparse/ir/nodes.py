@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from functools import cached_property
 
+import numpy as np
+
 
 class _Hashed:
     """IR nodes are hashed on every cache lookup: compute the hash once per object."""
@@ -132,3 +134,12 @@ _INTERNED = {}
 def intern(stmt: "Statement") -> "Statement":
     """The canonical object for an equal statement (cache lookups then compare by identity)."""
     return _INTERNED.setdefault(stmt, stmt)
+
+
+_IDENTITY_IDX = tuple(Index(f"i{k}") for k in range(64))
+
+
+def identity_statement(ndim, dtype) -> Statement:
+    """``out[i..] = T0[i..]``: a copy, i.e. a format conversion when the result format differs."""
+    idx = _IDENTITY_IDX[:ndim]
+    return intern(Statement(idx, Access(0, idx), "sum", str(np.dtype(dtype))))

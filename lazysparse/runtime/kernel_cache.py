@@ -66,8 +66,9 @@ from typing import Any
 
 import cffi
 
+from lazysparse._version import __version__
 from lazysparse.runtime import toolchain as _compiler
-from lazysparse.runtime.toolchain import CompileError, CompilerNotFoundError, compiler_info, open_private, openmp_available, read_fd, read_private, secure as _secure
+from lazysparse.runtime.toolchain import CompileError, CompilerNotFoundError, compiler_info, open_private, read_fd, read_private, secure as _secure
 
 try:  # POSIX only; without it concurrent processes may compile the same kernel twice (still safe)
     import fcntl
@@ -131,11 +132,22 @@ _dir: str | None = None
 _dir_fallback = False
 
 
+# The compiler's caches of bound plans sit above this one: warm calls are answered there before
+# reaching a kernel. They register here (``register_plan_cache``) so that ``cache_info`` reports
+# them and ``clear_cache`` drops them, without this layer importing the compiler.
+_plan_caches: list = []
+
+
+def register_plan_cache(info, clear, reset) -> None:
+    """``info()`` -> (hits, entries); ``clear()`` drops the plans; ``reset()`` zeroes the hits."""
+    _plan_caches.append((info, clear, reset))
+
+
 def _reset_for_tests(compiler: bool = True) -> None:
     """Forget everything except already-loaded libraries: memory cache, counters, the resolved
     cache directory (re-read from the environment on next use) and, by default, the compiler."""
-    from lazysparse.compiler import pipeline as _ex
-    _ex.STATS["plan_hits"] = 0
+    for _, _, reset in _plan_caches:
+        reset()
     global _dir, _dir_fallback
     with _lock:
         _mem.clear()
@@ -153,7 +165,6 @@ def _reset_for_tests(compiler: bool = True) -> None:
 # ---------------------------------------------------------------------------------------------
 
 def _version() -> str:
-    from lazysparse import __version__  # lazily: lazysparse/__init__ imports this module
     return __version__
 
 
@@ -290,6 +301,18 @@ def _probe_dir() -> str | None:
         return _disk_dir()
     except OSError:
         return None
+
+
+def openmp_available() -> bool:
+    """True when kernels are compiled with ``-fopenmp`` (so ``#pragma omp`` is honoured).
+
+    Triggers compiler detection (remembered in the cache directory); returns False (rather than
+    raising) when there is no compiler.
+    """
+    try:
+        return compiler_info(_probe_dir()).openmp
+    except CompilerNotFoundError:
+        return False
 
 
 # ---------------------------------------------------------------------------------------------
@@ -726,11 +749,13 @@ def cache_info() -> dict:
             d = _default_dir()
         except Exception:  # pragma: no cover
             d = None
-    # warm calls are answered by the planner's signature cache before reaching this one
-    from lazysparse.compiler import pipeline as _ex
-    out["plan_hits"] = _ex.STATS["plan_hits"]
-    out["hits"] += _ex.STATS["plan_hits"]
-    out["plans"] = len(_ex._RUNNERS)
+    # warm calls are answered by the compiler's plan caches before reaching this one
+    out["plan_hits"] = out["plans"] = 0
+    for info, _, _ in _plan_caches:
+        hits, entries = info()
+        out["plan_hits"] += hits
+        out["plans"] += entries
+    out["hits"] += out["plan_hits"]
     out["disk_dir"] = d
     out["fallback_dir"] = fb
     info = _compiler._info
@@ -745,8 +770,8 @@ def clear_cache(disk: bool = False) -> None:
     """Drop the in-memory kernels; with ``disk=True`` also delete the on-disk entries of this
     version's cache directory. Counters are process-wide totals and are not reset. Libraries
     already loaded stay mapped (a kernel may still be running or referenced)."""
-    from lazysparse.compiler import pipeline as _ex
-    _ex.plan_cache_clear()
+    for _, clear, _ in _plan_caches:
+        clear()
     with _lock:
         _mem.clear()
         _by_source.clear()

@@ -36,7 +36,6 @@ __all__ = [
     "CompileError",
     "CompilerInfo",
     "compiler_info",
-    "openmp_available",
     "compile_shared",
     "machine_id",
     "remember_compiler",
@@ -571,18 +570,6 @@ def remembered_compiler(probe_dir: str | None) -> CompilerInfo | None:
     with _lock:
         _remembered[probe_dir] = info
     return info
-
-
-def openmp_available() -> bool:
-    """True when kernels are compiled with ``-fopenmp`` (so ``#pragma omp`` is honoured).
-
-    Triggers compiler detection; returns False (rather than raising) when there is no compiler.
-    """
-    try:
-        from lazysparse.runtime.kernel_cache import _probe_dir  # the kernel cache directory remembers the probe
-        return compiler_info(_probe_dir()).openmp
-    except CompilerNotFoundError:
-        return False
 
 
 # ---------------------------------------------------------------------------------------------

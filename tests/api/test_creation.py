@@ -5,7 +5,8 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import lazysparse as ls
-from lazysparse.api.creation import _coords, convert, to_numpy, to_pydata, to_scipy
+from lazysparse.api.creation import _coords
+from lazysparse.api.conversion import convert, to_numpy, to_pydata, to_scipy
 from lazysparse.formats import Format, Storage, resolve_format
 from lazysparse.formats.validate import validate
 

@@ -211,7 +211,7 @@ def test_matmul_errors(sa, sb):
                                    ((), (3,)), ((2, 3), ()), ((2, 3, 4), (5, 4, 6))])
 def test_dot_shape(sa, sb):
     a, b = zeros(sa), zeros(sb)
-    check_like(ls.frontend.dot(arr(a), arr(b)), np.dot(a, b))
+    check_like(ls.api.operations.dot(arr(a), arr(b)), np.dot(a, b))
     if sa:
         check_like(arr(a).dot(arr(b)), np.dot(a, b))
 
@@ -219,7 +219,7 @@ def test_dot_shape(sa, sb):
 def test_dot_errors_and_scalar_dtype():
     with pytest.raises(ValueError, match="dot"):
         arr(zeros((2, 3))).dot(arr(zeros((4,))))
-    check_like(ls.frontend.dot(2, arr(zeros(3, "int32"))), np.dot(2, zeros(3, "int32")))
+    check_like(ls.api.operations.dot(2, arr(zeros(3, "int32"))), np.dot(2, zeros(3, "int32")))
 
 
 @pytest.mark.parametrize("sa,sb,axes", [((2, 3, 4), (3, 4, 5), 2), ((2, 3), (3, 2), 1),
@@ -517,7 +517,7 @@ def test_array_function_rejects_foreign_types():
     class Foreign:
         def __array_function__(self, func, types, args, kwargs):
             return NotImplemented
-    assert ls.frontend.array_function(np.sum, (ls.Array, Foreign), (arr(zeros(2)),), {}) is NotImplemented
+    assert ls.api.protocols.array_function(np.sum, (ls.Array, Foreign), (arr(zeros(2)),), {}) is NotImplemented
 
 
 # -- fuzzing the parsers --------------------------------------------------------------------------

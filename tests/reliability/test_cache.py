@@ -1,7 +1,7 @@
-"""Guarantees 6-8 (issue 5) and the kernel cache (lazysparse/runtime/kernel_cache.py, compiler.py,
-threads.py): checksummed entries rebuilt when corrupt or truncated, private 0700 directory,
-entries of other owners or writable by others never loaded, fallback from an unwritable
-directory, 8 processes compiling one kernel, threads compiling once, no compiler.
+"""The kernel cache (lazysparse/runtime/kernel_cache.py, toolchain.py, threads.py): checksummed
+entries rebuilt when corrupt or truncated, private 0700 directory, entries of other owners or
+writable by others never loaded, fallback from an unwritable directory, 8 processes compiling one
+kernel, threads compiling once, no compiler.
 
 Each guarantee was checked by breaking the code that provides it (mutation testing: the
 checksum, metadata, ownership and mode checks, the 0700 modes, the fallbacks and their warning,
@@ -31,22 +31,10 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repo
 
-# Imports lazysparse.runtime.kernel_cache even while lazysparse/__init__.py cannot be imported yet (other
-# modules it names are still being written): a bare package module stands in for it. Once the
-# package imports, this does nothing. Used in this process and in every child process.
+# The imports every child process of these tests starts with.
 _IMPORT = textwrap.dedent(f"""
     import os, re, sys, types
     sys.path.insert(0, {ROOT!r})
-    try:
-        import lazysparse.runtime.kernel_cache
-    except ImportError:
-        for _m in [m for m in sys.modules if m == "lazysparse" or m.startswith("lazysparse.")]:
-            del sys.modules[_m]
-        _pkg = types.ModuleType("lazysparse")
-        _pkg.__path__ = [os.path.join({ROOT!r}, "lazysparse")]
-        with open(os.path.join({ROOT!r}, "lazysparse", "__init__.py")) as _f:
-            _pkg.__version__ = re.search(r'__version__\\s*=\\s*"([^"]+)"', _f.read()).group(1)
-        sys.modules["lazysparse"] = _pkg
     from lazysparse.runtime import kernel_cache as c
     from lazysparse.runtime import toolchain as comp
     from lazysparse.runtime import threads as thr
@@ -443,8 +431,9 @@ def test_threads_compile_once(cache_dir, in_threads, monkeypatch):
 
 
 def test_threads_materializing_compile_each_kernel_once(cache_dir, in_threads):
-    """Guarantee 8 end to end: 8 threads materialize expressions needing the same new kernels at
-    once (each thread its own operands); every kernel is compiled once and every result is right."""
+    """Each kernel compiled once, end to end: 8 threads materialize expressions needing the same new
+    kernels at once (each thread its own operands); every kernel is compiled once and every result
+    is right."""
     import numpy as np
     import scipy.sparse as sp
 
@@ -480,10 +469,10 @@ def test_threads_materializing_compile_each_kernel_once(cache_dir, in_threads):
 
 
 def test_threads_share_one_fused_kernel_and_its_call(in_threads):
-    """Guarantee 8 on the fused path: 8 threads run the same fused plan (SDDMM, one kernel and
-    one generated call with pooled ``p[]``/``d[]`` that remember each slot's last storage) at
-    once, on their own operands and on shared ones, several rounds, on one and two kernel
-    threads: every value is NumPy's. A set of arguments used by two calls at once, or one
+    """Each kernel compiled once, on the fused path: 8 threads run the same fused plan (SDDMM, one
+    kernel and one generated call with pooled ``p[]``/``d[]`` that remember each slot's last
+    storage) at once, on their own operands and on shared ones, several rounds, on one and two
+    kernel threads: every value is NumPy's. A set of arguments used by two calls at once, or one
     that kept another thread's operand, gives wrong values or a crash here."""
     import numpy as np
     import scipy.sparse as sp
@@ -574,7 +563,8 @@ def test_entry_files_are_written_under_temporary_names(cache_dir, monkeypatch):
     """What processes without the flock rely on (the no_flock case above, platforms without
     fcntl): every file of an entry (.c, .so, .json) is written under a unique temporary name in
     the cache directory and renamed into place, so a reader finds it complete or not at all. The
-    writes are intercepted: ``os.open`` for writing in cache.py, and the compiler's output path."""
+    writes are intercepted: ``os.open`` for writing in kernel_cache.py, and the compiler's output
+    path."""
     import types
     writes = []
     proxy = types.ModuleType("os")
@@ -617,7 +607,7 @@ def test_no_compiler(cache_dir, tmp_path):
             print(json.dumps({"raised": None}))
         except comp.CompilerNotFoundError as e:
             print(json.dumps({"raised": type(e).__name__, "runtime": isinstance(e, RuntimeError),
-                              "msg": str(e), "omp": comp.openmp_available()}))
+                              "msg": str(e), "omp": c.openmp_available()}))
     """, env=env)
     out = child_json(r)
     assert out["raised"] == "CompilerNotFoundError" and out["runtime"]
@@ -715,7 +705,7 @@ def test_libc_malloc_free_and_wrapping(cache_dir):
 
 
 def test_openmp_kernel(cache_dir):
-    if not comp.openmp_available():
+    if not c.openmp_available():
         pytest.skip("compiler without OpenMP")
     s = ("#include <stdint.h>\n#include <omp.h>\n"
          "int32_t ls_kernel(void **p, int64_t *d) {\n"
@@ -732,7 +722,7 @@ def test_exit_while_openmp_threads_spin(cache_dir):
     # cffi closes its libraries at interpreter exit; when the last kernel was dlclose-d, libgomp
     # went with it while its workers still spun in it (OMP_WAIT_POLICY=active, or an exit right
     # after a parallel kernel): SIGSEGV at exit. Kernels are opened RTLD_NODELETE now.
-    if not comp.openmp_available():
+    if not c.openmp_available():
         pytest.skip("compiler without OpenMP")
     env = dict(os.environ, OMP_WAIT_POLICY="active", GOMP_SPINCOUNT="infinite")
     r = run_child("""

@@ -24,7 +24,7 @@ import pytest
 import scipy.sparse as sp
 
 import lazysparse as ls
-from lazysparse.compiler import pipeline as EX
+from lazysparse.compiler import statement as EX
 from lazysparse.compiler import fused_pipeline as F
 from lazysparse.runtime import tuning
 

@@ -112,7 +112,7 @@ def test_density_dependent_format_replans():
     np.testing.assert_allclose(r2.todense(), O.toarray() @ x)
     np.testing.assert_allclose(r3.todense(), D.toarray() @ x)
     # used in turn, the two plans switch without generating their glue again
-    from lazysparse.compiler import pipeline as EX
+    from lazysparse.compiler import statement as EX
     binds = dict(EX._BINDS)
     for _ in range(3):
         np.testing.assert_allclose((one_row @ x).materialize().todense(), O.toarray() @ x)
@@ -156,7 +156,7 @@ def test_every_variant_is_right_while_the_tuner_measures(dtype, monkeypatch):
     lA = ls.asarray(A)
     rng = np.random.default_rng(12)
     tol = 1e-4 if dtype == np.float32 else 1e-12
-    with ls.runtime.execute.kernel_log() as log:
+    with ls.compiler.pipeline.kernel_log() as log:
         for _ in range(2 * tuning.SAMPLES + 3 + 3 * 2):
             x = rng.standard_normal(90).astype(dtype)
             np.testing.assert_allclose((lA @ x).todense(), A.toarray() @ x, rtol=tol, atol=tol)
@@ -492,7 +492,7 @@ def test_workspace_plans_are_bound_and_choose_their_policy_each_call(monkeypatch
     pair whose result rows span a million columns with a few entries takes the bucket policy,
     a small one the dense row; each switch is planned again, and calls in turn stay right
     against NumPy."""
-    from lazysparse.compiler import pipeline as EX
+    from lazysparse.compiler import statement as EX
     planned = []
     real = EX._plan_and_run
     monkeypatch.setattr(EX, "_plan_and_run", lambda *a, **k: planned.append(1) or real(*a, **k))
@@ -575,7 +575,7 @@ def test_scalar_operands_switch_plans_between_warm_calls(op):
             got = lazy(lA, s).todense()
             want = dense(D, s)
         # (the same stored and implicit points; ``pow`` to libmvec's last bits: docs/design.md,
-        # "Vector calls of libm's functions")
+        # "Semantics the project chose")
         assert np.array_equal(np.isnan(got), np.isnan(want)) and np.array_equal(got == 0, want == 0)
         np.testing.assert_allclose(got, want, rtol=4e-16, atol=0, err_msg=f"{op} with {s!r}")
 
@@ -660,7 +660,7 @@ def test_max_and_min_right_in_every_loop_variant(dtype, red):
     D = A.toarray()
     lA = ls.asarray(A)
     for variant, axis in itertools.product((((1, 0),), ((0, 1),), ((0, 0),)), (1, None)):
-        with ls.runtime.execute.kernel_log() as log:
+        with ls.compiler.pipeline.kernel_log() as log:
             getattr(lA, red)(axis=axis).todense()
         sites = log[-1][1].sites
         assert sites is not None and len(sites.sites) == 1  # a measured site: the variants exist
@@ -720,7 +720,7 @@ def test_vector_loops_apply_abs_sqrt_divide_negative_exactly(dtype):
 
 
 def test_scalar_decisions_are_the_pattern_walks_value_dependent_ones():
-    """``plan.scalar_decisions`` (what a bound plan with 0-d operands rechecks) equals the
+    """``kernel.scalar_decisions`` (what a bound plan with 0-d operands rechecks) equals the
     decisions of the full pattern walk (``global_pattern``) at the calls ``scalar_calls``
     lists, for every value; the walk's other decisions do not change with the values."""
     from lazysparse.compiler.plan import patterns as P

@@ -120,12 +120,12 @@ def test_each_loop_version_is_its_own_nest_and_right(threads, variant):
         for flag in ("split0", "vec1"):  # declared, then tested once in each set of nests
             assert c.count(flag) == 3, flag
         for expr, want in ((lambda L: L @ x, A @ x), (lambda L: L.sum(axis=1), A.toarray().sum(axis=1))):
-            with ls.runtime.execute.kernel_log() as log:
+            with ls.compiler.pipeline.kernel_log() as log:
                 expr(lA).materialize()
             fresh = ls.asarray(A)
             fresh.storage.stats = {log[-1][1].sites.tag: variant}
             for _ in range(3):
-                with ls.runtime.execute.kernel_log() as log:
+                with ls.compiler.pipeline.kernel_log() as log:
                     got = expr(fresh).todense()
                 np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
                 # the forced loop ran: its flags are what the kernel read
@@ -161,11 +161,11 @@ def test_streamed_loops_at_every_length(threads, dtype, index_dtype, variant):
         for limit in (0, size, size + 1):
             caches.STREAM_MIN[0] = limit
             for expr, want in ((lambda L: L @ x, D @ x), (lambda L: L.sum(axis=1), D.sum(axis=1))):
-                with ls.runtime.execute.kernel_log() as log:
+                with ls.compiler.pipeline.kernel_log() as log:
                     expr(ls.asarray(A)).materialize()
                 fresh = ls.asarray(A)
                 fresh.storage.stats = {log[-1][1].sites.tag: variant}
-                with ls.runtime.execute.kernel_log() as log:
+                with ls.compiler.pipeline.kernel_log() as log:
                     got = expr(fresh).todense()
                 np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
                 run = log[-1][1]
