@@ -1,10 +1,10 @@
 """C spellings of dtypes, scalar operations and reductions (NumPy semantics)."""
 from __future__ import annotations
 
-import re
-
 import numpy as np
-from lazysparse.runtime import toolchain as _compiler
+
+# (lowering code still reaches these through this module)
+from lazysparse.compiler.codegen.c.support import PRELUDE, calls_libm  # noqa: F401
 
 CTYPES = {
     "bool": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
@@ -308,81 +308,3 @@ def reduce_step(red: str, acc: str, v: str, dtype) -> str:
     if k == "f":
         return f"if (({v}) {cmp} {acc} || ({v}) != ({v})) {acc} = {v};"
     return f"if (({v}) {cmp} {acc}) {acc} = {v};"
-
-
-_LIBM_CALL = re.compile(r"\b(?:" + "|".join(_compiler.MVEC_UNARY + _compiler.MVEC_BINARY) + r")f?\s*\(")
-
-
-def calls_libm(code: str) -> bool:
-    """Whether C ``code`` calls one of the functions that have vector variants (libmvec)."""
-    return _LIBM_CALL.search(code) is not None
-
-
-PRELUDE = r"""
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-#include <tgmath.h>
-#include <complex.h>
-#ifdef __linux__
-#include <sys/mman.h>
-#endif
-#ifndef INFINITY
-#define INFINITY (1.0/0.0)
-#endif
-#ifndef NAN
-#define NAN (0.0/0.0)
-#endif
-#if defined(LS_MVEC) && defined(__GNUC__) && !defined(__clang__)
-/* libm's functions have vector variants (glibc's libmvec; runtime/toolchain.py probes for them) */
-""" + _compiler.mvec_declarations() + r"""
-#endif
-static inline int64_t ls_ipow(int64_t a, int64_t b) {
-  int64_t r = 1;
-  if (b < 0) return (a == 1) ? 1 : ((a == -1) ? ((b & 1) ? -1 : 1) : 0);
-  while (b) { if (b & 1) r *= a; a *= a; b >>= 1; }
-  return r;
-}
-/* Large buffers ask for transparent huge pages, as NumPy does for its arrays: a result of
-   hundreds of MB otherwise pays one page fault per 4 KB on first touch. Freed with free(). */
-static inline void *ls_huge(void *p, size_t n) {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  if (p && n >= ((size_t)4 << 20)) {
-    uintptr_t a = ((uintptr_t)p + 4095) & ~(uintptr_t)4095, e = ((uintptr_t)p + n) & ~(uintptr_t)4095;
-    if (e > a) madvise((void *)a, e - a, MADV_HUGEPAGE);
-  }
-#endif
-  return p;
-}
-static inline void *ls_malloc(size_t n) { return ls_huge(malloc(n), n); }
-static inline void *ls_calloc(size_t k, size_t n) { return ls_huge(calloc(k, n), k * n); }
-static inline void *ls_realloc(void *p, size_t n) { return ls_huge(realloc(p, n), n); }
-#define LS_GROW(T, ptr, cap, need) do { if ((need) > (cap)) { \
-    int64_t nc_ = (cap) * 2 > (need) ? (cap) * 2 : (need); \
-    T *np_ = (T *)ls_realloc((ptr), (size_t)nc_ * sizeof(T)); \
-    if (!np_) goto ls_fail; (ptr) = np_; (cap) = nc_; } } while (0)
-/* Stable merge sort of the permutation a[0..n) by key[a[i]] (t: scratch of n entries); returns
-   the buffer holding the result (a or t). The sort assembly uses it for a level whose extent is
-   much larger than the number of entries, where a counting sort's histogram would be O(extent). */
-static inline int64_t *ls_msort(int64_t *a, int64_t *t, int64_t n, const int64_t *key) {
-  for (int64_t w = 1; w < n; w *= 2) {
-    for (int64_t lo = 0; lo < n; lo += 2 * w) {
-      int64_t mid = n - lo > w ? lo + w : n, hi = n - lo > 2 * w ? lo + 2 * w : n;
-      int64_t i = lo, j = mid, k = lo;
-      while (i < mid && j < hi) t[k++] = (key[a[j]] < key[a[i]]) ? a[j++] : a[i++];
-      while (i < mid) t[k++] = a[i++];
-      while (j < hi) t[k++] = a[j++];
-    }
-    int64_t *s = a; a = t; t = s;
-  }
-  return a;
-}
-#define LS_RESIZE(T, ptr, n) do { T *np_ = (T *)realloc((ptr), (size_t)((n) > 0 ? (n) : 1) * sizeof(T)); \
-    if (!np_) goto ls_fail; (ptr) = np_; } while (0)
-/* A result buffer of capacity cap holding n entries is shrunk only when over an eighth of it
-   is spare. Shrinking a large buffer by a sliver defeats glibc's adaptive mmap threshold: the
-   threshold rises to the size of a freed mmapped chunk, which after the shrink is just below
-   the next call's request, so every call paid a fresh mmap and its page faults (A + B + C on
-   cage10: 880 faults and 2 ms of system time a call, against 0 with this rule). */
-#define LS_FIT(T, ptr, n, cap) do { if ((n) < (cap) - (cap) / 8) LS_RESIZE(T, ptr, n); } while (0)
-"""
