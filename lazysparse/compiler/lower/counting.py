@@ -14,11 +14,15 @@ build is never tuned: its run-time schedule flags stay 0, so it runs the plain s
 (the vector and split variants do the same operations in another order).
 
 Counter layout: ``mul, add, div, other, temporary loads``, then one load counter per operand
-slot. Updates are relaxed atomics, so a parallel kernel counts right too.
+slot. Updates are relaxed atomics (``count_stmts``: loopir ``Tally`` statements), so a
+parallel kernel counts right too; the printer declares the counters (compiler/codegen/c/support.py).
+``line`` and ``branch`` are the transitional text forms lowering code still embeds in its C.
 """
 from __future__ import annotations
 
 from lazysparse.ir.nodes import Call
+from lazysparse.compiler.loopir import expr as E
+from lazysparse.compiler.loopir import stmt as S
 
 MUL, ADD, DIV, OTHER, TEMP = range(5)
 FIRST_SLOT = 5
@@ -28,11 +32,6 @@ KIND = {"multiply": MUL, "add": ADD, "subtract": ADD, "divide": DIV}
 REDUCE_KIND = {"sum": ADD, "prod": MUL, "max": OTHER, "min": OTHER}
 NAMES = ("mul", "add", "div", "other")
 
-PRELUDE = (
-    f"int64_t ls_cnt[{N_COUNTERS}];\n"
-    "int64_t *ls_counters(void) { return ls_cnt; }\n"
-    "#define LS_COUNT(k, n) __atomic_fetch_add(&ls_cnt[k], (int64_t)(n), __ATOMIC_RELAXED)\n"
-)
 MARK = "LS_COUNT("  # every counting line starts with it (tests strip them)
 
 
@@ -75,3 +74,24 @@ def slot(k: int) -> int:
         raise NotImplementedError(f"opcount: more than {N_COUNTERS - FIRST_SLOT} operands in one kernel")
     return FIRST_SLOT + k
 
+
+
+def count_stmts(ops, loads, reduce=None):
+    """``line`` as loop IR: one ``Tally`` per counter that moves (``loads``: ``(counter,
+    expression of how many)``), on one line; None when none moves."""
+    ops = list(ops)
+    if reduce is not None:
+        ops[REDUCE_KIND[reduce]] += 1
+    adds = [S.Tally(k, E.Int(n)) for k, n in enumerate(ops) if n]
+    adds += [S.Tally(k, E.var(n)) for k, n in loads]
+    return S.Inline(tuple(adds)) if adds else None
+
+
+# Transitional: tests/compiler/plan/test_opcount.py strips the counters' declarations from an
+# instrumented source by this text; the printer's copy is compiler/codegen/c/support.py
+# COUNTERS (tests/compiler/loopir checks they agree).
+PRELUDE = (
+    f"int64_t ls_cnt[{N_COUNTERS}];\n"
+    "int64_t *ls_counters(void) { return ls_cnt; }\n"
+    "#define LS_COUNT(k, n) __atomic_fetch_add(&ls_cnt[k], (int64_t)(n), __ATOMIC_RELAXED)\n"
+)

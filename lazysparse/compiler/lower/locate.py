@@ -24,19 +24,12 @@ from __future__ import annotations
 
 from lazysparse.ir.nodes import Index
 from lazysparse.compiler.plan import patterns as P
-from lazysparse.compiler.loopir.nodes import Block, Comment, Decl, For, If
-
-# the thread number, with or without an OpenMP runtime (kernels build either way, without omp.h)
-THREAD_NUM = """#ifdef _OPENMP
-extern int omp_get_thread_num(void);
-#else
-static inline int omp_get_thread_num(void) { return 0; }
-#endif"""
-TEAM_NUM = """#ifdef _OPENMP
-extern int omp_get_num_threads(void);
-#else
-static inline int omp_get_num_threads(void) { return 1; }
-#endif"""
+from lazysparse.compiler.loopir import expr as E
+from lazysparse.compiler.loopir import stmt as S
+from lazysparse.compiler.loopir import types as T
+from lazysparse.compiler.loopir.nodes import Block, Comment
+# the thread number and team size, with or without threads (lowering.py imports them from here)
+from lazysparse.compiler.loopir.support import TEAM_NUM, THREAD_NUM  # noqa: F401
 
 LIMIT = 1 << 24  # points of a located dimension: 64 MB of address space, touched only where rows have entries
 
@@ -70,24 +63,29 @@ def choose(lw, depth, iters, pat, keys):
     return [cands[q] for q in sorted(cands)]
 
 
-def dense_row(lw, name, ctype, n, private):
-    """Allocate (in the kernel's run-time block) a zeroed array of ``n + 1`` ``ctype`` for the
-    loops to index, or NULL when ``n`` is over ``LIMIT``; ``private``: filled inside a parallel
-    loop, so one such array per thread, under ``ls_<name>`` (``thread_row`` picks a thread's).
-    Freed with the kernel's other arrays (``lw.locs``)."""
+def dense_row(lw, name, elem, n, private):
+    """Allocate (in the kernel's run-time block) a zeroed array of ``n + 1`` values of ``elem``
+    (a loopir type; C text from lowering code not yet converted) for the loops to index, or NULL when ``n`` is over ``LIMIT``; ``private``: filled inside a
+    parallel loop, so one such array per thread, under ``ls_<name>`` (``thread_row`` picks a
+    thread's). Freed with the kernel's other arrays (``lw.locs``)."""
     base = f"ls_{name}" if private else name
     lw.locs.append(base)
-    copies = f"(size_t){lw.abi.int(('threads',))} * " if private else ""
-    lw.sched.add(Decl(f"{ctype} *", base, f"({n} <= {LIMIT}) ? ({ctype} *)calloc({copies}((size_t){n} + 1), "
-                                          f"sizeof({ctype})) : NULL"))
+    n = E.var(n)
+    count = E.Paren(E.Binary("+", E.Cast(T.SIZE, n), E.Int(1)))
+    if private:
+        count = E.Binary("*", E.Cast(T.SIZE, E.var(lw.abi.int(("threads",)))), count)
+    elem = T.of(elem)
+    alloc = E.Alloc(elem, count, zero=True, huge=False)
+    lw.sched.add(S.Declare(base, T.Ptr(elem), E.Select(E.Paren(E.Binary("<=", n, E.Int(LIMIT))), alloc, E.Null())))
     if private and THREAD_NUM not in lw.prelude_extra:
         lw.prelude_extra.append(THREAD_NUM)
 
 
-def thread_row(name, ctype, n):
+def thread_row(name, elem, n):
     """The declaration of ``name``: this thread's array of a private ``dense_row``."""
-    return Decl(f"{ctype} *", name, f"ls_{name} ? ls_{name} + (int64_t)omp_get_thread_num() * "
-                                    f"((int64_t){n} + 1) : NULL")
+    own = E.Binary("+", E.Var(f"ls_{name}"), E.Binary("*", E.Cast(T.INDEX, E.ThreadNum()),
+                                                        E.Binary("+", E.Cast(T.INDEX, E.var(n)), E.Int(1))))
+    return S.Declare(name, T.Ptr(T.of(elem)), E.Select(E.Var(f"ls_{name}"), own, E.Null()))
 
 
 def scatter(lw, a, depth):
@@ -100,7 +98,7 @@ def scatter(lw, a, depth):
     n = lw.ext[lw.order[depth]]
     if name is None:  # one array per access and level: its scatters never overlap in time
         name = lw.loc_names[("array", a.q, a.lvl, private)] = f"loc{len(lw.locs)}"
-        dense_row(lw, name, "int32_t", n, private)
+        dense_row(lw, name, T.scalar("int32"), n, private)
     # lattice points of a loop in between share one scatter (the entry keeps ``post`` alive,
     # so its id is not reused while the kernel is lowered)
     key = ("fill", id(post), a.q, a.lvl)
@@ -108,24 +106,27 @@ def scatter(lw, a, depth):
         return name
     lw.loc_names[key] = (name, post)
     b, z = lw.range_exprs(a)
-    crd = f"c{a.slot}_{a.lvl}"
+    crd = E.Var(f"c{a.slot}_{a.lvl}")
     fill, clear = Block(), Block()
-    for blk, val in ((fill, "(int32_t)(t - b_ + 1)"), (clear, "0")):
-        blk.add(Decl("const int64_t", "b_", b), Decl("const int64_t", "z_", z))
-        blk.add(For("t", "b_", "z_", Block().add(f"{name}[{crd}[t]] = {val};")))
-    host.body.insert(at, If(name, fill))
+    t = E.Var("t")
+    offset = E.Cast(T.scalar("int32"), E.Binary("+", E.Binary("-", t, E.Var("b_")), E.Int(1)))
+    for blk, val in ((fill, offset), (clear, E.Int(0))):
+        blk.add(S.Declare("b_", T.INDEX, E.var(b), const=True), S.Declare("z_", T.INDEX, E.var(z), const=True))
+        blk.add(S.For("t", E.Var("b_"), E.Var("z_"), Block().add(S.Assign(E.Load(E.Var(name), E.Load(crd, t)), val))))
+    host.body.insert(at, S.If(E.Var(name), fill))
     host.body.insert(at, Comment(f"access {a.q} level {a.lvl}: scattered once here, located in the loop over "
                                  f"{lw.vname[lw.order[depth]]} ({name})"))
     if private:
-        host.body.insert(at, thread_row(name, "int32_t", n))
-    post.append(If(name, clear))
+        host.body.insert(at, thread_row(name, T.scalar("int32"), n))
+    post.append(S.If(E.Var(name), clear))
     return name
 
 
 def resolve(lw, a, name, x, body):
     """Access ``a`` at coordinate ``x`` through its scatter array: position and presence."""
     u = f"{a.q}_{a.lvl}"
-    body.add(Decl("const int64_t", f"l{u}", f"(int64_t){name}[{x}]"))
-    body.add(Decl("int", f"e{u}", f"l{u} != 0"))
-    body.add(Decl("int64_t", f"j{u}", f"b{u} + l{u} - 1"))
+    l = E.Var(f"l{u}")
+    body.add(S.Declare(f"l{u}", T.INDEX, E.Cast(T.INDEX, E.Load(E.Var(name), E.var(x))), const=True))
+    body.add(S.Declare(f"e{u}", T.INT, E.Binary("!=", l, E.Int(0))))
+    body.add(S.Declare(f"j{u}", T.INDEX, E.Binary("-", E.Binary("+", E.Var(f"b{u}"), l), E.Int(1))))
     lw.advance(a, f"j{u}", f"e{u}", None)

@@ -11,34 +11,43 @@ positions cross row ends (``while (p >= pos[i + 1]) i++``, which also skips empt
 """
 from __future__ import annotations
 
-from lazysparse.compiler.loopir.nodes import Block, Decl, For, If, Line, While
-
+from lazysparse.compiler.loopir import expr as E
+from lazysparse.compiler.loopir import stmt as S
+from lazysparse.compiler.loopir import types as T
+from lazysparse.compiler.loopir.nodes import Block
 
 _SIMD_OPS = {"sum": "+", "prod": "*"}
 
 
-def _unrolled(lw, name, blk, vector_ok=True, v=None):
-    """The schedule's hints in front of the loop it calls ``name`` (over statement variable
-    ``v``): unroll, vector lanes (not on a loop with a ``break``, which ``omp simd`` does not
-    allow: guarded clones stay scalar). Lanes of a reduction variable's loop each sum into a
+def _const(name, init):
+    return S.Declare(name, T.INDEX, E.var(init), const=True)
+
+
+def _loop(lw, name, var, lo, hi, body, vector_ok=True, v=None):
+    """The loop the schedule calls ``name``, over ``[lo, hi)``, with its hints (``_hints``)."""
+    unroll, simd = _hints(lw, name, vector_ok, v)
+    return S.For(var, E.var(lo), E.var(hi), body, unroll=unroll, simd=simd)
+
+
+def _hints(lw, name, vector_ok=True, v=None):
+    """The schedule's hints for the loop it calls ``name`` (over statement variable ``v``), as
+    ``(unroll factor, SimdHint)``: unroll, vector lanes (not on a loop with a ``break``, which
+    vector lanes do not allow: guarded clones stay scalar). Lanes of a reduction variable's loop each sum into a
     private copy of the accumulation (``parallel-reduction``), combined after the loop: only
     where the loop is innermost and sums into the scalar ``acc`` (and its entry count ``cnt``).
     The sum's association changes, as with split accumulators."""
     plan = lw.spec.loops
-    f = plan.unroll_of(name)
-    if f is not None:
-        blk.add(Line(f"#pragma GCC unroll {f}"))
-    if not vector_ok or name not in plan.vector:
-        return
+    f = plan.unroll_of(name) if plan is not None else None
+    if plan is None or not vector_ok or name not in plan.vector:
+        return f, None
     if name not in plan.vreduce:
-        blk.add(Line("#pragma omp simd"))
-        return
+        return f, S.SimdHint()
     if v is None or not lw.in_acc or lw.order[-1] != v or lw.count:
         raise NotImplementedError(
             f"Schedule.parallelize: vector lanes with races='parallel-reduction' on {name!r}, whose "
             f"loop does not sum innermost into one scalar in `{lw.stmt!r}` (not lowered yet; issue 6)")
     op = _SIMD_OPS[lw.stmt.reduce]
-    blk.add(Line(f"#pragma omp simd reduction({op}:acc) reduction(+:cnt)"))
+    return f, S.SimdHint((S.Reduction(op, "acc"), S.Reduction("+", "cnt")))
 
 
 def _par(lw, name):
@@ -56,13 +65,11 @@ def range_loop(lw, depth, v, blk, body, followers):
         name = plan.name_of(v) if plan is not None else v.name
         where = lw.parallel(depth, v, followers, blk, n, forced=plan is not None and _par(lw, name),
                             span=True)
-        if plan is not None:
-            _unrolled(lw, name, where, v=v)
         lo, hi = lw.row_span if depth == 0 and lw.row_span is not None else ("0", n)
         if depth == 0 and lw.row_span is not None:
             lw.span_uses += 1
         lo, hi = lw.take_span() or (lo, hi)
-        where.add(For(x, lo, hi, body))
+        where.add(_loop(lw, name, x, lo, hi, body, v=v))
         return
     lw.split_done.add(v)
     if v in lw.early_open:  # the outer loop was opened further out (interleaved tiles)
@@ -84,15 +91,18 @@ def open_outer(lw, depth, v, blk, followers=()):
     ``xb`` is declared."""
     rel = lw.spec.loops.split_of(v)
     x, n, xo, xi, b, step = _names(lw, v, rel)
+    ceil = E.Binary("/", E.Binary("-", E.Binary("+", E.Raw(f"({n})"), E.Int(rel.factor)), E.Int(1)),
+                    E.Int(rel.factor))
     if rel.up:  # divide: ``parts`` outer iterations of CEIL(N, parts)
-        count = str(rel.factor)
-        blk.add(Decl("const int64_t", step, f"(({n}) + {rel.factor} - 1) / {rel.factor}"))
+        count = E.Int(rel.factor)
+        blk.add(_const(step, ceil))
     else:
-        count = f"(({n}) + {rel.factor} - 1) / {rel.factor}"
-    tile = Block().add(Decl("const int64_t", b, f"{xo} * {step}"))
-    where = lw.parallel(depth, v, followers, blk, count, forced=_par(lw, rel.outer), chunk="1")
-    _unrolled(lw, rel.outer, where)
-    where.add(For(xo, "0", count, tile))
+        count = ceil
+    tile = Block().add(_const(b, E.mul(xo, step)))
+    # (``Lowerer.parallel`` still takes the trip count as text: transitional)
+    text = str(rel.factor) if rel.up else f"(({n}) + {rel.factor} - 1) / {rel.factor}"
+    where = lw.parallel(depth, v, followers, blk, text, forced=_par(lw, rel.outer), chunk="1")
+    where.add(_loop(lw, rel.outer, xo, E.Int(0), count, tile))
     return tile
 
 
@@ -106,16 +116,18 @@ def open_chunks(lw, depth, v, blk):
         raise NotImplementedError(f"Schedule.pos: the chunks of T{a.slot}'s entries over {v.name!r} "
                                   f"open where its level is not reached (not lowered yet; issue 6)")
     b, z = lw.range_exprs(a)
-    u, f = f"{a.q}_{a.lvl}", rel.factor
-    blk.add(Decl("const int64_t", f"kb{u}", b), Decl("const int64_t", f"kz{u}", z))
+    u, f = f"{a.q}_{a.lvl}", E.Int(rel.factor)
+    kb, kz, klo = E.Var(f"kb{u}"), E.Var(f"kz{u}"), E.Var(f"klo{u}")
+    blk.add(_const(f"kb{u}", b), _const(f"kz{u}", z))
     body = Block()
-    body.add(Decl("const int64_t", f"klo{u}", f"kb{u} + k{u} * {f}"))
+    body.add(_const(f"klo{u}", E.add(kb, E.mul(f"k{u}", f))))
     # the chunk's end: the guard p >= segment end, hoisted into its bound
-    body.add(Decl("const int64_t", f"khi{u}", f"klo{u} + {f} < kz{u} ? klo{u} + {f} : kz{u}"))
-    where = lw.parallel(depth, v, [], blk, f"(kz{u} - kb{u} + {f} - 1) / {f}", forced=_par(lw, rel.outer),
-                        chunk="1")
-    _unrolled(lw, rel.outer, where)
-    where.add(For(f"k{u}", "0", f"(kz{u} - kb{u} + {f} - 1) / {f}", body))
+    end = E.add(klo, f)
+    body.add(_const(f"khi{u}", E.Select(E.lt(end, kz), end, kz)))
+    count = E.Binary("/", E.sub(E.add(E.sub(kz, kb), f), 1), f)
+    where = lw.parallel(depth, v, [], blk, f"(kz{u} - kb{u} + {rel.factor} - 1) / {rel.factor}",
+                        forced=_par(lw, rel.outer), chunk="1")  # (text: transitional)
+    where.add(_loop(lw, rel.outer, f"k{u}", E.Int(0), count, body))
     a.rng = (f"klo{u}", f"khi{u}")
     return body
 
@@ -124,17 +136,15 @@ def _inner_loops(lw, v, rel, tile, body):
     x, n, xo, xi, b, step = _names(lw, v, rel)
 
     def inner(guard):
-        ib = Block().add(Decl("const int64_t", x, f"{b} + {xi}"))
+        ib = Block().add(_const(x, E.add(b, xi)))
         if guard:
-            ib.add(f"if ({x} >= {n}) break;")
+            ib.add(S.If(E.Binary(">=", E.Var(x), E.var(n)), S.Break(), oneline=True))
         ib.add(body)
-        out = Block()
-        _unrolled(lw, rel.inner, out, vector_ok=not guard, v=v)
-        return out.add(For(xi, "0", step, ib))
+        return Block().add(_loop(lw, rel.inner, xi, E.Int(0), E.var(step), ib, vector_ok=not guard, v=v))
 
     if rel.parent in lw.spec.loops.guarded:
         # full tiles run the guard-free clone; the last, partial one the guarded clone
-        tile.add(If(f"{b} + {step} <= {n}", inner(False), inner(True)))
+        tile.add(S.If(E.Binary("<=", E.add(b, step), E.var(n)), inner(False), inner(True)))
     else:
         tile.add(inner(False))
 
@@ -162,37 +172,43 @@ def emit_tiles(lw, blk):
     xi = lw.vname[t.i]
     # rows are A's level-0 positions (the coordinates themselves for a dense level)
     dense0 = a.spec.format.levels[0].kind == "dense"
-    nrow = f"n{a.slot}_0" if dense0 else f"(int64_t)p{a.slot}_0[1]"
-    pos = f"p{a.slot}_1"
-    s = t.factor
+    pos = E.Var(f"p{a.slot}_1")
+    nrow = E.Var(f"n{a.slot}_0") if dense0 else E.Cast(T.INDEX, E.load(f"p{a.slot}_0", 1))
+    s = E.Int(t.factor)
     par = _par(lw, t.outer)
     acc = lw.spec.mode == "dense-acc"
     lw.out_partial = True  # rows are summed piecewise, and rows without entries stay zero
-    blk.add(Decl("const int64_t", "ls_nr", nrow))
-    blk.add(Decl("const int64_t", "ls_nnz", f"(int64_t){pos}[ls_nr]"))
-    count = f"(ls_nnz + {s} - 1) / {s}"
+    lo, hi, r, rh, md, p, re, e = (E.Var(n) for n in ("ls_lo", "ls_hi", "ls_r", "ls_rh", "ls_md", "ls_p",
+                                                      "ls_re", "ls_e"))
+    nnz = E.Var("ls_nnz")
+
+    def row_end(k):  # where row ``k`` ends (A's level-1 positions)
+        return E.Cast(T.INDEX, E.Load(pos, k))
+    blk.add(_const("ls_nr", nrow))
+    blk.add(_const("ls_nnz", row_end(E.Var("ls_nr"))))
+    count = E.Binary("/", E.sub(E.add(nnz, s), 1), s)
     tile = Block()
-    tile.add(Decl("const int64_t", "ls_lo", f"ls_to * {s}"))
-    tile.add(Decl("const int64_t", "ls_hi", f"ls_lo + {s} <= ls_nnz ? ls_lo + {s} : ls_nnz"))
+    tile.add(_const("ls_lo", E.mul("ls_to", s)))
+    tile.add(_const("ls_hi", E.Select(E.Binary("<=", E.add(lo, s), nnz), E.add(lo, s), nnz)))
     # the tile's first row: the last whose segment starts at or before ls_lo
-    tile.add(Decl("int64_t", "ls_r", "0"), Decl("int64_t", "ls_rh", "ls_nr"))
-    tile.add(While("ls_r + 1 < ls_rh", Block().add(
-        Decl("const int64_t", "ls_md", "ls_r + ((ls_rh - ls_r) >> 1)"),
-        f"if ((int64_t){pos}[ls_md] <= ls_lo) ls_r = ls_md; else ls_rh = ls_md;")))
-    tile.add(Decl("int64_t", "ls_p", "ls_lo"))
+    tile.add(S.Declare("ls_r", T.INDEX, E.Int(0)), S.Declare("ls_rh", T.INDEX, E.Var("ls_nr")))
+    tile.add(S.While(E.lt(E.add(r, 1), rh), Block().add(
+        _const("ls_md", E.add(r, E.Binary(">>", E.sub(rh, r), E.Int(1)))),
+        S.If(E.Binary("<=", row_end(md), lo), S.Assign(r, md), S.Assign(rh, md), oneline=True))))
+    tile.add(S.Declare("ls_p", T.INDEX, lo))
     seg = Block()
-    tile.add(While("ls_p < ls_hi", seg))
-    seg.add(f"while (ls_p >= (int64_t){pos}[ls_r + 1]) ls_r++;")
-    seg.add(Decl("const int64_t", "ls_re", f"(int64_t){pos}[ls_r + 1]"))
-    seg.add(Decl("const int64_t", "ls_e", "ls_re < ls_hi ? ls_re : ls_hi"))
+    tile.add(S.While(E.lt(p, hi), seg))
+    seg.add(S.While(E.Binary(">=", p, row_end(E.add(r, 1))), S.Update(r, "+", E.Int(1)), oneline=True))
+    seg.add(_const("ls_re", row_end(E.add(r, 1))))
+    seg.add(_const("ls_e", E.Select(E.lt(re, hi), re, hi)))
     # the row is the tile's alone: it starts and ends inside it
-    own = f"(int64_t){pos}[ls_r] >= ls_lo && ls_re <= ls_hi"
+    own = E.Binary("&&", E.Binary(">=", row_end(r), lo), E.Binary("<=", re, hi))
     snap = {b.q: b.snapshot() for b in lw.accs}
 
     def segment(atomic, store=None):
         """The row's segment [ls_p, ls_e) through the general lowering from the loop over
         ``j`` on: A's level cut to the segment, everything else as without a schedule."""
-        sb = Block().add(Decl("const int64_t", xi, "ls_r" if dense0 else f"(int64_t)c{a.slot}_0[ls_r]"))
+        sb = Block().add(_const(xi, r if dense0 else E.Cast(T.INDEX, E.load(f"c{a.slot}_0", r))))
         lw.bind(t.i)
         lw.advance(a, "ls_r", a.pres, None)  # A's row: level 0 at position ls_r
         lw.cascade(sb)  # the other operands' levels over i
@@ -206,10 +222,10 @@ def emit_tiles(lw, blk):
         return sb
 
     if acc:
-        def store(sb, target):
-            plain = f"{target} += acc;"
+        def store(sb, target):  # (``target``: C text from lowering, transitional)
+            plain = S.Update(E.var(target), "+", E.Var("acc"))
             if par:
-                sb.add(If(own, Block().add(plain), Block().add(Line("#pragma omp atomic"), plain)))
+                sb.add(S.If(own, Block().add(plain), Block().add(S.Atomic(plain))))
             else:
                 sb.add(plain)
         seg.add(segment(False, store))
@@ -219,16 +235,16 @@ def emit_tiles(lw, blk):
         # cache line (SpMM, 16 columns, one row with a quarter of the entries: 417 ms against
         # 5 ms on two threads); past ROW_BUFFER_MAX columns, on the stack no more
         n = lw.ext[lw.order[-1]]
-        seg.add(If(own, segment(False), Block().add(
-            If(f"{n} <= {ROW_BUFFER_MAX}", buffered(lw, segment, n), segment(True)))))
+        seg.add(S.If(own, segment(False), Block().add(
+            S.If(E.Binary("<=", E.var(n), E.Int(ROW_BUFFER_MAX)), buffered(lw, segment, n), segment(True)))))
     elif par:
-        seg.add(If(own, segment(False), segment(True)))
+        seg.add(S.If(own, segment(False), segment(True)))
     else:
         seg.add(segment(False))
-    seg.add("ls_p = ls_e;")
-    where = lw.parallel(0, t.i, [], blk, count, forced=par, chunk="1")
-    _unrolled(lw, t.outer, where)
-    where.add(For("ls_to", "0", count, tile))
+    seg.add(S.Assign(p, e))
+    where = lw.parallel(0, t.i, [], blk, f"(ls_nnz + {t.factor} - 1) / {t.factor}", forced=par,
+                        chunk="1")  # (text: transitional)
+    where.add(_loop(lw, t.outer, "ls_to", E.Int(0), count, tile))
 
 ROW_BUFFER_MAX = 4096  # columns of a shared row buffered on the stack (32 KB of doubles)
 
@@ -247,12 +263,16 @@ def buffered(lw, segment, n):
     fixed-width row is: ``Lowerer.row_acc``), then each of its elements added atomically."""
     x = lw.vname[lw.order[-1]]
     body = Block()
-    body.add(Decl(lw.oct, f"ls_rb[{n} > 0 ? {n} : 1]"))  # (a VLA of no elements is undefined)
-    body.add(For(x, "0", n, Block().add(f"ls_rb[{x}] = {lw.zero()};")))
+    n = E.var(n)
+    rb = E.Var("ls_rb")
+    # (a VLA of no elements is undefined)
+    body.add(S.Declare("ls_rb", T.Array(T.scalar(lw.odt), E.Select(E.Binary(">", n, E.Int(0)), n, E.Int(1)))))
+    body.add(S.For(x, E.Int(0), n, Block().add(S.Assign(E.Load(rb, E.Var(x)), E.var(lw.zero())))))
     lw.row_acc = "ls_rb"
     sb = segment(False)
     lw.row_acc = None
-    flush = Block().add(Line("#pragma omp atomic"), f"o[{lw.dense_addr()}] += ls_rb[{x}];")
-    sb.add(For(x, "0", n, flush))
+    # (``dense_addr``: C text from lowering, transitional)
+    flush = Block().add(S.Atomic(S.Update(E.Load(E.Var("o"), E.var(lw.dense_addr())), "+", E.Load(rb, E.Var(x)))))
+    sb.add(S.For(x, E.Int(0), n, flush))
     body.add(sb)
     return body
