@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-# (lowering code still reaches these through this module)
-from lazysparse.compiler.codegen.c.support import PRELUDE, calls_libm  # noqa: F401
+# (lowering code still reaches it through this module)
+from lazysparse.compiler.codegen.c.mvec import calls_libm  # noqa: F401
 
 CTYPES = {
     "bool": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
