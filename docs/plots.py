@@ -21,8 +21,8 @@ import os
 import sys
 import tempfile
 
-# bench/suite.py defines no targets: these are issue 4's acceptance points (docs/performance.md,
-# "Sparse products and sums"), as lazysparse / peer time.
+# bench/suite.py defines no targets: these are the sparse-product targets (docs/performance.md,
+# "Sparse products and sums, one thread"), as lazysparse / peer time.
 BENCH_TARGETS = {"spgemm": [(0.769, "target ls/scipy ≤ 0.769 (geomean)"),
                             (1.25, "target ls/graphblas ≤ 1.25 (every input)")],
                  "add3": [(0.667, "target ls/scipy ≤ 0.667 (geomean)")],
@@ -85,7 +85,7 @@ def conv_cases(data):
 
 def spmv_cases(data):
     """bench_spmv JSON -> {"peers": {matrix: {peer: peer ms / lazysparse ms}}, "bound":
-    {matrix: {"lazysparse": its fraction of the bandwidth bound}}}, issue 6's targets."""
+    {matrix: {"lazysparse": its fraction of the bandwidth bound}}}, and the SpMV targets."""
     peers, bound = {}, {}
     for r in data["spmv"]:
         peers[r["name"]] = {p: ms / r["ls_ms"] for p, ms in r["peers"].items() if ms and r["ls_ms"]}

@@ -142,7 +142,7 @@ def _workspace_line(spec, runner):
         what = "a sum of sparse terms, one loop per term (union fission, compiler/plan/fission.py)"
     else:
         what = (f"sparse scattering of order {ordering(spec.order, ovars, spec.stmt.reduce_indices)} "
-                f"(paper 003)")
+                '("Compilation of Modular and General Sparse Workspaces")')
     return (f"workspace: {what}; levels {kept} in a {spec.mode[3:]!r} accumulation array"
             + (f", flushed after each {out}" if h else ", flushed once at the end")
             + f": {getattr(runner, 'ws_why', '')}")

@@ -1,7 +1,8 @@
-"""Convolutions through affine subscripts (paper 002): ``ls.expr("O[h,w] = I[h+r, w+q] * F[r,q]")``
-on a 999 x 999 input with a 3 x 3 filter, sparse (a new window each call, or the window kept with
-the input) and dense (a strided view), against scipy.signal and the idiomatic scipy.sparse sum
-of shifted slices. The side-by-side script is ``python -m lazysparse.bench.conv``."""
+"""Convolutions through affine subscripts ("Compiler Support for Sparse Tensor Convolutions"):
+``ls.expr("O[h,w] = I[h+r, w+q] * F[r,q]")`` on a 999 x 999 input with a 3 x 3 filter, sparse (a new
+window each call, or the window kept with the input) and dense (a strided view), against
+scipy.signal and the idiomatic scipy.sparse sum of shifted slices. The side-by-side script is
+``python -m lazysparse.bench.conv``."""
 import numpy as np
 import scipy.signal
 import scipy.sparse as sp

@@ -48,7 +48,7 @@ class Elementwise:
     def time_scipy_add3(self, name):
         self.A + self.B + self.C
 
-    # one array read twice: one iterator (docs/design.md, "Equal accesses")
+    # one array read twice: one iterator (docs/design.md, "api: building the DAG")
     def time_lazysparse_square_product(self, name):
         run(self.lA * self.lA)
 

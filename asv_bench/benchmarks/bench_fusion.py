@@ -1,4 +1,4 @@
-"""Fused kernels of issue 3 per fusion mode, warm kernel cache, with scipy/NumPy baselines.
+"""Fused kernels per fusion mode, warm kernel cache, with scipy/NumPy baselines.
 
 SDDMM ``A * (U @ V.T)`` (K = 32, 128), GNN-1 ``(A @ X) @ W`` (H = 128, J = 16), GNN-2
 ``(A * (X @ Y.T)) @ Y`` (K = 32) and MTTKRP ``einsum('ijk,jr,kr->ir')`` (R = 16, 32), each timed as

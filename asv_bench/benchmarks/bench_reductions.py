@@ -107,12 +107,12 @@ class SumsOverRowsTwoThreads:
 
 
 class SharedReads:
-    """Programs that read one value in several operations (session 30): a variance (a sum and
-    a count sharing one flat loop over the entries, then the squared deviations), row standard
-    deviations, a row normalisation ``E / E.sum(axis=1)`` with ``E = expm1(A)`` (E computed
-    once a row, the result in A's pattern), and ``A @ x`` normalised (one product however often
-    ``x`` is wrapped). Peer: scipy's idiomatic spellings (scipy has no variance:
-    ``mean(A**2) - mean(A)**2``, one pass, less accurate); pydata/sparse in ``SharedReadsPydata``."""
+    """Programs that read one value in several operations: a variance (a sum and a count sharing one
+    flat loop over the entries, then the squared deviations), row standard deviations, a row
+    normalisation ``E / E.sum(axis=1)`` with ``E = expm1(A)`` (E computed once a row, the result in
+    A's pattern), and ``A @ x`` normalised (one product however often ``x`` is wrapped). Peer:
+    scipy's idiomatic spellings (scipy has no variance: ``mean(A**2) - mean(A)**2``, one pass, less
+    accurate); pydata/sparse in ``SharedReadsPydata``."""
     params = [MATRICES, ["var", "std1", "rownorm", "spmv_norm"]]
     param_names = ["matrix", "kernel"]
 

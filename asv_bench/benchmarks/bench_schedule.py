@@ -1,8 +1,9 @@
-"""SpMV under ls.Schedule loop transformations (issue 6) on two threads: the compiler's default
-(row chunks, or nonzero tiles where compiler/plan/skew.py reads them off the row lengths), the row
-chunks alone, a plain row-parallel loop (``divide`` into one block of rows per thread), and tiles
-of nonzeros (``fuse + pos + split``), on a uniform and an R-MAT matrix (the load-balance pair) and
-on digest 001's skewed rows (``k * c**i`` entries, c = 1.5, one row in four of the entries)."""
+"""SpMV under ls.Schedule loop transformations on two threads: the compiler's default (row chunks,
+or nonzero tiles where compiler/plan/skew.py reads them off the row lengths), the row chunks alone,
+a plain row-parallel loop (``divide`` into one block of rows per thread), and tiles of nonzeros
+(``fuse + pos + split``), on a uniform and an R-MAT matrix (the load-balance pair) and on the skewed
+rows of "A Sparse Iteration Space Transformation Framework for Sparse Tensor Algebra" (``k * c**i``
+entries, c = 1.5, one row in four of the entries)."""
 from asv_bench.benchmarks.common import MATRICES, dense, lazy, matrix, steady
 
 import lazysparse as ls  # noqa: E402  (after .common, which finds the repo)

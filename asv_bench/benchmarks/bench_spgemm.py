@@ -1,6 +1,6 @@
-"""Sparse products with sparse results (issue 4): A @ A (Gustavson, a dense row workspace) and
-the masked product A * (A @ A) (the mask row scattered once per row, compiler/lower/locate.py), warm
-kernel cache, against scipy.sparse and, when installed, python-graphblas's ``mxm`` (masked:
+"""Sparse products with sparse results: A @ A (Gustavson, a dense row workspace) and the masked
+product A * (A @ A) (the mask row scattered once per row, compiler/lower/locate.py), warm kernel
+cache, against scipy.sparse and, when installed, python-graphblas's ``mxm`` (masked:
 ``mask=A.S``)."""
 from asv_bench.benchmarks.common import MATRICES, lazy, matrix, run, steady
 

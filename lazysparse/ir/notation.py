@@ -41,7 +41,8 @@ class Ref:
 
 @dataclass(frozen=True)
 class Affine:
-    """A compound subscript ``c1*i + c2*j + ... + b`` (paper 002's grammar, Fig. 4).
+    """A compound subscript ``c1*i + c2*j + ... + b`` (the grammar of "Compiler Support for
+    Sparse Tensor Convolutions", its Fig. 4).
 
     ``terms``: ``((index name, coefficient), ...)`` in first-seen order, like names merged
     (``i+i`` is ``2*i``), zero coefficients dropped; ``const``: the intercept. Negative

@@ -1,5 +1,6 @@
-"""Provenance of index variables (paper 001 §2.1, §2.3): the log of loop transformations that
-code generation reads to recover coordinates, bound derived loops and place guards.
+"""Provenance of index variables ("A Sparse Iteration Space Transformation Framework for Sparse
+Tensor Algebra", the scheduling paper): the log of loop transformations that code generation
+reads to recover coordinates, bound derived loops and place guards.
 
 Sparse operands store coordinates of the *original* index variables, and the compiler may not
 rewrite them, so a transformation cannot rewrite subscripts as a dense compiler does. Each one
@@ -286,8 +287,9 @@ class Provenance:
     def reconstruct(self, order) -> tuple:
         """The loop order over the original variables that a nest of loops over ``order`` (in
         nesting order) stands for: the relations undone in inverse order, each result replaced
-        by its sources where it first appears (paper 003's reconstruction, which the workspace
-        detection reads: Fig. 11's ``{f0, f1, j}`` gives ``{i, k, j}``)."""
+        by its sources where it first appears (the reconstruction of "Compilation of Modular and
+        General Sparse Workspaces", which the workspace detection reads: its Fig. 11's
+        ``{f0, f1, j}`` gives ``{i, k, j}``)."""
         cur = list(order)
         for r in reversed(self.relations):
             hit = [cur.index(v) for v in r.results if v in cur]
@@ -298,7 +300,7 @@ class Provenance:
             cur[at:at] = [v for v in r.sources if v not in cur]
         return tuple(cur)
 
-    # -- coordinate recovery (§2.3) ----------------------------------------------------------------
+    # -- coordinate recovery -----------------------------------------------------------------------
     def recover_original(self, v: str) -> Expr:
         """``v`` as an expression of the leaves (and data): arithmetic for split and fuse, a
         ``crd`` load (and a search for the rows of a fused position space) for pos."""
@@ -357,7 +359,7 @@ class Provenance:
         lo, hi = self.bounds()[v]
         return hi if lo == Lit(0) else Bin("-", hi, lo)
 
-    # -- bounds (Fig. 19) --------------------------------------------------------------------------
+    # -- bounds (the scheduling paper's Fig. 19) ---------------------------------------------------
     def bounds(self, roots: dict | None = None) -> dict:
         """``{variable: (lo, hi)}``, propagated edge by edge from the roots' ranges (default
         ``[0, N_root)``)."""
@@ -385,7 +387,7 @@ class Provenance:
                 out[r.bound] = (out[r.parent][0], Lit(r.value))
         return out
 
-    # -- guards (§2.3) -----------------------------------------------------------------------------
+    # -- guards ------------------------------------------------------------------------------------
     def guarded(self) -> tuple:
         """The split relations whose parent may run out of bounds in a full tile, so the loops
         need a guard (``if (parent >= hi) break``) or a guarded tail clone: every split, except

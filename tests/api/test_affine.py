@@ -1,8 +1,11 @@
-"""Affine subscripts in ``ls.expr`` (API.md; paper 002, its digest's tests 1-8 on the CPU).
+"""Affine subscripts in ``ls.expr`` (API.md; the CPU cases of "Compiler Support for Sparse Tensor
+Convolutions", the convolution paper: its running example, nnz-bounded work, both loop orders,
+formats, lattices, general affine forms and COO input).
 
 The oracle is NumPy on dense copies: every index assignment enumerated with ``np.indices``, each
 operand read at its subscripts by fancy indexing, then summed (or maxed) over the reduced
-indices. Extents are written out here from paper 002's rule, not taken from the library.
+indices. Extents are written out here from the convolution paper's rule, not taken from the
+library.
 """
 import numpy as np
 import pytest
@@ -56,7 +59,7 @@ def sparse_vec(n, coords, vals=None):
     return a
 
 
-# -- digest test 1: the running example ---------------------------------------------------------
+# -- the running example: only the non-empty windows are visited -----------------------------------
 def test_running_example_visits_the_non_empty_windows():
     C = sparse_vec(10, [2, 8, 9], [1.0, 2.0, 3.0])
     B = np.array([1.0, 10.0])
@@ -72,7 +75,7 @@ def test_running_example_visits_the_non_empty_windows():
     assert counts["mul"] == 5
 
 
-# -- digest test 2: work bounded by the stored entries ------------------------------------------
+# -- work bounded by the stored entries ------------------------------------------------------------
 @pytest.mark.parametrize("n", [10**4, 10**6, 10**8])
 def test_work_does_not_grow_with_the_extent(n):
     rng = np.random.default_rng(7)
@@ -102,7 +105,7 @@ def test_work_does_not_grow_with_the_extent(n):
     assert set(idx.tolist()) == expect
 
 
-# -- digest test 3: 1-d, both loop orders, edge cases -------------------------------------------
+# -- 1-d, both loop orders, edge cases -------------------------------------------------------------
 @pytest.mark.parametrize("coords", [[], [0], [9], [0, 9], [0, 3, 4, 9], list(range(10))])
 @pytest.mark.parametrize("K", [1, 3, 10])
 @pytest.mark.parametrize("fmt", ["dense", "compressed"])
@@ -122,7 +125,7 @@ def test_one_d_convolution(coords, K, fmt):
                                          .materialize(schedule=sched)), want)
 
 
-# -- digest tests 4 and 5: 2-d and NHWC over formats ---------------------------------------------
+# -- 2-d and NHWC over formats ---------------------------------------------------------------------
 def conv2d(I, F, s=1, b=0):
     R, Q = F.shape
     H = max((I.shape[0] - 1 - b - max(R - 1, 0)) // s + 1, 0)
@@ -160,7 +163,7 @@ def test_nhwc_convolution(fmt):
     np.testing.assert_allclose(dense(got), want)
 
 
-# -- digest test 6: disjunctive and conjunctive lattices -----------------------------------------
+# -- disjunctive and conjunctive lattices ----------------------------------------------------------
 @pytest.mark.parametrize("op", ["+", "*", "-"])
 @pytest.mark.parametrize("fmt", ["dense", "compressed"])
 def test_union_and_intersection_with_a_window(op, fmt):
@@ -175,7 +178,7 @@ def test_union_and_intersection_with_a_window(op, fmt):
         assert {(1, 1), (1, 0), (2, 0)} <= set(zip(*np.nonzero(want)))
 
 
-# -- digest test 7: generality --------------------------------------------------------------------
+# -- generality ------------------------------------------------------------------------------------
 def rand(shape, density, seed):
     rng = np.random.default_rng(seed)
     return rng.random(shape) * (rng.random(shape) < density)
@@ -230,7 +233,7 @@ def test_extents_of_two_compound_operands():
         np.testing.assert_allclose(dense(got), want)
 
 
-# -- digest test 8: COO input with duplicates ----------------------------------------------------
+# -- COO input with duplicates ---------------------------------------------------------------------
 def test_coo_with_duplicates_matches_csr():
     rng = np.random.default_rng(11)
     rows, cols = rng.integers(0, 9, 40), rng.integers(0, 8, 40)

@@ -650,7 +650,7 @@ def test_sparse_divided_by_scalar_stays_sparse(fmt, scalar):
 
 
 # ---------------------------------------------------------------------------------------------------
-# regressions: minimal reproducers of bugs these property tests found (fixed in 06376ee)
+# regressions: minimal reproducers of bugs these property tests found
 # ---------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("fmt", ["coo", "dcsr", "dcsc", "csf"])
 def test_regression_broadcast_size1_axis_doubly_compressed(fmt):

@@ -1,6 +1,6 @@
-"""Fused kernels (issue 3): a DAG of several operations runs as one kernel where the plan shares
-loops, and gives NumPy's values over formats, dtypes and awkward shapes; ``fusion="none"`` (one
-kernel per operation) gives the same values."""
+"""Fused kernels: a DAG of several operations runs as one kernel where the plan shares loops, and
+gives NumPy's values over formats, dtypes and awkward shapes; ``fusion="none"`` (one kernel per
+operation) gives the same values."""
 from __future__ import annotations
 
 import numpy as np
@@ -187,7 +187,7 @@ def test_one_einsum_with_a_factor_outside_its_sum_is_split_and_fused():
     assert fused.RUNS[0] == runs
 
 
-# -- OpenMP on the outermost loop (digest test 13) ---------------------------------------------
+# -- OpenMP on the outermost loop ------------------------------------------------------------------
 def _fused_source(expr):
     from lazysparse.compiler.pipeline import kernel_log
     with kernel_log() as log:

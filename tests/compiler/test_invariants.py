@@ -1,7 +1,8 @@
-"""Loop-invariant values (paper 000's loop-invariant redundancy): a cheap element-wise operation
-on 0-d values (``sqrt(s)`` of a sum ``s``) is substituted into its readers instead of running as
-a kernel of its own (compiler/plan/inline.py ``elementwise``), and the single-operation lowerer
-computes a call over 0-d operands once, before its loops (``Lowerer.hoist``)."""
+"""Loop-invariant values (the loop-invariant redundancy of "ReACT: Redundancy-Aware Code Generation
+for Tensor Expressions"): a cheap element-wise operation on 0-d values (``sqrt(s)`` of a sum ``s``)
+is substituted into its readers instead of running as a kernel of its own (compiler/plan/inline.py
+``elementwise``), and the single-operation lowerer computes a call over 0-d operands once, before
+its loops (``Lowerer.hoist``)."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -110,7 +111,7 @@ def test_a_where_over_0d_values_stays_in_the_loop():
 @pytest.mark.parametrize("fusion", ["auto", "max", "none"])
 def test_a_0d_call_decides_the_pattern_by_its_value_between_warm_calls(fusion):
     """``A / sqrt(s)``: NaN at A's implicit zeros when ``s`` is 0, A's pattern otherwise; the
-    plan made for one value declines the others (plan.scalar_decisions evaluates the call)."""
+    plan made for one value declines the others (kernel.scalar_decisions evaluates the call)."""
     A = sp.random(6, 5, density=0.3, format="csr", random_state=3)
     D = A.toarray()
     lA = ls.asarray(A)

@@ -1,7 +1,8 @@
-"""The provenance graph of index variables (lazysparse/ir/provenance.py; paper 001 §2.1, §2.3,
-digest test 9): coordinate recovery round-trips for split down/up, fuse, pos and bound, the
-bounds of Fig. 19 visit every original point exactly once, and guards appear only where no
-bound proves a split divides its range. Oracle: the points themselves, enumerated."""
+"""The provenance graph of index variables (lazysparse/ir/provenance.py; "A Sparse Iteration Space
+Transformation Framework for Sparse Tensor Algebra", the scheduling paper): coordinate recovery
+round-trips for split down/up, fuse, pos and bound, the bounds of the paper's Fig. 19 visit every
+original point exactly once, and guards appear only where no bound proves a split divides its
+range. Oracle: the points themselves, enumerated."""
 from __future__ import annotations
 
 import itertools
@@ -79,7 +80,7 @@ def test_pos_of_one_level_round_trips_within_a_row():
 
 
 @pytest.mark.parametrize("tile", [1, 3, 16])
-def test_fuse_pos_split_of_fig_4_visits_every_stored_entry_once(tile):
+def test_fuse_pos_split_visits_every_stored_entry_once(tile):
     # a.collapse(i, j, f).pos(f, p, B(i,j)).split(p, p0, p1, Down, 16): tiles of nonzeros, the
     # row recovered by a search of B_pos (empty rows skipped), nnz not a multiple of the tile
     B, arrays = _csr(9, 11, 2, empty=(0, 3, 4, 8))
@@ -98,7 +99,8 @@ def test_fuse_pos_split_of_fig_4_visits_every_stored_entry_once(tile):
         assert evaluate(g.recover_derived("p"), dict(env, f=f), arrays) == p
 
 
-def test_bounds_of_fig_19():
+def test_bounds_of_split_fuse_and_bound_loops():
+    """The derived loops' ranges as the scheduling paper's Fig. 19 gives them."""
     g = (Provenance(("i", "j")).derive(Split("i", "i0", "i1", 4)).derive(Split("j", "j0", "j1", 3, up=True)))
     b = g.bounds({"i": (8, 21)})
     env = {"N_j": 10}

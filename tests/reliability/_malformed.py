@@ -1,4 +1,4 @@
-"""Malformed inputs, one per defect, for ``ls.asarray`` (guarantee 1 of issue 5).
+"""Malformed inputs, one per defect, for ``ls.asarray`` (validation at the boundary).
 
 Shared by ``test_validation.py`` (in process) and ``_fenced_run.py`` (a subprocess): the entries in
 ``RISKY`` are containers that scipy or pydata convert with unchecked native loops. Were lazysparse's

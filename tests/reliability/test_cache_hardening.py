@@ -1,5 +1,5 @@
 """The kernel cache against other users and other processes (lazysparse/runtime/kernel_cache.py,
-compiler.py): what it trusts, what it refuses, and that it neither hangs nor fails on what it
+toolchain.py): what it trusts, what it refuses, and that it neither hangs nor fails on what it
 refuses.
 
 * A directory above the cache that another user can write (no sticky bit), or that belongs to

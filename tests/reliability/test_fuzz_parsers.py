@@ -1,4 +1,4 @@
-"""Guarantee 9 (issue 5): user strings are no injection point; the parsers only raise ValueError/TypeError.
+"""User strings are no injection point; the parsers only raise ValueError/TypeError.
 
 * Nothing the user types reaches the generated C: einsum letters become integer labels and ``expr``
   identifiers become operand slots and generated index names (``i0, i1, ...``). Checked on the IR of

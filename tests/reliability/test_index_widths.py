@@ -1,4 +1,4 @@
-"""Guarantee 4 (issue 5): index widths.
+"""Index widths.
 
 * Operands with int32 and int64 index arrays mix freely (each operand slot of a kernel has its
   own index type).

@@ -1,4 +1,4 @@
-"""Guarantee (issue 5): a kernel whose sparse result cannot grow (an allocation fails) frees its
+"""Guarantee: a kernel whose sparse result cannot grow (an allocation fails) frees its
 partial buffers: no crash, no leak, a ``MemoryError`` naming the operation.
 
 Kernels that build a sparse result grow their buffers with ``realloc`` (``LS_GROW`` /
@@ -26,12 +26,12 @@ failure, and a medium operation of the same kind (about a third of ``HEAD`` at i
 still succeed with the right result. A leak of the partial buffers keeps most of ``HEAD`` mapped
 (the buffers had grown to nearly ``HEAD`` MiB), which fails both checks.
 
-History: the generated kernels used to ``return 1`` straight from the failed allocation,
-before the output pointers were stored into ``p[]`` and without freeing their temporaries, so
-``Runner._failed`` saw NULLs and every partial buffer leaked (measured: the address space stayed
-at the limit, 128 MiB above where it was, and even a 25 KiB NumPy array could not be allocated
-afterwards). Kernels now jump to ``ls_fail``, which hands the output buffers back through
-``p[]`` and frees the temporaries (measured: VmSize 133 -> 133 MiB after 30 failures).
+Why the kernels jump to ``ls_fail``: a kernel that returned 1 straight from the failed
+allocation, before its output pointers were stored into ``p[]`` and without freeing its
+temporaries, would leave ``Runner._failed`` NULLs, and every partial buffer would leak (measured:
+the address space stays at the limit, 128 MiB above where it was, and even a 25 KiB NumPy array
+cannot be allocated afterwards). ``ls_fail`` hands the output buffers back through ``p[]`` and
+frees the temporaries (measured: VmSize 133 -> 133 MiB after 30 failures).
 """
 from __future__ import annotations
 

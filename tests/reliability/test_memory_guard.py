@@ -1,4 +1,4 @@
-"""Guarantee 5 (issue 5): no dense result or intermediate beyond LAZYSPARSE_MEMORY_LIMIT.
+"""No dense result or intermediate beyond LAZYSPARSE_MEMORY_LIMIT.
 
 Each test fails if the guard is removed: the limits are set below the arrays' sizes, and the
 expected outcome is a MemoryError naming the operation (or, for sparse requests, a result)."""

@@ -1,4 +1,4 @@
-"""Guarantee 3 (issue 5): inputs are never mutated; results never share buffers with inputs.
+"""Inputs are never mutated; results never share buffers with inputs.
 
 What API.md allows to share: ``asarray`` of CSR/CSC/dense input is zero-copy (canonical COO is
 too), ``to_scipy``/``todense`` of such an array hand its buffers back, and views in the NumPy /

@@ -1,6 +1,6 @@
-"""Guarantee 10 (issue 5): numerics as NumPy's, with the sparse rule for structural zeros.
+"""Numerics as NumPy's, with the sparse rule for structural zeros.
 
-The rule (docs/design.md, "Numerics"):
+The rule (docs/design.md, "Semantics the project chose", Numerics):
 
 * A *stored* value is an IEEE value like any other: a stored 0 times NaN or inf is NaN.
 * An *implicit* (structural) zero annihilates in a product and as a numerator: ``A * B``,

@@ -1,4 +1,4 @@
-"""Guarantee 1 (issue 5): validation at the boundary.
+"""Validation at the boundary.
 
 * ``ls.asarray(..., check=True)`` rejects every malformed structure with a ValueError (TypeError for
   non-integer index arrays and unsupported value types) naming the array and the defect; the

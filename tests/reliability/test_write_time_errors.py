@@ -1,4 +1,4 @@
-"""Guarantee 2 (issue 5): mistakes raise on the line that builds the lazy node, naming the operation.
+"""Mistakes raise on the line that builds the lazy node, naming the operation.
 
 Every call below only *builds* (nothing is materialized), so an error deferred to ``compute()`` — or a
 C compiler error, or a kernel fed a dtype it cannot store — makes the test fail with "DID NOT
@@ -243,7 +243,7 @@ def test_builds_exactly_what_numpy_computes(seed):
     assert got.dtype == want.dtype, (desc, got.dtype, want.dtype)
 
 
-# user text in messages is cut short (issue 5: a pathological input must not come back whole)
+# user text in messages is cut short (a pathological input must not come back whole)
 LONG = [
     ("einsum subscripts", lambda: ls.einsum("i" * 100_000, A), ValueError),
     ("expr notation", lambda: ls.expr("x" * 100_000 + " + ", a=A), ValueError),

@@ -1,10 +1,11 @@
 """Contraction order (association) as a pass ``Program -> Program``.
 
-``(A @ X) @ W`` as written costs ``nnz(A)*H + I*H*J`` multiplications and gathers rows of
-``X`` that are H wide; ``A @ (X @ W)`` costs ``K*H*J + nnz(A)*J`` and gathers rows J wide. The
-paper (000, Sec. 5) keeps the user's parenthesization ("no algebraic rewriting"); NumPy's
-``einsum(optimize=True)`` and ``multi_dot`` do not, and neither does this pass, for sums of
-products only (``*`` distributes over ``+``, so the order of the sums is free):
+``(A @ X) @ W`` as written costs ``nnz(A)*H + I*H*J`` multiplications and gathers rows of ``X`` that
+are H wide; ``A @ (X @ W)`` costs ``K*H*J + nnz(A)*J`` and gathers rows J wide. "ReACT:
+Redundancy-Aware Code Generation for Tensor Expressions" keeps the user's parenthesization ("no
+algebraic rewriting"); NumPy's ``einsum(optimize=True)`` and ``multi_dot`` do not, and neither does
+this pass, for sums of products only (``*`` distributes over ``+``, so the order of the sums is
+free):
 
 1. **Chains are flattened.** A temporary that is a sum of products, read once by one operation
    that reaches it through products only and itself sums (or does not reduce), is substituted

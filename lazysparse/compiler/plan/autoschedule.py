@@ -1,6 +1,6 @@
-"""The autoscheduler's template space (paper 001 §6, digest §3): the schedules worth trying for
-a kernel, as command sequences with their split sizes left open, and how much of the whole
-space the rules prune.
+"""The autoscheduler's template space (the autoscheduler of "A Sparse Iteration Space Transformation
+Framework for Sparse Tensor Algebra"): the schedules worth trying for a kernel, as command sequences
+with their split sizes left open, and how much of the whole space the rules prune.
 
 Stage 1 fixes the loops (partition): a collapse of adjacent variables whose inner one is not
 dense (rule 1), each variable split at most once (rule 2), collapsed variables always split in
@@ -14,12 +14,13 @@ loops in that order, blocks only on loads balanced by position (the collapse of 
 variable), warps and threads only on constant-size loops (a split's inner loop).
 
 ``space_size`` counts the unpruned space the same way (any adjacent collapse, every variable
-unsplit, split once or twice in either space, every order, every placement of units), so the
-ratio is the pruning of digest test 11. ``instantiate`` turns a CPU template and sizes into an
-``ls.Schedule`` that kernels run (compiler/plan/loops.py), which is how the tests check templates
-against the oracle. Choosing among templates by a cost model is not done yet: the compiler's
-default schedule stays the one in lower/, with two decisions read off the data: the thread
-count (compiler/lower/lowering.py, ``team_size``) and row chunks or nonzero tiles (compiler/plan/skew.py).
+unsplit, split once or twice in either space, every order, every placement of units), so the ratio
+is the pruning the rules achieve (the paper's, at least 100x for SpMM). ``instantiate`` turns a CPU
+template and sizes into an ``ls.Schedule`` that kernels run (compiler/plan/loops.py), which is how
+the tests check templates against the oracle. Choosing among templates by a cost model is not done
+yet: the compiler's default schedule stays the one in lower/, with two decisions read off the data:
+the thread count (compiler/lower/lowering.py, ``team_size``) and row chunks or nonzero tiles
+(compiler/plan/skew.py).
 """
 from __future__ import annotations
 

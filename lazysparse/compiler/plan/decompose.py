@@ -1,4 +1,5 @@
-"""Decomposition (paper 000, Sec. 4.1): a lazy DAG becomes a ``Program`` of three-address ops.
+"""Decomposition (the first step of "ReACT: Redundancy-Aware Code Generation for Tensor
+Expressions"): a lazy DAG becomes a ``Program`` of three-address ops.
 
 Three steps, each a pure function of what the front end built:
 

@@ -1,13 +1,13 @@
 """Union fission: a sum of sparse terms assembled through a row workspace instead of a merge.
 
 A statement ``out[i,j] = T1 + T2 - T3 + ...`` whose terms are each nonzero only on their own
-operands' entries can be computed by the paper-003 workspace with one loop per term: for each
-row, every term's loop inserts its entries into a workspace keyed by ``j`` (duplicates add),
-and the workspace drains the row in order. A k-way merge instead advances k cursors with a
-data-dependent branch per entry; on random patterns those branches mispredict about once an
-entry, and the merge's loop-carried chain (load a coordinate, take the minimum, advance) is
-longer than a scatter's, which has none (docs/design.md, "Union fission", for the timings that
-set ``MIN_TERMS``).
+operands' entries can be computed by the workspace of "Compilation of Modular and General Sparse
+Workspaces" with one loop per term: for each row, every term's loop inserts its entries into a
+workspace keyed by ``j`` (duplicates add), and the workspace drains the row in order. A k-way merge
+instead advances k cursors with a data-dependent branch per entry; on random patterns those branches
+mispredict about once an entry, and the merge's loop-carried chain (load a coordinate, take the
+minimum, advance) is longer than a scatter's, which has none (docs/design.md, "Assembly modes", its
+union fission paragraph, for the timings that set ``MIN_TERMS``).
 
 This module decides where fission applies and where each term sits in the statement's walk
 order (its first access and its first ``f(0)`` decision), so that the lowerer can emit each

@@ -1,4 +1,5 @@
-"""Redundancy-aware fusion (paper 000, Sec. 4.2-4.4) as pure passes over a ``Program``.
+"""Redundancy-aware fusion ("ReACT: Redundancy-Aware Code Generation for Tensor Expressions",
+the ReACT paper) as pure passes over a ``Program``.
 
 ``plan_fusion(program, input_specs)`` runs them in the paper's order:
 
@@ -6,11 +7,11 @@
    needed. A result asked for is needed everywhere; a temporary where some consumer can be
    nonzero with the temporary taken as anything (``B * T`` needs T at B's pattern, ``B + T``
    everywhere, ``B / T`` at B's: division intersects), and only where that consumer is itself
-   needed. Unions over several consumers (Listing 6).
+   needed. Unions over several consumers (the paper's Listing 6).
 2. **Loop orders** per operation: each sparse operand's levels in storage order, the mask's
    sparse operands included (a producer restricted to B's pattern walks B's levels),
-   dense operands in their stride order (``planner.plan.choose_order``). Temporaries are dense,
-   row-major, until format inference decides otherwise.
+   dense operands in their stride order (``compiler.plan.kernel.choose_order``). Temporaries
+   are dense, row-major, until format inference decides otherwise.
 3. **Iteration spaces** per (operation, variable): the sparse levels that drive the loop over
    that variable, as a DNF over ``(value, subscripts)`` keys; a dense loop is ``TRUE``.
 4. **Trie fusion** (Algorithms 1 and 2): operations whose next loops are the same variable over
@@ -18,7 +19,7 @@
    its consumer. Groups never create a cycle (a member joins only when no other path leads to
    it), and a fused loop is placed after the predecessors of all its members. Legality rule 1
    of the paper (``a = sum_i B_i; C_i = B_i / a`` must not fuse at i) holds by construction:
-   reduction variables are fresh per operation (``planner.decompose``), so a reduced loop is
+   reduction variables are fresh per operation (``compiler.plan.decompose``), so a reduced loop is
    never the same variable as a loop of the value's readers.
 5. **Dimension reduction** (Algorithm 3): a temporary's dimensions that are loops around its
    definition and every use are dropped; it is reset at the start of the innermost such loop.
@@ -353,8 +354,8 @@ def fuse(program: Program, order: tuple, spaces) -> tuple:
             if (w, r) not in flow:
                 continue
             if var in program.ops[w].stmt.reduce_indices:
-                # the writer sums over var: within the loop its value is a partial sum (paper
-                # 000's missed case, ``a = sum_i B_i; C_i = B_i / a`` must not fuse at i; shared
+                # the writer sums over var: within the loop its value is a partial sum (the ReACT
+                # paper's missed case, ``a = sum_i B_i; C_i = B_i / a`` must not fuse at i; shared
                 # reduction names, compiler/plan/siblings.py, make it reachable here)
                 return False
             wo = program.ops[w].stmt.out_indices
@@ -493,7 +494,7 @@ def plan_fusion(program: Program, input_specs: dict, mode: str = "auto", scalars
     operation its own loop nest: no loop is shared). ``scalars``: the values of 0-d inputs
     (``A + 1`` is nonzero everywhere, ``A * 2`` only at A's pattern). ``passes``: which of
     "masks" (iteration-space propagation), "fusion" (shared loops) and "memory" (dimension
-    reduction) run; each can be left out and the plan stays correct (digest test 11)."""
+    reduction) run; each can be left out and the plan stays correct."""
     if "fusion" not in passes:
         mode = "none"
     specs = value_specs(program, input_specs)

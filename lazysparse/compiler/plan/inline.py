@@ -1,5 +1,6 @@
 """``fusion="max"``: every temporary substituted into its consumers, one loop nest per result
-(TACO's approach, the paper's baseline), as a pure pass ``Program -> Program``.
+(TACO's approach, the baseline of "ReACT: Redundancy-Aware Code Generation for Tensor
+Expressions"), as a pure pass ``Program -> Program``.
 
 A temporary ``T[o] = sum_r g`` read as ``T[idx]`` by a consumer is replaced by ``g`` with ``o``
 renamed to ``idx`` and ``r`` to fresh variables, which is exact when the consumer reaches the

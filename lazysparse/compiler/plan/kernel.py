@@ -531,9 +531,10 @@ def choose_mode(stmt: Statement, order, out_fmt: Format, specs=None, decisions=(
         return "append"
     coo = out_fmt.levels[0].kind == "compressed" and not out_fmt.levels[0].unique
     if red and stmt.reduce == "sum" and _appendable(out_fmt) and not coo:
-        # sparse scattering with sums to combine: a workspace (paper 003) whose policy the
-        # caller picks from sizes (compiler/plan/workspace.py); "sort" stays for reorderings with
-        # nothing to combine (a transposition is one counting pass) and other reductions
+        # sparse scattering with sums to combine: a workspace ("Compilation of Modular and General
+        # Sparse Workspaces") whose policy the caller picks from sizes (compiler/plan/workspace.py);
+        # "sort" stays for reorderings with nothing to combine (a transposition is one counting
+        # pass) and other reductions
         return "workspace"
     return "sort"
 

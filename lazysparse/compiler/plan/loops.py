@@ -1,9 +1,9 @@
-"""A schedule's loop transformations (paper 001) bound to one kernel's statement: which loops
-split, which pair of loops runs as one tiled walk over an operand's nonzeros, which loop is
-parallel and which unrolled, and the loop order. A pure function of the schedule, the
-statement and its operands' formats; every precondition it can see here is checked with an
-error that names the transformation and the reason (digest §7.8), so lowering
-(compiler/lower/tiling.py) only reads the result.
+"""A schedule's loop transformations ("A Sparse Iteration Space Transformation Framework for Sparse
+Tensor Algebra") bound to one kernel's statement: which loops split, which pair of loops runs as one
+tiled walk over an operand's nonzeros, which loop is parallel and which unrolled, and the loop
+order. A pure function of the schedule, the statement and its operands' formats; every precondition
+it can see here is checked with an error that names the transformation and the reason (the paper's
+rejections), so lowering (compiler/lower/tiling.py) only reads the result.
 
 Names are the statement's index variables as ``ls.explain`` prints them (``i0``, ``i1``, ...)
 and its operands as ``T0``, ``T1``, ... (the slots of the kernel's statement).
@@ -90,7 +90,7 @@ def _err(op, msg):
 
 
 def _todo(op, msg):
-    return NotImplementedError(f"Schedule.{op}: {msg} (not lowered yet; issue 6)")
+    return NotImplementedError(f"Schedule.{op}: {msg} (not lowered yet)")
 
 
 def dense_only(schedule) -> bool:

@@ -1,6 +1,6 @@
-"""Shared loops for sums (paper 000, Sec. 4.2's read-read edges, and sums of a temporary along
-the loop that writes it): reduction variables renamed so that trie fusion (``fusion.fuse``)
-can put the sum under a loop another operation already runs.
+"""Shared loops for sums (the read-read edges of "ReACT: Redundancy-Aware Code Generation for Tensor
+Expressions", and sums of a temporary along the loop that writes it): reduction variables renamed so
+that trie fusion (``fusion.fuse``) can put the sum under a loop another operation already runs.
 
 Decomposition names a producer's result dimensions after its first consumer's access, which
 fuses producers with that consumer; reduction variables are fresh per operation. So two sums
@@ -10,7 +10,7 @@ loop over differently named variables and never share a loop, and neither does t
 (``E / E.sum(axis=1)``). This pass renames an operation's reduction variables after its operand's
 writer's result variables, or after the subscripts of an earlier independent operation that
 reads a common value. Fusion still decides legality (a sum used by the loop that reduces it,
-paper 000's missed case, is not fused).
+the ReACT paper's missed case, is not fused).
 
 A pure function ``Program -> Program``; renaming an operation's own reduction variables never
 changes what it computes, and the new names index the same modes of the same value, so every

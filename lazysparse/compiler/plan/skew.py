@@ -1,4 +1,5 @@
-"""The default schedule's choice between row chunks and nonzero tiles (issue 6, paper 001 §5.2).
+"""The default schedule's choice between row chunks and nonzero tiles (the load balancing of "A
+Sparse Iteration Space Transformation Framework for Sparse Tensor Algebra", the scheduling paper).
 
 The compiler's default parallel loop hands out rows in chunks (compiler/lower/lowering.py,
 ``omp_chunk``; each thread its own run of them first, then help with the others' runs:
@@ -16,8 +17,8 @@ a storage computes once (``Storage.segment_stats``) and keeps:
 Rows then cost about ``max(1, r)`` times a balanced loop, ``r`` the left side over the stored
 entries; tiles cost their overhead, which the measurements put at 1.0-1.15 on 16 threads and
 up to 1.6 on the two-core development VM, where memory bandwidth hardly grows with the second
-thread. SpMV on a 16-core machine, rows of ``k * c**i`` entries (digest 001 test 5's generator;
-ns per stored entry, rows / tiles; docs/performance.md, session 23): 16 threads c = 1 (64-entry
+thread. SpMV on a 16-core machine, rows of ``k * c**i`` entries (the scheduling paper's
+load-balance generator; ns per stored entry, rows / tiles): 16 threads c = 1 (64-entry
 rows) 0.200 / 0.227, c = 1.001 (r = 0.016) 0.211 / 0.222, c = 1.01 (r = 0.16) 0.252 / 0.225,
 c = 1.1 (r = 1.3) 0.238 / 0.204, c = 1.5 (r = 3.7) 0.318 / 0.188; 8 threads c = 1.1 (r = 0.67)
 0.335 / 0.307, c = 1.5 (r = 1.9) 0.321 / 0.236; 4 threads c = 1.5 (r = 0.93) 0.469 / 0.464.
@@ -32,7 +33,7 @@ index of a CSR-like operand (a dense level, then a compressed one, in mode order
 than one thread, with at least ``MIN_ENTRIES`` stored entries (a scheduled call plans more per
 call than the default's bound plan). SpMM's tiles sum the columns of a segment as a scalar loop
 where the default's rows run as vectors (128 columns, c = 1.5, two threads: 176 ms against 103;
-docs/design.md): not offered until they do.
+docs/design.md, "Schedules and the autoscheduler"): not offered until they do.
 Tiles write a dense result only (compiler/plan/loops.py), so a statement's first skewed call runs the
 default, and the next ones take tiles if its result came out dense; one whose tiles do not plan
 or lower keeps the default from its first refusal on. Sums of a row cut between tiles are added in whichever order the
@@ -47,7 +48,7 @@ _CSR = resolve_format("csr", 2)
 
 SKEW_TILES = 1.5        # tiles when the longest row holds 1.5 threads' shares of the entries or more
 MIN_ENTRIES = 1 << 17   # and the operand has this many stored entries (64 tiles)
-TILE = 2048             # stored entries a tile (the digest's and bench_balance's size)
+TILE = 2048             # stored entries a tile (bench_balance's size too)
 
 _SLOTS = {}      # id(statement) -> (statement, its candidate (slot, i, j) or False): structure only
 _DENSE = {}      # bound-plan key -> whether tiles may run it (its default result came out dense,

@@ -1,9 +1,10 @@
-"""Workspaces for sparse scattering (paper 003), the planning half: how many result levels a
-loop order scatters into, which of them the loops bind in order (hoisted out of the workspace),
-and which accumulation policy and capacity take the rest. Pure functions of the loop order, the
-result format and a few sizes; ``compiler/lower/workspace.py`` emits the insert-sort-merge template.
+"""Workspaces for sparse scattering ("Compilation of Modular and General Sparse Workspaces", the
+workspaces paper), the planning half: how many result levels a loop order scatters into, which of
+them the loops bind in order (hoisted out of the workspace), and which accumulation policy and
+capacity take the rest. Pure functions of the loop order, the result format and a few sizes;
+``compiler/lower/workspace.py`` emits the insert-sort-merge template.
 
-Vocabulary (digest 003, section 2):
+Vocabulary (the workspaces paper's):
 
 * **ordering** ``max(N + 1 - p1, p2)``: ``p1``, the first position where the result's levels
   (storage order) and the loop order disagree; ``p2``, the position of the first reduction
@@ -71,11 +72,12 @@ def mask_access(stmt, specs, out_fmt, decisions, prefix=False):
     containing a sparse access read at the result's subscripts, in the result's order and
     format, both CSR-like (dense levels, then one unique compressed level).
 
-    ``prefix``: also an access whose *leading* subscripts are the result's, with leading levels
-    like the result's (TTV's ``B[i,j,k]`` for a CSR ``out[i,j]``), and statements without a
-    reduction: the result then takes those levels' structure, which a parallel schedule writes
-    from any thread (each result entry has its own position before the loops run; paper 001's
-    sparse outputs, compiler/plan/loops.py). An exact match is preferred."""
+    ``prefix``: also an access whose *leading* subscripts are the result's, with leading levels like
+    the result's (TTV's ``B[i,j,k]`` for a CSR ``out[i,j]``), and statements without a reduction:
+    the result then takes those levels' structure, which a parallel schedule writes from any thread
+    (each result entry has its own position before the loops run; the sparse outputs of the
+    scheduling paper, "A Sparse Iteration Space Transformation Framework for Sparse Tensor Algebra",
+    compiler/plan/loops.py). An exact match is preferred."""
     from lazysparse.compiler.plan import fission
     from lazysparse.compiler.plan import patterns as P
     from lazysparse.ir.nodes import accesses_of
@@ -157,8 +159,8 @@ def choose(ws_extents, outer, inserts, itemsize, budget, forced=None, capacity=N
     of the ``inserts`` per call, values of ``itemsize`` bytes and a memory ``budget`` in bytes
     (None: no limit). ``forced``/``capacity``: a schedule's choice (``ls.Schedule.workspace``).
 
-    The paper picks dense only for a first-order workspace (exactly one result variable after
-    the reduction: Gustavson's row) and leaves the sparse policy and its capacity to the user;
+    The workspaces paper picks dense only for a first-order workspace (exactly one result variable
+    after the reduction: Gustavson's row) and leaves the sparse policy and its capacity to the user;
     we choose them:
 
     * **dense** (values, a bitmap of touched points and their list) for one level when
@@ -169,8 +171,8 @@ def choose(ws_extents, outer, inserts, itemsize, budget, forced=None, capacity=N
       drain sorts only within buckets), holding about twice the inserts one flush sees (the
       paper's ``2^ceil(log2 nnz)``), at least 16 entries: a full one is sorted and merged into
       the entries kept so far, so a small one costs merges, not correctness. It beat ``hash``
-      on every outer product we timed (session 10: vt2010 126 against 171 ms, cage10 231
-      against 256, cs4 44 against 47, cora 9.3 against 12.0; docs/design.md).
+      on every outer product we timed (vt2010 126 against 171 ms, cage10 231 against 256,
+      cs4 44 against 47, cora 9.3 against 12.0; docs/design.md, "Assembly modes").
     """
     E = math.prod(ws_extents)
     per = max(1, inserts // max(1, outer))  # inserts between two flushes, on average

@@ -178,7 +178,7 @@ def test_fused_programs_count_one_load_for_equal_accesses():
         np.testing.assert_allclose(_todense(((a * a) @ x).materialize(fusion=fusion)), (D * D) @ X, rtol=1e-12)
 
 
-# -- found by review: paths that assumed one state per access ------------------------------------
+# -- paths that could assume one state per access --------------------------------------------------
 @examples(50)
 @given(fmt=st.sampled_from(FORMATS_2D), width=st.sampled_from(WIDTHS),
        red=st.sampled_from(["sum", "max", "min", "prod"]),

@@ -161,7 +161,7 @@ def test_only_iterators_that_leave_a_driver_in_every_term_are_located():
 @given(st.integers(0, 9), st.integers(0, 9), st.integers(1, 9),
        st.sampled_from(["csr", "csc", "coo"]), st.sampled_from(["csr", "csc", "coo"]),
        st.sampled_from(["csr", "csc", "coo"]), st.floats(0.0, 1.0), st.integers(0, 10**6))
-@example(0, 0, 2, "coo", "coo", "csc", 0.0, 0)  # an intersection drives the outer loop (fused.py crashed)
+@example(0, 0, 2, "coo", "coo", "csc", 0.0, 0)  # an intersection drives the fused outer loop
 def test_masked_expressions_match_numpy(m, n, k, fm, fa, fb, dens, seed):
     M, A, B = _mat(m, n, dens, seed, fm), _mat(m, k, 0.4, seed + 1, fa), _mat(k, n, 0.4, seed + 2, fb)
     Ml, Al, Bl = ls.asarray(M), ls.asarray(A), ls.asarray(B)

@@ -201,7 +201,7 @@ def test_rows_walked_by_coordinates_run_in_chunks_of_positions(m, n, density, in
     """A result appended row by row whose outer loop walks an operand's stored coordinates
     (COO's first level, a transposed COO's, a COO tensor's in TTV) rather than a range of rows:
     its chunks are runs of positions cut where the coordinate changes, each recording the rows
-    it spans (a chunk running every row wrote each result entry once per chunk, session 25)."""
+    it spans (a chunk that ran every row would write each result entry once per chunk)."""
     import sparse
     (A, DA), (B, DB) = (_matrix(m, n, density, np.float64, index, seed + k) for k in range(2))
     X = np.random.default_rng(seed).integers(-2, 3, (m, 4)).astype(np.float64)

@@ -1,7 +1,9 @@
-"""Kernels that follow a schedule's loop transformations (paper 001; digest tests 1-3, 8 and 10):
-row splits, divides, tiles of nonzeros, the parallel loop and reorders, each checked against
-dense NumPy on sizes that the factors do not divide, with empty rows, rows spanning tiles and
-skewed rows, and each schedule's C checked for the structure the paper prints."""
+"""Kernels that follow a schedule's loop transformations ("A Sparse Iteration Space Transformation
+Framework for Sparse Tensor Algebra", the scheduling paper): the default SpMV, row splits,
+divides, tiles of nonzeros, guard-free full tiles, the parallel loop and reorders, each checked
+against dense NumPy on sizes that the factors do not divide, with empty rows, rows spanning tiles
+and skewed rows, and each schedule's C checked for the structure the paper prints; schedules that
+cannot hold are refused with the transformation and the reason."""
 from __future__ import annotations
 
 import numpy as np
@@ -50,7 +52,7 @@ FIG4 = (ls.Schedule().fuse("i0", "i1", "f").pos("f", "p", "T0").split("p", "p0",
         .parallelize("p0", races="atomics"))
 
 
-def test_1_default_csr_spmv_is_the_fig_2c_loop_nest():
+def test_default_csr_spmv_is_a_row_loop_over_each_rows_entries():
     A = ls.asarray(_csr(7, 5, 0.4, 0))
     c = _kernel_c(ls.explain(A @ np.ones(5)))
     # the row loop over each chunk of rows a thread takes (lowering.py ``owned_chunks``)
@@ -63,7 +65,7 @@ def test_1_default_csr_spmv_is_the_fig_2c_loop_nest():
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-def test_2_row_split_emits_ceil_recovery_guard_and_pragma_and_is_correct_for_101_rows(threads):
+def test_row_split_emits_ceil_recovery_guard_and_pragma_and_is_correct_for_101_rows(threads):
     ls.set_num_threads(threads)
     A0 = _csr(101, 37, 0.1, 1, empty_rows=(0, 50, 100))
     x0 = np.random.default_rng(1).random(37)
@@ -78,7 +80,7 @@ def test_2_row_split_emits_ceil_recovery_guard_and_pragma_and_is_correct_for_101
     np.testing.assert_allclose(out.todense(), A0 @ x0, rtol=1e-12)
 
 
-def test_10_full_tiles_run_a_guard_free_clone_and_the_tail_a_guarded_one():
+def test_full_tiles_run_a_guard_free_clone_and_the_tail_a_guarded_one():
     A = ls.asarray(_csr(101, 10, 0.3, 2))
     c = _kernel_c(ls.explain(A @ np.ones(10), schedule=ls.Schedule().split("i0", "a", "b", 32)))
     full, tail = _clones(c, "if (x0b + 32 <= N0) {")
@@ -89,7 +91,7 @@ def test_10_full_tiles_run_a_guard_free_clone_and_the_tail_a_guarded_one():
 
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("m, n, density", [(101, 57, 0.07), (33, 200, 0.3), (5, 3, 0.0)])
-def test_3_nonzero_tiles_fig_4(threads, m, n, density):
+def test_nonzero_tiles_search_once_and_flush_shared_rows_atomically(threads, m, n, density):
     ls.set_num_threads(threads)
     A0 = _csr(m, n, density, 3, empty_rows=(1, 2, m - 1), skew=True)
     assert A0.nnz % 16 != 0 or A0.nnz == 0 or m == 5
@@ -180,7 +182,7 @@ def test_reorder_changes_the_loops_and_keeps_the_values():
     np.testing.assert_allclose((A @ X0).materialize(schedule=s).todense(), A0 @ X0)
 
 
-# -- digest test 8: rejections with the transformation and the reason ----------------------------
+# -- rejections with the transformation and the reason ---------------------------------------------
 def _spmv():
     A0 = _csr(9, 6, 0.4, 8)
     return ls.asarray(A0) @ np.ones(6)
@@ -206,7 +208,7 @@ def _spmv():
     (_spmv, ls.Schedule().parallelize("i0", unit="cpu-vector", races="atomics"), NotImplementedError,
      "vector lanes with races='atomics'"),
 ])
-def test_8_rejections_name_the_transformation_and_the_reason(make, sched, exc, msg):
+def test_rejections_name_the_transformation_and_the_reason(make, sched, exc, msg):
     with pytest.raises(exc, match=msg.replace("(", r"\(").replace(")", r"\)")):
         make().materialize(schedule=sched)
 
@@ -221,7 +223,7 @@ def test_a_schedule_does_not_leak_into_later_unscheduled_calls():
     np.testing.assert_allclose((A @ x0).materialize().todense(), A0 @ x0)
 
 
-# -- tensors: tiles of a CSF operand's (i, j) fibers (the TTV and MTTKRP schedules of §4) ---------
+# -- tensors: tiles of a CSF operand's (i, j) fibers (the paper's TTV and MTTKRP schedules) --------
 def _tensor(shape, density, seed):
     import sparse
     T = sparse.random(shape, density=density, random_state=seed)
@@ -255,11 +257,11 @@ def test_mttkrp_tiles_of_slices_add_atomically(threads):
     np.testing.assert_allclose(out.todense(), np.einsum("ikl,kj,lj->ij", Td, C, D), rtol=1e-12)
 
 
-# -- digest test 6: the §4 CPU schedules that lower, in the kernels' names --------------------------
+# -- the paper's per-kernel CPU schedules that lower, in the kernels' names ------------------------
 DSS = ls.Format(["dense", "compressed", "compressed"])
 
 
-def test_6_spmv_schedule_of_section_4():
+def test_cpu_spmv_schedule_of_the_paper():
     ls.set_num_threads(2)
     A0 = _csr(75, 31, 0.2, 11, skew=True)
     x0 = np.random.default_rng(11).random(31)
@@ -267,7 +269,7 @@ def test_6_spmv_schedule_of_section_4():
     np.testing.assert_allclose((ls.asarray(A0) @ x0).materialize(schedule=s).todense(), A0 @ x0)
 
 
-def test_6_ttv_schedule_of_section_4():
+def test_cpu_ttv_schedule_of_the_paper():
     ls.set_num_threads(2)
     T, Td = _tensor((9, 14, 12), 0.1, 12)
     v = np.random.default_rng(12).random(12)
@@ -277,7 +279,7 @@ def test_6_ttv_schedule_of_section_4():
     np.testing.assert_allclose(out.todense(), np.einsum("ijk,k->ij", Td, v), rtol=1e-12)
 
 
-def test_6_mttkrp_schedule_of_section_4():
+def test_cpu_mttkrp_schedule_of_the_paper():
     ls.set_num_threads(2)
     T, Td = _tensor((70, 9, 8), 0.1, 13)
     rng = np.random.default_rng(13)
@@ -287,7 +289,7 @@ def test_6_mttkrp_schedule_of_section_4():
     np.testing.assert_allclose(out.todense(), np.einsum("ikl,kj,lj->ij", Td, C, D), rtol=1e-12)
 
 
-def test_6_vector_lanes_on_a_dense_loop():
+def test_vector_lanes_on_a_dense_loop():
     ls.set_num_threads(2)
     A0 = _csr(20, 20, 0.2, 14)
     X0 = np.random.default_rng(14).random((20, 8))
@@ -308,7 +310,7 @@ def test_6_vector_lanes_on_a_dense_loop():
       .parallelize("i2", unit="cpu-vector", races="parallel-reduction"),
 ], ids=["whole", "split", "threads-and-lanes"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
-def test_6_vector_lanes_with_a_parallel_reduction(sched, dtype):
+def test_vector_lanes_with_a_parallel_reduction(sched, dtype):
     """Lanes of the innermost reduction loop each sum privately (``omp simd reduction``): on
     a length (37) the split factor does not divide, so the guarded tail clone stays scalar."""
     ls.set_num_threads(2)
@@ -403,7 +405,7 @@ def test_an_interleaving_against_the_format_is_refused():
         (ls.asarray(A0) @ np.ones(8)).materialize(schedule=s)
 
 
-# -- position splits inside a segment: pos(j).split (the CPU SpMM schedule of §4) ----------------
+# -- position splits inside a segment: pos(j).split (the paper's CPU SpMM schedule) ----------------
 @pytest.mark.parametrize("factor", [1, 3, 64])
 def test_chunks_of_each_row_sum_the_same(factor):
     A0 = _csr(41, 29, 0.3, 21, empty_rows=(0, 7), skew=True)
@@ -417,7 +419,7 @@ def test_chunks_of_each_row_sum_the_same(factor):
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-def test_6_spmm_schedule_of_section_4(threads):
+def test_cpu_spmm_schedule_of_the_paper(threads):
     ls.set_num_threads(threads)
     A0 = _csr(45, 33, 0.25, 22, empty_rows=(4,), skew=True)
     X0 = np.random.default_rng(22).random((33, 12))
@@ -441,7 +443,7 @@ def test_chunks_of_a_co_iterated_loop_are_refused():
         (ls.asarray(A0) + ls.asarray(B0)).materialize(schedule=s)
 
 
-# -- digest test 7: sparse results on threads ------------------------------------------------------
+# -- sparse results on threads ---------------------------------------------------------------------
 SPARSE_OUT = [ls.Schedule().parallelize("i0"),
               ls.Schedule().split("i0", "r0", "r1", 8).parallelize("r0"),
               ls.Schedule().divide("i0", "r0", "r1", 3).parallelize("r0")]
@@ -450,7 +452,7 @@ SPARSE_OUT = [ls.Schedule().parallelize("i0"),
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("sched", SPARSE_OUT, ids=["rows", "split8", "divide3"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_7_sddmm_with_a_csr_result_runs_on_threads(threads, sched, dtype):
+def test_sddmm_with_a_csr_result_runs_on_threads(threads, sched, dtype):
     ls.set_num_threads(threads)
     A0 = _csr(101, 57, 0.1, 21, dtype=dtype, empty_rows=(0, 3, 100), skew=True)
     rng = np.random.default_rng(21)
@@ -468,7 +470,7 @@ def test_7_sddmm_with_a_csr_result_runs_on_threads(threads, sched, dtype):
 
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("sched", SPARSE_OUT, ids=["rows", "split8", "divide3"])
-def test_7_ttv_with_a_dense_compressed_result_runs_on_threads(threads, sched):
+def test_ttv_with_a_dense_compressed_result_runs_on_threads(threads, sched):
     ls.set_num_threads(threads)
     T, Td = _tensor((13, 11, 9), 0.1, 22)
     Td[4] = 0  # an empty slice
@@ -481,7 +483,7 @@ def test_7_ttv_with_a_dense_compressed_result_runs_on_threads(threads, sched):
     np.testing.assert_allclose(out.todense(), np.einsum("ijk,k->ij", Td, v), rtol=1e-12)
 
 
-def test_7_an_intersection_writes_its_csr_result_from_threads():
+def test_an_intersection_writes_its_csr_result_from_threads():
     ls.set_num_threads(2)
     A0, B0 = _csr(40, 30, 0.3, 23, empty_rows=(5,)), _csr(40, 30, 0.3, 24)
     out = (ls.asarray(A0) * ls.asarray(B0)).materialize(format="csr", schedule=SPARSE_OUT[1])
@@ -498,13 +500,13 @@ def test_7_an_intersection_writes_its_csr_result_from_threads():
      ls.Schedule().fuse("i0", "i1", "f").pos("f", "p", "T0").split("p", "p0", "p1", 4).parallelize("p0"),
      NotImplementedError, "tiles of stored entries writing a ls.csr result"),
 ])
-def test_7_other_sparse_results_on_threads_are_refused(make, sched, exc, msg):
+def test_other_sparse_results_on_threads_are_refused(make, sched, exc, msg):
     """A result without an operand that holds its structure takes inserts in order: refused."""
     with pytest.raises(exc, match=msg):
         make().materialize(schedule=sched, format="csr")
 
 
-def test_7_an_sddmm_with_its_sum_between_rows_and_columns_locates_its_entries():
+def test_an_sddmm_with_its_sum_between_rows_and_columns_locates_its_entries():
     """Order i, k, j: the mask is searched for each (i, j) under k, not walked; still each
     row's entries belong to one thread."""
     ls.set_num_threads(2)

@@ -1,4 +1,4 @@
-"""Whole programs that read one value in several operations (session 30):
+"""Whole programs that read one value in several operations:
 
 * sums over one matrix share a loop (compiler/plan/siblings.py: ``A.sum()`` and ``(A != 0).sum()`` of
   a variance, a row sum of ``E = expm1(A)`` with the loop that writes ``E``), and a shared loop
@@ -40,7 +40,8 @@ def _todense(x):
 
 def _rownorm(d, fmt="csr"):
     """``expm1(A) / expm1(A).sum(axis=1)``; a sparse operand's implicit zeros annihilate as
-    numerators (docs/design.md, "Numerics"), a dense operand stores every element."""
+    numerators (docs/design.md, "Semantics the project chose"), a dense operand stores every
+    element."""
     e = np.expm1(d)
     with np.errstate(invalid="ignore", divide="ignore"):
         q = e / e.sum(axis=1, keepdims=True)
@@ -127,8 +128,9 @@ def test_a_variance_reads_the_matrix_in_two_passes():
 def test_a_row_normalisation_computes_each_entry_once_and_stays_sparse():
     """``E / E.sum(axis=1)`` with ``E = expm1(A)``: E's entry is computed once, summed in the
     loop that computes it, kept for the row, and divided in a second loop over the row (the
-    sum must not be read inside the loop that forms it: paper 000's missed case). The result
-    has A's pattern: it was dense before (a 37700 x 37700 github-social result took 2 s)."""
+    sum must not be read inside the loop that forms it: the missed case of "ReACT:
+    Redundancy-Aware Code Generation for Tensor Expressions"). The result has A's pattern (a dense
+    one took 2 s for a 37700 x 37700 github-social matrix)."""
     D = _matrix(1)
     a = build(D, "csr")
     e = ls.expm1(a) / ls.expm1(a).sum(axis=1, keepdims=True)
@@ -182,7 +184,7 @@ def test_power_two_is_square(dtype, exponent):
     same values, and no call of C's ``pow`` in a fused kernel)."""
     x = np.array([1, 2, 0, 3], dtype=dtype)
     if np.dtype(dtype).kind == "c" and exponent == 3:
-        pytest.skip("complex ** 3 is C's cpow, not NumPy's repeated product (noted in design.md)")
+        pytest.skip("complex ** 3 is C's cpow, not NumPy's repeated product")
     r = ls.asarray(x) ** exponent
     want = x ** exponent
     squared = exponent == 2 and (np.dtype(dtype).kind in "fc" or type(exponent) is int)

@@ -2,8 +2,8 @@
 factor), and reused buffers for the dense temporaries of multi-kernel programs
 (compiler/fused_pipeline.py, ``_run_ops``).
 
-The threads read the caller's operand in place (per-thread copies were measured and removed:
-docs/design.md, "Replicated operands"), so each test runs two operands of the same shape back
+The threads read the caller's operand in place (per-thread copies cost more than they saved:
+docs/design.md, "Tried and dropped"), so each test runs two operands of the same shape back
 to back at one and two threads, in several layouts: a thread reading a stale or misaddressed
 operand fails the NumPy oracle."""
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""Workspaces for sparse scattering (issue 4, paper 003, digest section 6): detection of the
-workspace order from the loop order, every accumulation policy and capacity giving the same
-result, edge cases, a policy plugged in from outside, tensor kernels with sparse results, and
-memory that follows the result's nonzeros rather than its dimensions. Oracles: dense NumPy and
-scipy.sparse products."""
+"""Workspaces for sparse scattering ("Compilation of Modular and General Sparse Workspaces", the
+workspaces paper): detection of the workspace order from the loop order, every accumulation policy
+and capacity giving the same result, edge cases, a policy plugged in from outside, tensor kernels
+with sparse results, and memory that follows the result's nonzeros rather than its dimensions.
+Oracles: dense NumPy and scipy.sparse products."""
 from __future__ import annotations
 
 import itertools
@@ -23,7 +23,8 @@ from lazysparse.compiler import fused_pipeline as fused
 from lazysparse.compiler.pipeline import kernel_log
 
 # the loop order the operands' storage gives, without converting one to avoid an outer product
-# (compiler/plan/kernel.py ``_outer_first``): the second-order workspaces of digest tests 1-3 and 5
+# (compiler/plan/kernel.py ``_outer_first``): the second-order workspaces of the detection,
+# outer-product, transposed-product and policy tests
 OUTER = tuple(fused.PASSES - {"concordance"})
 ALL = tuple(fused.PASSES)
 
@@ -54,7 +55,7 @@ def _check_canonical(st_, shape):
         assert np.all(np.diff(crd[pos[r]:pos[r + 1]]) > 0)
 
 
-# -- test 1: detection ---------------------------------------------------------------------------
+# -- detection -------------------------------------------------------------------------------------
 def test_ordering_of_the_three_spgemm_loop_orders():
     i, j, k = "i", "j", "k"
     assert ordering([i, j, k], [i, j], [k]) == 0  # inner product: scalar accumulation
@@ -113,7 +114,7 @@ def test_explain_names_the_workspace_and_why():
     assert "order 1" in text and "'dense'" in text and "flushed after each" in text
 
 
-# -- test 2: outer product against scipy ----------------------------------------------------------
+# -- outer product against scipy -------------------------------------------------------------------
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("fa,fb", [("csc", "csr"), ("csc", "dcsr"), ("dcsc", "csr"), ("csr", "csr"),
                                    ("coo", "csr"), ("csr", "dcsr")])
@@ -128,13 +129,13 @@ def test_products_match_scipy_in_every_operand_format(seed, fa, fb):
     assert out.storage.pos[1][4] == out.storage.pos[1][3]  # the empty row
 
 
-# -- test 4: the transposed product of Figs. 11-13 ----------------------------------------------------
+# -- the transposed product of the workspaces paper's Figs. 11-13 ----------------------------------
 def test_transposed_product_writes_its_workspace_in_the_result_order():
     # A(j,i) = B(i,k) C(k,j) with A stored {j,i}: the loops run i, k, j; dropping the reduction
     # variable leaves {i, j}, the result's order is {j, i}, so ow_order = [1, 0]: nothing is
     # hoisted and the workspace holds both levels, compressed in (j, i) order. (The paper's
-    # schedule reaches the same loops through fuse/pos/split, the scheduling language of issue
-    # 6; this is the reconstruction's result, reached by the default schedule.)
+    # schedule reaches the same loops through fuse/pos/split, which ``ls.Schedule`` expresses (the
+    # tests below); this is the reconstruction's result, reached by the default schedule.)
     S, T = _mat(30, 20, 0.2, 1), _mat(20, 25, 0.2, 2)
     with kernel_log() as log:
         out = (ls.asarray(S) @ ls.asarray(T)).materialize(format="csc")
@@ -153,8 +154,9 @@ def test_transposed_product_writes_its_workspace_in_the_result_order():
         assert np.all(np.diff(crd[pos[c]:pos[c + 1]]) > 0)
 
 
-def test_fig_11_schedule_reconstructs_to_the_transposed_product_order():
-    # A(j,i) = B(i,k) C(k,j): .reorder({i,k,j}).fuse(i,k,f).pos(f,fpos,B(i,k))
+def test_tiled_fused_schedule_reconstructs_to_the_transposed_product_order():
+    # the workspaces paper's Fig. 11 schedule of A(j,i) = B(i,k) C(k,j):
+    # .reorder({i,k,j}).fuse(i,k,f).pos(f,fpos,B(i,k))
     # .split(fpos,{f0,f1},4).reorder({f0,f1,j}) runs loops f0, f1, j; undone in inverse order
     # they are {fpos, j} => {f, j} => {i, k, j}; dropping k leaves {i, j}; with the result in
     # order {j, i}, ow_order = [1, 0]: a discordant, second-order workspace
@@ -171,7 +173,7 @@ def test_fig_11_schedule_reconstructs_to_the_transposed_product_order():
 
 
 @pytest.mark.parametrize("factor", [1, 4, 7, 1000])
-def test_fig_11_schedule_runs_into_its_workspace_and_gives_a_correct_result(factor):
+def test_tiled_fused_schedule_runs_into_its_workspace_and_gives_a_correct_result(factor):
     # the same schedule in the kernel's names (i, j, k = i0, i1, i2), run: tiles of B's
     # entries scatter into a workspace over both of the CSC result's levels (ow_order [1, 0])
     S, T = _mat(30, 20, 0.2, 1, empty_row=5), _mat(20, 25, 0.2, 2)  # an empty row inside tiles
@@ -192,7 +194,7 @@ def test_fig_11_schedule_runs_into_its_workspace_and_gives_a_correct_result(fact
         (ls.asarray(S) @ ls.asarray(T)).materialize(format="csr", schedule=s)
 
 
-# -- test 5: every policy and capacity gives the same result ---------------------------------------
+# -- every policy and capacity gives the same result -----------------------------------------------
 @pytest.mark.parametrize("fa", ["csr", "csc"])
 @pytest.mark.parametrize("policy", ["dense", "hash", "coord", "bucket"])
 @pytest.mark.parametrize("cap", [1, 2, 7, None, 10**6])
@@ -218,7 +220,7 @@ def test_a_full_accumulation_array_is_merged_on_every_insert_at_capacity_one():
         np.testing.assert_allclose(got.todense(), (S @ T).toarray(), rtol=1e-13)
 
 
-# -- test 6: edge cases ---------------------------------------------------------------------------
+# -- edge cases ------------------------------------------------------------------------------------
 @pytest.mark.parametrize("policy", ["dense", "hash", "coord", "bucket"])
 def test_empty_operands_give_empty_results_with_zero_positions(policy):
     sched = ls.Schedule().workspace(policy)
@@ -288,7 +290,7 @@ def test_int64_indices():
     np.testing.assert_allclose(out.todense(), (S @ T).toarray())
 
 
-# -- test 7: a policy plugged in from outside -----------------------------------------------------
+# -- a policy plugged in from outside --------------------------------------------------------------
 SORTED_ARRAY = r"""
 /* a test policy: entries kept sorted in an array, binary search per insert */
 typedef struct { LS_WK *k; LS_WT *v; int64_t n, cap; } ls_ws;
@@ -344,7 +346,7 @@ def test_policy_names_and_schedules_are_checked():
         ls.asarray(np.eye(2)).materialize(schedule="hash")
 
 
-# -- test 8: tensor kernels with sparse results ---------------------------------------------------
+# -- tensor kernels with sparse results ------------------------------------------------------------
 def _tensor(shape, density, seed):
     import sparse
     return sparse.random(shape, density=density, random_state=seed)
@@ -412,7 +414,7 @@ def test_a_csc_left_operand_is_converted_rather_than_scattered_into_every_level(
     np.testing.assert_allclose(out.todense(), (S @ T).toarray(), rtol=1e-13)
 
 
-# -- test 9: appending and conversion need no workspace -------------------------------------------
+# -- appending and conversion need no workspace ----------------------------------------------------
 def test_appending_kernels_use_no_workspace():
     S, T = _mat(30, 20, 0.2, 1), _mat(30, 20, 0.2, 2)
     D = np.random.default_rng(0).random((30, 20))

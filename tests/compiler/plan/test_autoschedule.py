@@ -1,5 +1,6 @@
-"""The autoscheduler's template space (digest 001 test 11): the rules' choices on SpMM and
-MTTKRP, the pruning against the unpruned space, and CPU templates run through the compiler
+"""The autoscheduler's template space (the autoscheduler of "A Sparse Iteration Space
+Transformation Framework for Sparse Tensor Algebra"): the rules' choices on SpMM and MTTKRP, the
+pruning against the unpruned space, and CPU templates run through the compiler
 (each either matches the oracle or is refused as not lowered yet)."""
 from __future__ import annotations
 

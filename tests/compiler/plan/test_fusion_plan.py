@@ -1,6 +1,7 @@
-"""The fusion planner's passes (paper 000, digest §6): decomposition, sparse iteration-space
-propagation, legality, trie fusion and dimension reduction, checked on the structure they
-produce. (Executed operation counts come with the fused kernels: ``ls.opcount``.)
+"""The fusion planner's passes ("ReACT: Redundancy-Aware Code Generation for Tensor Expressions",
+the ReACT paper): decomposition, sparse iteration-space propagation, legality, trie fusion and
+dimension reduction, checked on the structure they produce. (Executed operation counts come with the
+fused kernels: ``ls.opcount``.)
 
 Trees print as ``i{reset T; k{j∈B{S0}}; j∈B{S1}}``: a loop per variable, ``∈B`` when it walks
 B's sparse level, ``S<n>`` the n-th operation of the decomposed program.
@@ -61,7 +62,7 @@ def _temp_of(plan, k):
     return plan.program.ops[k].out
 
 
-# -- test 1 and 2: SDDMM and the expression TACO rejects ---------------------------------------------
+# -- SDDMM and the expression TACO rejects ---------------------------------------------------------
 @pytest.mark.parametrize("op", ["multiply", "divide"])
 def test_sddmm_nest(op):
     """A_ij = B_ij .* Σ_k C_ik D_kj (and B ./ ...): the dot products only at B's nonzeros,
@@ -101,7 +102,7 @@ def test_sddmm_with_row_major_factors_gives_a_scalar_temporary():
     assert plan.temp_dims[_temp_of(plan, 0)] == ()
 
 
-# -- test 3: reduction redundancy -----------------------------------------------------------------
+# -- reduction redundancy --------------------------------------------------------------------------
 def test_factor_outside_a_reduction_is_applied_once():
     """A_i = C_i * Σ_j B_ij: one multiplication per i (the product leaves the j loop)."""
     B, C = _dense(30, 20), _dense(30)
@@ -114,7 +115,7 @@ def test_factor_outside_a_reduction_is_applied_once():
     assert [bool(op.stmt.reduce_indices) for op in plan.program.ops] == [True, False]
 
 
-# -- test 4: loop-invariant redundancy --------------------------------------------------------------
+# -- loop-invariant redundancy ---------------------------------------------------------------------
 def test_dense_loop_invariant_sum_is_hoisted():
     """Dense (B + E) .* Σ_k C_ik D_kj: B + E once per (i, j), the k loop before the element-wise
     loop, a 1-D temporary for the sum and a scalar for B + E."""
@@ -128,7 +129,7 @@ def test_dense_loop_invariant_sum_is_hoisted():
     assert len(plan.temp_dims[names_inv(names, "CD")]) == 1 and plan.temp_dims[names_inv(names, "BE")] == ()
 
 
-# -- test 5 and 6: chains of contractions --------------------------------------------------------
+# -- chains of contractions ------------------------------------------------------------------------
 def _depth(nodes):
     return max((1 + _depth(n.body) if isinstance(n, Loop) else 0) for n in nodes) if nodes else 0
 
@@ -153,7 +154,7 @@ def test_gnn1_has_a_per_row_temporary():
     assert len(plan.temp_dims[names_inv(names, "T")]) == 1
 
 
-# -- test 7: GNN-2 -------------------------------------------------------------------------------
+# -- GNN-2 -----------------------------------------------------------------------------------------
 def test_gnn2_fuses_the_sampled_product_with_the_spmm():
     """(A .* (X Yᵀ)) Y: X Yᵀ only at A's nonzeros; the element-wise product and the SpMM share
     the loop over A's row, so U = A .* T is a scalar; no nest is nnz·K·J deep."""
@@ -168,7 +169,7 @@ def test_gnn2_fuses_the_sampled_product_with_the_spmm():
     assert _depth(plan.tree) == 3
 
 
-# -- test 8: MTTKRP -------------------------------------------------------------------------------
+# -- MTTKRP ----------------------------------------------------------------------------------------
 @pytest.mark.parametrize("order", [3, 4])
 def test_mttkrp_multiplies_the_factor_once_per_fiber(order):
     """A_ir = Σ_{j,k} X_ijk C_kr B_jr (X CSF): T_r reset per (i, j) fiber; B_jr is multiplied
@@ -198,7 +199,7 @@ def test_mttkrp_multiplies_the_factor_once_per_fiber(order):
     assert re.match(r"i∈X\{\w∈X\{reset ", _tree(plan, names))  # reset per (i, j) fiber
 
 
-# -- test 9: masks from several consumers (Listing 6) ----------------------------------------------
+# -- masks from several consumers (the paper's Listing 6) ------------------------------------------
 def test_mask_is_the_union_of_the_consumers_needs():
     A, B = _csr(30, 20, seed=1), _csr(20, 25, seed=2)
     D, F = _csr(30, 25, seed=3), _csr(30, 25, seed=4)
@@ -212,7 +213,7 @@ def test_mask_is_the_union_of_the_consumers_needs():
     assert plan.masks[names_inv(names, "C")] == P.TRUE
 
 
-# -- test 10: legality -----------------------------------------------------------------------------
+# -- legality --------------------------------------------------------------------------------------
 def test_a_reduced_value_is_not_fused_with_its_readers():
     """a = Σ_i B_i; C_i = B_i / a: the i loops are not fused (the sum must finish first)."""
     b = _dense(30)
@@ -220,8 +221,9 @@ def test_a_reduced_value_is_not_fused_with_its_readers():
     assert _tree(plan, {}) == "reset v1; j{S0}; i{S1}"
 
 
-def test_listing9_op1_and_op3_are_not_fused():
-    """a = Σ_i A_i B_i; c = b / a; D_i = c * A_i: op1 and op3 stay in separate loops."""
+def test_a_dot_product_and_its_scaled_reader_are_not_fused():
+    """a = Σ_i A_i B_i; c = b / a; D_i = c * A_i (the paper's Listing 9): the sum and the scaling
+    by c stay in separate loops."""
     a, b = _dense(30), _dense(30, seed=1)
     s = ls.asarray(np.float64(2.0))
     c = s / (a * b).sum()

@@ -1,6 +1,7 @@
-"""``ls.opcount`` (issue 3, digest 000 section 6): executed operation counts from instrumented
-builds of the kernels that run, for "auto", "max" and "none", checked against the closed-form
-counts of each kernel; the instrumented source is the normal one plus counting lines."""
+"""``ls.opcount``: executed operation counts from instrumented builds of the kernels that run, for
+"auto", "max" and "none", checked against the closed-form counts of each kernel (the cases of
+"ReACT: Redundancy-Aware Code Generation for Tensor Expressions", the ReACT paper); the
+instrumented source is the normal one plus counting lines."""
 from __future__ import annotations
 
 import re
@@ -49,7 +50,7 @@ def _matches(expr, want):
         np.testing.assert_allclose(expr.materialize(fusion=fusion).todense(), want, rtol=1e-10, atol=1e-12)
 
 
-# -- digest test 1 / 2: SDDMM and the division TACO rejects -----------------------------------
+# -- SDDMM and the division TACO rejects -----------------------------------------------------------
 @pytest.mark.parametrize("K", [2, 5])
 def test_sddmm_multiplies_only_at_the_samples(K):
     Bs = _csr(30, 20, 0.2)
@@ -93,7 +94,7 @@ def test_division_by_a_sampled_product():
     np.testing.assert_allclose(got.todense(), want)
 
 
-# -- digest test 3: a factor outside a reduction ------------------------------------------------
+# -- a factor outside a reduction ------------------------------------------------------------------
 def test_a_scalar_factor_outside_a_sum_multiplies_once():
     b, c = ls.asarray(_dense(40)), ls.asarray(np.float64(3.0))
     for expr in (c * b.sum(), ls.einsum("i,->", b, c)):
@@ -111,7 +112,7 @@ def test_a_vector_factor_outside_a_row_sum_multiplies_once_per_row():
     assert ls.opcount(expr, fusion="none")["mul"] == 12 * 9
 
 
-# -- digest test 4: a dense element-wise factor outside the k loop ------------------------------
+# -- a dense element-wise factor outside the k loop ------------------------------------------------
 def test_dense_elementwise_factor_is_evaluated_once_per_point():
     I, J, K = 9, 8, 5
     B, E = ls.asarray(_dense(I, J)), ls.asarray(_dense(I, J))
@@ -133,7 +134,7 @@ def test_dense_elementwise_factor_is_evaluated_once_per_point():
     _matches(expr, (_d(B) + _d(E)) * (_d(C) @ _d(D)))
 
 
-# -- digest tests 5 and 6: contraction chains -------------------------------------------------
+# -- contraction chains ----------------------------------------------------------------------------
 def test_contraction_chain_costs_two_products_not_a_four_deep_nest():
     I, K, H, J = 7, 6, 5, 4
     B, C, D = ls.asarray(_dense(I, K)), ls.asarray(_dense(K, H)), ls.asarray(_dense(H, J))
@@ -169,7 +170,7 @@ def test_gnn1_costs_nnz_h_plus_i_h_j():
     _matches((A @ X) @ W, (As.toarray() @ _d(X)) @ _d(W))
 
 
-# -- digest test 7: GNN-2 --------------------------------------------------------------------
+# -- GNN-2 -----------------------------------------------------------------------------------------
 def test_gnn2_samples_the_product_and_keeps_a_scalar():
     As = _csr(30, 25, 0.15)
     K = J = 4
@@ -184,7 +185,7 @@ def test_gnn2_samples_the_product_and_keeps_a_scalar():
     _matches(expr, (As.toarray() * (_d(X) @ _d(Y).T)) @ _d(Y))
 
 
-# -- digest test 8: MTTKRP ---------------------------------------------------------------------
+# -- MTTKRP ----------------------------------------------------------------------------------------
 @pytest.mark.parametrize("order", [3, 4])
 def test_mttkrp_multiplies_the_factor_once_per_fiber(order):
     shape = (6, 7, 5, 4)[:order]
@@ -297,7 +298,7 @@ def test_sddmm_counts_property(m, n, k, density, fmt, seed):
     np.testing.assert_allclose(expr.materialize().todense(), Bd * (C @ D), atol=1e-12)
 
 
-# -- digest test 11: each pass can be turned off, results stay right ----------------------------
+# -- each pass can be turned off, results stay right -----------------------------------------------
 SUBSETS = [(), ("masks",), ("fusion",), ("memory",), ("masks", "fusion"), ("fusion", "memory"),
            ("masks", "memory"), ("masks", "fusion", "memory"), ("association",),
            ("association", "masks", "fusion", "memory")]
@@ -348,7 +349,7 @@ def test_without_memory_optimisation_sddmm_keeps_a_full_size_temporary():
             pass
 
 
-# -- digest test 12: a reduction of extent 1 is fused maximally --------------------------------
+# -- a reduction of extent 1 is fused maximally ----------------------------------------------------
 def test_rank_one_sddmm_has_no_temporary():
     Bs = _csr(30, 20, 0.2)
     B, U, V = ls.asarray(Bs), ls.asarray(_dense(30, 1)), ls.asarray(_dense(20, 1))
@@ -363,7 +364,7 @@ def test_rank_one_sddmm_has_no_temporary():
     assert ls.opcount(B * (U2 @ V2.T))["temp_loads"] == Bs.nnz
 
 
-# -- Build item 6: where(B > 0, C + D, C - D) computes only what is kept ------------------------
+# -- where(B > 0, C + D, C - D) computes only what is kept -----------------------------------------
 @pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
 def test_where_evaluates_only_the_branch_it_keeps(fmt):
     Bs, Cs, Ds = (_csr(40, 30, 0.15, seed=s, empty_row=False) for s in (1, 2, 3))
@@ -409,7 +410,7 @@ def test_declined_plans_compute_temporaries_inside_their_masks():
                                (S1.toarray() + S2.toarray()) * (U.todense() @ V.todense().T))
 
 
-# -- digest test 9 (Listing 6) at run time: C = A @ B read by E = C * D and G = F / C, computed
+# -- the ReACT paper's Listing 6 at run time: C = A @ B read by E = C * D and G = F / C, computed
 # in one ``compute`` call, is formed only on D's and F's patterns ----------------------------------
 def _listing6(seed):
     mats = [_csr(40, 30, 0.15, seed), _csr(30, 35, 0.15, seed + 10),
@@ -418,7 +419,7 @@ def _listing6(seed):
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_listing6_temporary_is_formed_on_the_union_of_its_readers(seed):
+def test_temporary_is_formed_on_the_union_of_its_readers(seed):
     mats, (a, b, d, f) = _listing6(seed)
     A, B, D, F = (ls.asarray(m) for m in mats)
     C = A @ B

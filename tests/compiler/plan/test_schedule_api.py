@@ -1,7 +1,8 @@
-"""``ls.Schedule``'s loop transformations (paper 001 §2.2, digest test 8's rejections that a
-schedule can check as it is written): recorded, printed, and refused with an error naming the
-transformation and the reason. Kernels do not apply them yet (issue 6): materializing with one
-raises NotImplementedError rather than ignoring it."""
+"""``ls.Schedule``'s loop transformations ("A Sparse Iteration Space Transformation Framework for
+Sparse Tensor Algebra", the scheduling paper): recorded with their provenance, printed, and, where
+the schedule alone shows it cannot hold, refused with an error naming the transformation and the
+reason; a split, a parallel loop or a divide applies next to a workspace choice. (The kernels that
+follow a schedule are tested in tests/compiler/lower/test_schedule_loops.py.)"""
 from __future__ import annotations
 
 import numpy as np
@@ -12,7 +13,7 @@ import lazysparse as ls
 from lazysparse.ir.provenance import Fuse, Pos, Split
 
 
-def test_fig_4_schedule_is_recorded_with_its_provenance():
+def test_nonzero_tile_schedule_is_recorded_with_its_provenance():
     s = (ls.Schedule().fuse("i", "j", "f").pos("f", "p", "B").split("p", "p0", "p1", 16)
          .parallelize("p0", races="atomics"))
     assert repr(s) == ("Schedule().fuse('i', 'j', 'f').pos('f', 'p', 'B').split('p', 'p0', 'p1', 16)"
