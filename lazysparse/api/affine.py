@@ -12,12 +12,13 @@ workspaces, schedules, threads) applies unchanged (docs/design.md, "Affine subsc
   subscript's indices that reads it: entry ``x`` of ``I[h+r]`` appears at ``(x-r, r)`` for the
   ``r`` that keep ``x-r`` in range. Its levels are all compressed: outermost the indices the
   statement puts first when the result is sparse, so the kernel's loops visit only the
-  non-empty windows (paper 002's non-empty subsections; its digest, tests 1 and 2) and append
+  non-empty windows (the non-empty subsections of "Compiler Support for Sparse Tensor
+  Convolutions") and append
   the result in order; the taps first when it is dense (each tap adds a shifted copy). Work and
   storage are bounded by the stored entries times the window size, never by the operand's
   extent.
 
-Extents follow paper 002 §2.1: an index that appears alone in some subscript takes that axis's
+Extents follow that paper's rule: an index that appears alone in some subscript takes that axis's
 extent; one that appears only in compound subscripts takes the largest extent that keeps every
 subscript it is the one unknown index of inside its axis ("valid" convolution: ``I[h+r]`` with
 ``|I| = N``, ``|r| = K`` gives ``|h| = N-K+1``). Subscripts never read outside the operand:
@@ -47,7 +48,7 @@ def check_form(sub: Affine, name, subs):
     neg = [v for v, c in sub.terms if c < 0]
     if neg:
         raise ValueError(f"expr: subscript {where} subtracts index {shown(neg[0])}; coefficients "
-                         "must be positive (paper 002's grammar has no subtraction)")
+                         "must be positive (affine subscripts have no subtraction)")
     if sub.const < 0:
         raise ValueError(f"expr: subscript {where} has the negative offset {sub.const}: it would "
                          "read before the start of the axis; pad the operand instead")

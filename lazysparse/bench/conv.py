@@ -4,7 +4,7 @@ side by side with SciPy and NumPy.
     python -m lazysparse.bench.conv [--repeat 7] [--sparsity 0.5 0.9 0.99 0.999] [--cases 1d 2d 3d images]
                                     [--data DIR] [--json PATH]
 
-Cases (that paper's sizes, §4 E3): ``1d`` ``A[i] = I[i+p] F[p]`` on 999,999 points, 3 taps;
+Cases (that paper's sizes, its third experiment): ``1d`` ``A[i] = I[i+p] F[p]`` on 999,999 points, 3 taps;
 ``2d`` ``O[h,w] = I[h+r, w+q] F[r,q]`` on 999 x 999, 3 x 3; ``3d`` on 99^3, 3 x 3 x 3 (inputs
 uniformly random at each ``--sparsity``); ``images``: the corpus's sparse-images-1024 (1,200
 MNIST digits of 32 x 32, binary, about 10% nonzero) as a 1,200 x 32 x 32 tensor, 3 x 3 filter,

@@ -92,7 +92,7 @@ def measure_blocks(fns, repeat, warm=WARM_CALLS, warm_s=WARM_S, rounds=ROUNDS):
     from one minute to the next). On a machine with as many cores as threads, another
     library's OpenMP pool still spinning from its last call takes the cores the next call
     needs, so rounds of single calls with spinning pools measure the contention
-    (docs/performance.md, "Two ways to measure")."""
+    (docs/performance.md, "Reading the numbers on a shared machine")."""
     import random
     out, times, live = {}, {}, []
     for name, fn in fns.items():

@@ -14,7 +14,7 @@ _REEXEC_MARK = "_LAZYSPARSE_BENCH_REEXEC"
 # Several thread pools in one process (ours, SuiteSparse's, MKL's, torch's) otherwise spin
 # after their calls and take the other cores from the next library's parallel region: with two
 # threads on two vCPUs, cage10 SpMV took 2.5 ms in such a run against 0.05 alone, for
-# lazysparse and graphblas alike (docs/performance.md, "Two ways to measure").
+# lazysparse and graphblas alike (docs/performance.md, "Reading the numbers on a shared machine").
 PASSIVE = {"OMP_WAIT_POLICY": "passive", "KMP_BLOCKTIME": "0"}
 
 

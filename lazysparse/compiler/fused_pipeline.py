@@ -1,4 +1,4 @@
-"""Running a whole lazy DAG as one fused kernel (issue 3): decompose, plan, lower, compile, run.
+"""Running a whole lazy DAG as one fused kernel: decompose, plan, lower, compile, run.
 
 ``try_fused(roots)`` returns the result storage of each root, or None when the DAG is a single
 operation (``compute_nodes`` then runs it as before). A plan that shares no loop, or that needs a construct
@@ -185,7 +185,7 @@ def try_fused(roots, name="materialize", mode="auto"):
     per remaining operation).
 
     Several roots are planned as one program: common subexpressions once, and each temporary
-    only where the union of its readers needs it (digest test 9, Listing 6: ``C = A @ B`` read
+    only where the union of its readers needs it (the ReACT paper's Listing 6: ``C = A @ B`` read
     by ``C * D`` and ``F / C`` is formed on ``D``'s and ``F``'s patterns only). A plan with
     several results runs one kernel per operation (compiler/lower/fused.py lowers one result)."""
     dag, stores = _dag_key(roots)
@@ -253,7 +253,7 @@ def single_statement(root):
     (SDDMM ``A * (U @ V.T)`` is ``sum_k A[i,j] U[i,k] V[j,k]``; ``A @ (X @ W)`` would nest two
     sums, more work, and is not), else None. Its index variables are renamed as a single
     operation's are (results ``i0, i1, ...``, then the sums), so that a schedule names them
-    alike; ``explain`` shows them. How a schedule applies to a whole expression (paper 001
+    alike; ``explain`` shows them. How a schedule applies to a whole expression (the scheduling paper, "Sparse Iteration Space Transformation Framework"
     schedules one statement): compiler/pipeline.py, ``_compute_nodes``."""
     from lazysparse.ir.nodes import Index, intern
     from lazysparse.compiler.plan.decompose import _rename
@@ -420,7 +420,7 @@ _PASSES = ACTIVE
 @contextmanager
 def passes(*names):
     """Plan with only these of the passes "association" (contraction order,
-    compiler/plan/associate.py), "masks", "fusion", "memory" (digest test 11: each can be turned
+    compiler/plan/associate.py), "masks", "fusion", "memory" (each can be turned
     off and results stay right; tests and ``explain`` comparisons use it), "concordance"
     (compiler/plan/kernel.py ``_outer_first``: an operand converted rather than an outer-product
     workspace)."""

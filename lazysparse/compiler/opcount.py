@@ -14,7 +14,7 @@ from contextlib import contextmanager
 
 from lazysparse.compiler.lower import counting as K
 
-ON = [0]           # open sessions in any thread: execute.py skips bound plans while > 0
+ON = [0]           # open sessions in any thread: compiler/statement.py skips bound plans while > 0
 _LOCAL = threading.local()
 _SESSION = threading.Lock()
 _BUILD = threading.Lock()

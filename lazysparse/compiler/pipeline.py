@@ -52,7 +52,7 @@ def _compute_nodes(nodes, fusion, scheduled):
             return
     roots = [n for n in nodes if n.result is None]
     if fusion != "none" and scheduled and len(roots) == 1:
-        # a schedule transforms the loops of one statement (paper 001): a DAG that inlines
+        # a schedule transforms the loops of one statement (the scheduling paper): a DAG that inlines
         # into one, without nesting more sums, runs as that statement under it; otherwise
         # every operation's kernel follows the schedule (SDDMM as one statement runs on A's
         # entries; per operation it forms the dense U @ V.T)

@@ -128,7 +128,61 @@ def glue_source(spec, abi, sites=None, prologue=()) -> str:
     L += ["    " + ln for ln in prologue]
     L.append("    " + "".join(f"s{k}, " for k in range(n_in)) + "= sts" if n_in else "    pass")
     fmt = spec.output.format
-    if fmt.is_dense:
+    L += _result_lines(spec, abi, ext)
+    per_slot, always, by_shape = _slot_lines(spec, abi, ext, out_pos, src)
+    L.append("    try:")
+    L.append("        p, d, memo = bufs = pool.pop()")
+    L.append("    except IndexError:")
+    L.append("        p, d, memo = bufs = new_bufs()")
+    site_slots = {slot for slot, *_ in sites.sites} if sites is not None else set()
+    if site_slots:
+        L.append("    fresh = False")
+    L.append("    same = True")
+    for k in range(n_in):
+        if per_slot[k]:
+            L.append(f"    m = memo[{k}]")
+            L.append(f"    if m is None or m() is not s{k}:")
+            L += ["        " + ln for ln in per_slot[k]]
+            L.append(f"        memo[{k}] = wref(s{k})")
+            L.append("        same = False")
+            if k in site_slots:
+                L.append("        fresh = True")
+    if site_slots:  # schedule flags: the measured choice for these operands, or still measuring
+        L.append("    if fresh:")
+        L.append(f"        memo[{n_in}] = tstart(sts, d)")
+    if by_shape:  # the same shape object as in this set's previous call: its sizes are in d[]
+        L.append(f"    if shape is not memo[{n_in + 1}]:")
+        L += ["        " + ln for ln in by_shape]
+        L.append(f"        memo[{n_in + 1}] = shape")
+    L += ["    " + ln for ln in always]
+    # the call itself, on this thread, or off it when it may be long (runtime/interrupt.py):
+    # the same lines twice, with the kernel or the gate's handle on it
+    keep = "(sts, bufs, out)" if fmt.is_dense else "(sts, bufs)"
+    L += [f"    w = {work_expr(spec, ext)}",
+          "    if w < SMALL:"]
+    L += ["        " + ln for ln in _call_lines(site_slots, n_in, "fn")]
+    L.append("    else:")
+    L.append(f"        kfn = GATE.bind(fn, w, {keep})")
+    L += ["        " + ln for ln in _call_lines(site_slots, n_in, "kfn")]
+    if fmt.is_dense:  # Storage.wrap_dense, inline: a frame fewer after the kernel
+        nones = "[" + "None, " * len(stmt.out_indices) + "]"
+        L += ["    pool.append(bufs)",
+              "    st = new(Storage)",
+              f"    st.shape, st.format, st.pos, st.crd = out.shape, OFMT, {nones}, {nones}",
+              "    st.vals, st.index_dtype, st.spec, st.stats = out, I64, None, None",
+              "    return st"]
+    else:
+        L += ["    st = wrap_sparse(p, d, shape)", "    pool.append(bufs)", "    return st"]
+    return "\n".join(L) + "\n"
+
+
+
+
+def _result_lines(spec, abi, ext) -> list:
+    """Glue lines that make the dense result array (nothing for a sparse result: the kernel
+    allocates it)."""
+    stmt, L = spec.stmt, []
+    if spec.output.format.is_dense:
         if spec.mode == "dense-count":
             L.append("    out = full(shape, IDENT, ODT)")
             L.append("    cnt = zeros(shape, I64)")
@@ -159,6 +213,12 @@ def glue_source(spec, abi, sites=None, prologue=()) -> str:
                         L.append("            out[...] = empty(shape, ODT)")
                 else:
                     L.append("        out.fill(0)")
+    return L
+
+
+def _slot_lines(spec, abi, ext, out_pos, src):
+    """The glue's marshalling lines: ``(per input slot, always, by result shape)``."""
+    stmt, fmt, n_in = spec.stmt, spec.output.format, len(spec.inputs)
     # Lines per input slot, run only when the slot holds a different storage than in this
     # thread's previous call (a weak reference remembers it): storages are immutable, so the
     # pointers and sizes already in p[]/d[] are still right. Iterative code (A @ x in a loop)
@@ -224,50 +284,7 @@ def glue_source(spec, abi, sites=None, prologue=()) -> str:
         else:
             continue  # slots the kernel writes
         dest.append(f"d[{k}] = {val}")
-    L.append("    try:")
-    L.append("        p, d, memo = bufs = pool.pop()")
-    L.append("    except IndexError:")
-    L.append("        p, d, memo = bufs = new_bufs()")
-    site_slots = {slot for slot, *_ in sites.sites} if sites is not None else set()
-    if site_slots:
-        L.append("    fresh = False")
-    L.append("    same = True")
-    for k in range(n_in):
-        if per_slot[k]:
-            L.append(f"    m = memo[{k}]")
-            L.append(f"    if m is None or m() is not s{k}:")
-            L += ["        " + ln for ln in per_slot[k]]
-            L.append(f"        memo[{k}] = wref(s{k})")
-            L.append("        same = False")
-            if k in site_slots:
-                L.append("        fresh = True")
-    if site_slots:  # schedule flags: the measured choice for these operands, or still measuring
-        L.append("    if fresh:")
-        L.append(f"        memo[{n_in}] = tstart(sts, d)")
-    if by_shape:  # the same shape object as in this set's previous call: its sizes are in d[]
-        L.append(f"    if shape is not memo[{n_in + 1}]:")
-        L += ["        " + ln for ln in by_shape]
-        L.append(f"        memo[{n_in + 1}] = shape")
-    L += ["    " + ln for ln in always]
-    # the call itself, on this thread, or off it when it may be long (runtime/interrupt.py):
-    # the same lines twice, with the kernel or the gate's handle on it
-    keep = "(sts, bufs, out)" if fmt.is_dense else "(sts, bufs)"
-    L += [f"    w = {work_expr(spec, ext)}",
-          "    if w < SMALL:"]
-    L += ["        " + ln for ln in _call_lines(site_slots, n_in, "fn")]
-    L.append("    else:")
-    L.append(f"        kfn = GATE.bind(fn, w, {keep})")
-    L += ["        " + ln for ln in _call_lines(site_slots, n_in, "kfn")]
-    if fmt.is_dense:  # Storage.wrap_dense, inline: a frame fewer after the kernel
-        nones = "[" + "None, " * len(stmt.out_indices) + "]"
-        L += ["    pool.append(bufs)",
-              "    st = new(Storage)",
-              f"    st.shape, st.format, st.pos, st.crd = out.shape, OFMT, {nones}, {nones}",
-              "    st.vals, st.index_dtype, st.spec, st.stats = out, I64, None, None",
-              "    return st"]
-    else:
-        L += ["    st = wrap_sparse(p, d, shape)", "    pool.append(bufs)", "    return st"]
-    return "\n".join(L) + "\n"
+    return per_slot, always, by_shape
 
 
 def _call_lines(site_slots, n_in, fn):

@@ -1,8 +1,9 @@
 """``ls.Schedule``: how a performance engineer steers the compiler (Halide's split between the
-algorithm, the lazy expression, and its schedule). It carries the workspace choice (paper 003),
-which kernels apply, and the loop transformations of paper 001 (``split``, ``divide``, ``fuse``,
-``pos``, ``bound``, ``reorder``, ``unroll``, ``parallelize``), which are recorded and checked
-against their provenance (lazysparse/ir/provenance.py) as they are written, bound to a kernel's
+algorithm, the lazy expression, and its schedule). It carries the workspace choice ("Compilation
+of Modular and General Sparse Workspaces"), which kernels apply, and the loop transformations of
+"Sparse Iteration Space Transformation Framework" (``split``, ``divide``, ``fuse``, ``pos``,
+``bound``, ``reorder``, ``unroll``, ``parallelize``), which are recorded and checked against
+their provenance (lazysparse/ir/provenance.py) as they are written, bound to a kernel's
 statement by compiler/plan/loops.py and emitted by compiler/lower/tiling.py.
 
     >>> import lazysparse as ls
@@ -67,7 +68,7 @@ class Schedule:
             raise ValueError(f"Schedule.workspace: capacity must be a positive int, got {shown(capacity)}")
         return Schedule(self.steps + (("workspace", policy, capacity),))
 
-    # -- loop transformations (paper 001) -----------------------------------------------------------
+    # -- loop transformations (the scheduling paper) -----------------------------------------------------------
     def split(self, var: str, outer: str, inner: str, factor: int) -> "Schedule":
         """Loop ``var`` as ``outer`` and ``inner``, the inner running ``factor`` times (a position
         variable's split tiles nonzeros evenly, a coordinate's the index range)."""

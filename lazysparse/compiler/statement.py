@@ -95,6 +95,7 @@ _RULES = {}
 
 
 def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=None, planned=False):
+    """Plan ``stmt0`` over these operands, build or find its kernel, bind its warm path, run it."""
     stmt, storages, extra = PL.split_shared_slots(stmt0, storages0)
     specs = specs0 + tuple(specs0[k] for k in extra)
     nd = len(out_shape)
@@ -103,20 +104,10 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=Non
     # decisions key the plan, which A * 2 and A * 3 share (compiler/plan/kernel.py, scalar_decisions)
     sdec = PL.scalar_decisions(stmt, storages) if any(st.ndim == 0 for st in storages) else ()
     akey = (stmt, specs, req_format, sdec)
-    an = _ANALYSIS.get(akey)
-    if an is None:
-        pat, decisions = PL.global_pattern(stmt, storages)
-        fixed = None
-        if req_format is not None:
-            fixed = resolve_format(req_format, nd)
-        elif not stmt.reduce_indices or pat == P.TRUE:
-            # without reductions the inferred format does not depend on densities
-            fixed = PL.infer_format(stmt, specs, [0.0] * len(specs), ext, nd, decisions) or False
-        an = (pat, decisions, fixed)
-        _ANALYSIS[akey] = an
-    pat, decisions, fixed = an
+    pat, decisions, fixed = _analysis(akey, stmt, specs, storages, req_format, nd, ext)
     dense_walk = W.densifies(pat, storages)  # a walk over a sparse operand's implicit zeros
     sched = LOOPS_FORCED.schedule  # an ls.Schedule's loops being applied (compiler/plan/loops.py)
+    rule = None
     if fixed is None:
         rule = _RULES.get(akey)
         if rule is None:
@@ -138,35 +129,7 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=Non
                 _BOUND[bkey] = lambda sts, shape, name, buf=None, stmt0=stmt0: _relabel_view(
                     stmt, sts[0], out_fmt, shape, req_format)
             return view
-    concordance = "concordance" in _PASSES[0]
-    okey = (stmt, specs, out_fmt, decisions, concordance)
-    if sched is not None:
-        okey += (sched,)
-    planned = _ORDERS.get(okey)
-    lplan = _LOOP_PLANS.get(okey) if sched is not None else None
-    if planned is None:
-        order, converted = PL.choose_order(stmt, specs, out_fmt, concordance)
-        if sched is not None:  # a schedule's loops (compiler/plan/loops.py): its order, its kernel
-            lplan = LOOPS.bind(sched, stmt, specs, order,
-                               out_fmt if out_fmt is not None
-                               else PL._default_sparse(order, list(stmt.out_indices)), decisions)
-            order = list(lplan.order) if lplan is not None else order
-            _LOOP_PLANS[okey] = lplan
-        fmt = out_fmt if out_fmt is not None else PL._default_sparse(order, list(stmt.out_indices))
-        mode = PL.choose_mode(stmt, order, fmt, specs, decisions)
-        if lplan is not None and lplan.early:
-            mode = LOOPS.interleaved_mode(lplan, stmt, mode)
-        if mode == "workspace" and WS.mask_access(stmt, specs, fmt, decisions) is not None:
-            mode = "mask"  # products accumulate at the mask's positions (compiler/plan/workspace.py)
-        if lplan is not None and lplan.parallel is not None and fmt.is_sparse:
-            mode = "mask"  # threads write a sparse result at an operand's positions (checked in bind)
-        if mode == "sort" and not PL._appendable(fmt):
-            raise NotImplementedError(f"{name}: cannot assemble a result in format {fmt!r} yet")
-        if mode == "append" and sched is None and WS.map_access(stmt, specs, fmt, decisions) is not None:
-            mode = "map"  # a value per stored entry of the one sparse operand, in its structure
-        planned = (tuple(order), converted, fmt, mode)
-        _ORDERS[okey] = planned
-    order, converted, fmt, mode = planned
+    okey, (order, converted, fmt, mode), lplan = _loops(stmt, specs, out_fmt, decisions, sched, name)
     for v, value in (lplan.bounds if lplan is not None else ()):
         if ext[v] != value:
             raise ValueError(f"{name}: Schedule.bound states that {v!r} ranges over {value}, but in "
@@ -178,40 +141,9 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=Non
             acc = next(a for a in accs if a.operand == k)
             fmt_k = PL.concordant_format(specs[k], acc, order, storages[k])
             storages[k] = convert_storage(storages[k], fmt_k)
-        return execute(stmt, storages, out_shape, fmt, name, buf, planned)
-    choice = wsplan = None
-    if mode == "mask" and WS_FORCED.choice is not None:
-        if lplan is not None and lplan.parallel is not None:
-            raise NotImplementedError(f"{name}: Schedule.workspace: a workspace for a {fmt!r} result "
-                                      "written by threads (one workspace per thread; not lowered yet, "
-                                      "issue 6)")
-        mode = "workspace"  # a schedule's workspace(...) is asked for: it gets one
-    if mode == "workspace":
-        svars = WS.storage_vars(stmt, fmt)
-        union = WS.hoisted(order, svars) == len(svars)  # a sum of sparse terms (fission)
-        choice = _workspace(stmt, fmt, order, storages, out_shape, union)
-        # what a bound plan checks again on each call: (levels outside, mode order, policy, union)
-        wsplan = None if choice is None else (WS.outside(order, svars), tuple(fmt.order),
-                                              choice.policy, union)
-        if choice is not None and choice.policy == "append":  # the merge is cheaper here
-            choice = None
-            mode = "append"
-        else:
-            mode = "sort" if choice is None else "ws-" + choice.policy
-    if fmt.is_sparse:
-        full = int(np.prod(out_shape, dtype=np.float64)) if out_shape else 1
-        # (mode "map" copies one operand's structure: its entries bound the result's too)
-        if mode in ("append", "map") and full > PL.INT32_MAX:
-            accs = accesses_of(stmt.expr)
-            bound = P.bound_count(pat, lambda q: storages[accs[q].operand].nnz, full,
-                                  lambda q: frozenset(accs[q].indices), frozenset(stmt.out_indices))
-        else:
-            bound = full
-        idt = PL.output_index_dtype(fmt, out_shape, bound)
-        _guard_positions(stmt, fmt, idt, out_shape, name)
-    else:
-        idt = "int64"
-        _guard(stmt, mode, out_shape, name)
+        return execute(stmt, storages, out_shape, fmt, name, buf, True)
+    mode, choice, wsplan = _assembly(stmt, fmt, order, mode, lplan, storages, out_shape, name)
+    idt = _index_width_and_guards(stmt, pat, fmt, mode, storages, out_shape, name)
     if dense_walk:  # the work guard, after the memory guard (a dense result refused says more)
         W.check(stmt, ext, name)
     runner = _RUNNERS.get((okey, idt, mode))
@@ -227,7 +159,7 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=Non
     log = getattr(_LOG, "items", None) if _LOGGING[0] else None
     if log is not None:
         log.append((runner.spec, runner))
-    if (bkey is not None and sched is None and (fmt.is_dense or idt == "int32") and (planned or not may_split(stmt0))
+    if (bkey is not None and sched is None and (fmt.is_dense or idt == "int32")
             and (wsplan is None or WS_FORCED.choice is None)):
         # one generated function per (key, runner, format): operands whose density verdicts
         # differ, used in turn, switch between bound plans without compiling glue each time.
@@ -247,6 +179,101 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=Non
         if t is not None:
             return counting.call_runner(runner, storages, out_shape, name, t)
     return runner.call(storages, out_shape, name, buf)
+
+
+def _analysis(akey, stmt, specs, storages, req_format, nd, ext):
+    """The iteration pattern, the decisions of 0-d operands, and the result format when it does
+    not depend on densities (else None; False: no format fixed), once per ``akey``."""
+    an = _ANALYSIS.get(akey)
+    if an is None:
+        pat, decisions = PL.global_pattern(stmt, storages)
+        fixed = None
+        if req_format is not None:
+            fixed = resolve_format(req_format, nd)
+        elif not stmt.reduce_indices or pat == P.TRUE:
+            # without reductions the inferred format does not depend on densities
+            fixed = PL.infer_format(stmt, specs, [0.0] * len(specs), ext, nd, decisions) or False
+        an = (pat, decisions, fixed)
+        _ANALYSIS[akey] = an
+    return an
+
+
+def _loops(stmt, specs, out_fmt, decisions, sched, name):
+    """The loop order, the operands to convert first, the result format and the assembly mode
+    (once per key), and a schedule's bound loop plan: ``(key, (order, converted, fmt, mode),
+    loop plan or None)``."""
+    concordance = "concordance" in _PASSES[0]
+    okey = (stmt, specs, out_fmt, decisions, concordance)
+    if sched is not None:
+        okey += (sched,)
+    planned = _ORDERS.get(okey)
+    lplan = _LOOP_PLANS.get(okey) if sched is not None else None
+    if planned is not None:
+        return okey, planned, lplan
+    order, converted = PL.choose_order(stmt, specs, out_fmt, concordance)
+    if sched is not None:  # a schedule's loops (compiler/plan/loops.py): its order, its kernel
+        lplan = LOOPS.bind(sched, stmt, specs, order,
+                           out_fmt if out_fmt is not None
+                           else PL._default_sparse(order, list(stmt.out_indices)), decisions)
+        order = list(lplan.order) if lplan is not None else order
+        _LOOP_PLANS[okey] = lplan
+    fmt = out_fmt if out_fmt is not None else PL._default_sparse(order, list(stmt.out_indices))
+    mode = PL.choose_mode(stmt, order, fmt, specs, decisions)
+    if lplan is not None and lplan.early:
+        mode = LOOPS.interleaved_mode(lplan, stmt, mode)
+    if mode == "workspace" and WS.mask_access(stmt, specs, fmt, decisions) is not None:
+        mode = "mask"  # products accumulate at the mask's positions (compiler/plan/workspace.py)
+    if lplan is not None and lplan.parallel is not None and fmt.is_sparse:
+        mode = "mask"  # threads write a sparse result at an operand's positions (checked in bind)
+    if mode == "sort" and not PL._appendable(fmt):
+        raise NotImplementedError(f"{name}: cannot assemble a result in format {fmt!r} yet")
+    if mode == "append" and sched is None and WS.map_access(stmt, specs, fmt, decisions) is not None:
+        mode = "map"  # a value per stored entry of the one sparse operand, in its structure
+    planned = (tuple(order), converted, fmt, mode)
+    _ORDERS[okey] = planned
+    return okey, planned, lplan
+
+
+def _assembly(stmt, fmt, order, mode, lplan, storages, out_shape, name):
+    """The assembly mode with its workspace, chosen for these sizes: ``(mode, workspace choice
+    or None, what a bound plan checks again or None)``."""
+    choice = wsplan = None
+    if mode == "mask" and WS_FORCED.choice is not None:
+        if lplan is not None and lplan.parallel is not None:
+            raise NotImplementedError(f"{name}: Schedule.workspace: a workspace for a {fmt!r} result "
+                                      "written by threads (one workspace per thread; not lowered yet)")
+        mode = "workspace"  # a schedule's workspace(...) is asked for: it gets one
+    if mode == "workspace":
+        svars = WS.storage_vars(stmt, fmt)
+        union = WS.hoisted(order, svars) == len(svars)  # a sum of sparse terms (fission)
+        choice = _workspace(stmt, fmt, order, storages, out_shape, union)
+        # what a bound plan checks again on each call: (levels outside, mode order, policy, union)
+        wsplan = None if choice is None else (WS.outside(order, svars), tuple(fmt.order),
+                                              choice.policy, union)
+        if choice is not None and choice.policy == "append":  # the merge is cheaper here
+            choice = None
+            mode = "append"
+        else:
+            mode = "sort" if choice is None else "ws-" + choice.policy
+    return mode, choice, wsplan
+
+
+def _index_width_and_guards(stmt, pat, fmt, mode, storages, out_shape, name):
+    """The result's index dtype, after the memory guard of its dense result or positions."""
+    if not fmt.is_sparse:
+        _guard(stmt, mode, out_shape, name)
+        return "int64"
+    full = int(np.prod(out_shape, dtype=np.float64)) if out_shape else 1
+    # (mode "map" copies one operand's structure: its entries bound the result's too)
+    if mode in ("append", "map") and full > PL.INT32_MAX:
+        accs = accesses_of(stmt.expr)
+        bound = P.bound_count(pat, lambda q: storages[accs[q].operand].nnz, full,
+                              lambda q: frozenset(accs[q].indices), frozenset(stmt.out_indices))
+    else:
+        bound = full
+    idt = PL.output_index_dtype(fmt, out_shape, bound)
+    _guard_positions(stmt, fmt, idt, out_shape, name)
+    return idt
 
 
 from lazysparse.compiler.runner import WS_CALL  # noqa: E402  (the workspace capacity of the call being made)

@@ -1,7 +1,7 @@
 """Ctrl-C during a long kernel: the kernel runs on a worker thread while the caller waits.
 
 Python runs its signal handlers in the main thread, between bytecodes; a kernel is one call into
-C, so a SIGINT during a 25-second kernel used to take effect when the kernel ended. A kernel that
+C, so a SIGINT raised during a kernel would take effect only when the kernel ended. A kernel that
 may be long is therefore run on a thread of its own (cffi releases the GIL for the call) while
 the calling thread waits in short timed waits, where ``KeyboardInterrupt`` is raised at once.
 

@@ -202,6 +202,17 @@ def bind(schedule, stmt, specs, order, out_fmt, decisions=()):
             raise _todo("reorder", f"reordering the loops {', '.join(names_)} of {where} (they nest "
                                    f"as {', '.join(nest)})")
     leaves = set(g.leaves) | set(alias)
+    par, unroll, vector, vreduce = _leaf_steps(steps, leaves, tiles, alias, splits, order, stmt, out_fmt,
+                                               where, accs, specs, renamed, nest, decisions)
+    return LoopPlan(tuple(order), tuple(splits), tiles, par, tuple(unroll),
+                    frozenset(r.parent for r in g.guarded()), repr(schedule), tuple(bounds), renamed,
+                    early, tuple(chunks), tuple(vector), tuple(nest), tuple(vreduce))
+
+
+def _leaf_steps(steps, leaves, tiles, alias, splits, order, stmt, out_fmt, where, accs, specs,
+                renamed, nest, decisions):
+    """The steps on single loops — unroll, vector lanes, the parallel loop — checked against
+    the loops the other steps made: ``(parallel, unrolled, vector loops, vector reductions)``."""
     par, unroll, vector, vreduce = None, [], [], []
     for st in steps:
         if st[0] == "unroll":
@@ -240,9 +251,7 @@ def bind(schedule, stmt, specs, order, out_fmt, decisions=()):
                 raise _todo("parallelize", f"a second parallel loop ({st[1][0]!r}, {st[1][1]})")
             par = _parallel(st[1], order, splits, tiles, stmt, out_fmt, where, accs, specs,
                             dict(renamed), nest, decisions)
-    return LoopPlan(tuple(order), tuple(splits), tiles, par, tuple(unroll),
-                    frozenset(r.parent for r in g.guarded()), repr(schedule), tuple(bounds), renamed,
-                    early, tuple(chunks), tuple(vector), tuple(nest), tuple(vreduce))
+    return par, unroll, vector, vreduce
 
 
 def _roots_of(names, g, idx, where):
