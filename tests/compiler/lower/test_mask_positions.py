@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import lazysparse as ls
 from lazysparse.compiler.pipeline import execute, kernel_log
-from test_workspaces import _check_canonical, _modes
+from oracle import _check_canonical, _modes
 
 
 def _mat(m, n, density, seed, dtype=np.float64, empty_rows=()):

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import lazysparse as ls
 from lazysparse.compiler.lower.lowering import Lowerer
-from test_workspaces import _check_canonical, _modes
+from oracle import _check_canonical, _modes
 
 RATIO = max(Lowerer.SEARCH_RATIO, 8)  # sizes that make one segment RATIO times another
 

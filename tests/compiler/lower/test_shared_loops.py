@@ -24,7 +24,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 import lazysparse as ls
-from test_ops_oracle import FORMATS_2D, WIDTHS, build, examples
+from oracle import FORMATS_2D, WIDTHS, build, examples
 
 
 def _dense(shape, dtype, density, seed):

@@ -21,6 +21,7 @@ from lazysparse.compiler.lower import workspace as W
 from lazysparse.compiler.plan.workspace import choose, hoisted, ordering
 from lazysparse.compiler import fused_pipeline as fused
 from lazysparse.compiler.pipeline import kernel_log
+from oracle import _check_canonical, _modes  # noqa: F401  (shared with other tests)
 
 # the loop order the operands' storage gives, without converting one to avoid an outer product
 # (compiler/plan/kernel.py ``_outer_first``): the second-order workspaces of the detection,
@@ -39,20 +40,6 @@ def _mat(m, n, density, seed, fmt="csr", dtype=np.float64, empty_row=None):
         S = S.tocsr()
     S.eliminate_zeros()
     return S.asformat(fmt)
-
-
-def _modes(fn):
-    with kernel_log() as log:
-        out = fn()
-    return out, [e[0].mode for e in log if isinstance(e, tuple)]
-
-
-def _check_canonical(st_, shape):
-    """Sorted, duplicate-free coordinates and monotone positions (a CSR/CSC result)."""
-    pos, crd = st_.pos[1], st_.crd[1]
-    assert pos[0] == 0 and pos[-1] == len(crd) and np.all(np.diff(pos) >= 0)
-    for r in range(len(pos) - 1):
-        assert np.all(np.diff(crd[pos[r]:pos[r + 1]]) > 0)
 
 
 # -- detection -------------------------------------------------------------------------------------
@@ -613,7 +600,8 @@ def test_rank_drain_without_avx512(tmp_path, flags):
         import numpy as np, sys
         sys.path.insert(0, %r)
         import lazysparse as ls
-        from test_workspaces import _check_canonical, _rank_cases
+        from oracle import _check_canonical
+        from test_workspaces import _rank_cases
         for Ms in _rank_cases():
             a, b, c = (ls.asarray(M) for M in Ms)
             out = (a + b - c).materialize()
