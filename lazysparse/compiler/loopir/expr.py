@@ -78,6 +78,15 @@ class Binary(Expr):
     def __post_init__(self):
         if self.op not in BINARY:
             raise ValueError(f"unknown binary operator {self.op!r}")
+        for f in ("a", "b"):
+            if not isinstance(getattr(self, f), Expr):
+                raise TypeError(f"Binary {self.op!r}: operand {getattr(self, f)!r} is not an expression")
+
+
+@dataclass(frozen=True)
+class Paren(Expr):
+    """``a``, parenthesised where printed as text (layout only: generated text stays stable)."""
+    a: Expr
 
 
 @dataclass(frozen=True)

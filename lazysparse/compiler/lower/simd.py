@@ -220,7 +220,7 @@ def _loop(lw, kind, red, j, lo, hi, body):
         S.While(E.Binary("<=", E.add(j, W), hi), Block(main), step=S.Update(j, "+", E.Int(W))),
         S.If(E.lt(j, hi), Block([S.Declare("m", mt, E.MaskFirst(W, E.sub(hi, j)), const=True), *tail])))
     # (the select keeps the shift below the lane count: a wider shift is undefined in C)
-    first = E.Select(E.Binary(">=", E.sub(hi, j), W), E.MaskAll(W), E.MaskFirst(W, E.sub(hi, j)))
+    first = E.Select(E.Binary(">=", E.sub(hi, j), E.Int(W)), E.MaskAll(W), E.MaskFirst(W, E.sub(hi, j)))
     return [*init,
             S.Declare(j.name, T.INDEX, lo),
             Block([S.Declare("m", mt, first, const=True), *tail]),
