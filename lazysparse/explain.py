@@ -90,12 +90,12 @@ def explain(*arrays, fusion="auto", schedule=None) -> str:
                          f"copied and one value computed per entry, in one pass over its positions "
                          f"where nothing else reads the coordinates; computed zeros, if any were "
                          f"counted, are squeezed out at the end (compiler/plan/workspace.py map_access)")
-        if "#define ls_fail ls_tfail" in runner.source:  # (compiler/lower/lowering.py emit_par_rows)
+        if "#define ls_fail ls_tfail" in runner.source:  # (compiler/lower/parallel.py emit_par_rows)
             lines.append("  threads: the rows in chunks on the team (ls.set_num_threads; one thread "
                          "under the work threshold or for a result over 64 MiB), each thread "
                          "appending to buffers of its own, kept for the next call, copied in row "
                          "order after")
-        if "ls_o0" in runner.source:  # (compiler/lower/lowering.py emit_private)
+        if "ls_o0" in runner.source:  # (compiler/lower/parallel.py emit_private)
             lines.append("  threads: the outer loop's reduction on the team (ls.set_num_threads; one "
                          "thread under the work threshold, or for a result of half the work or "
                          "more), each thread a static share of it summed into a private copy of "

@@ -77,7 +77,7 @@ class Elementwise:
 
 class ElementwiseTwoThreads:
     """The lazysparse side on two threads: rows appended by each thread to buffers of its own,
-    copied into place after (compiler/lower/lowering.py, ``emit_par_rows``); scipy's side is above (one
+    copied into place after (compiler/lower/parallel.py, ``emit_par_rows``); scipy's side is above (one
     thread)."""
     params = Elementwise.params
     param_names = Elementwise.param_names

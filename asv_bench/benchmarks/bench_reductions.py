@@ -74,7 +74,7 @@ class ScalarTimesMatrix:
 
 class SumsOverRowsTwoThreads:
     """Results summed over the outer loop on two threads, each thread summing into a private
-    copy of the result (compiler/lower/lowering.py, ``emit_private``): column sums, ``A.T @ x``,
+    copy of the result (compiler/lower/parallel.py, ``emit_private``): column sums, ``A.T @ x``,
     ``A.T @ X`` (16 columns), and ``A @ x`` on a COO operand (its rows walked by stretches of
     one coordinate, each thread a share: ``share_positions``). scipy runs them on one thread."""
     params = [MATRICES, ["sum0", "spmv_t", "spmm_t", "coo_spmv"]]

@@ -52,7 +52,7 @@ if gb is not None:  # the peer's benchmarks exist only where it is installed
 
 class SpGEMMTwoThreads:
     """``A @ A`` and ``A * (A @ A)`` on two threads: chunks of rows on the team, each thread with
-    its own workspace and result buffers (compiler/lower/lowering.py, ``emit_par_rows``)."""
+    its own workspace and result buffers (compiler/lower/parallel.py, ``emit_par_rows``)."""
     params = SpGEMM.params
     param_names = SpGEMM.param_names
     timeout = 300

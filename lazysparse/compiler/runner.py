@@ -306,7 +306,7 @@ def work_expr(spec, ext) -> str:
     """Python expression (glue names) of a kernel's work: the stored entries of its sparse
     operands, summed, times the extents of the indices none of them holds (SpMV: nnz; SpMM:
     nnz * columns; a dense product: I * K * J), as the C kernels' own estimate
-    (compiler/lower/lowering.py ``work_estimate``). A kernel that walks a sparse operand's implicit zeros
+    (compiler/lower/teams.py ``work_estimate``). A kernel that walks a sparse operand's implicit zeros
     (runtime/work.py) counts every point."""
     from lazysparse.ir.nodes import Index, accesses_of
     from lazysparse.compiler.plan import patterns as P

@@ -1,7 +1,7 @@
 """What the machine's caches hold, for the kernels' run-time choices.
 
 ``STREAM_MIN`` is the size of a segment sum's entries (values and coordinates) from which the
-kernel prefetches them a page ahead (compiler/lower/lowering.py ``stream_gate``): data that no cache
+kernel prefetches them a page ahead (compiler/lower/prefetch.py ``stream_gate``): data that no cache
 keeps from one call to the next. It is half the last-level cache that the first CPU shares
 with its neighbours, as Linux describes it in sysfs (``glibc``'s ``sysconf`` adds up every
 slice of a socket: 384 MiB on the development VM, whose cores share 32 MiB); 16 MiB where

@@ -123,7 +123,7 @@ def _par_min_from_env() -> int:
         return 1 << 14
 
 
-# The autoscheduler's thread decision (compiler/lower/lowering.py, ``team_size``): a parallel loop whose
+# The autoscheduler's thread decision (compiler/lower/teams.py, ``team_size``): a parallel loop whose
 # work estimate is under this many innermost iterations runs on one thread. Kernels read it at
 # each call (a d[] slot), so it is not compiled in: the test suite sets
 # LAZYSPARSE_PAR_MIN_WORK=0, which puts every parallel loop of its small inputs on threads.

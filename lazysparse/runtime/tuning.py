@@ -2,7 +2,7 @@
 
 Some schedule decisions cannot be read off cheap statistics. The innermost segment sum (SpMV's
 row, a row sum, any contraction whose innermost index is sparse) has three loops in one kernel,
-picked by ``d[]`` flags: AVX-512 vector, split scalar accumulators, plain scalar (lowering.py).
+picked by ``d[]`` flags: AVX-512 vector, split scalar accumulators, plain scalar (compiler/lower/reductions.py).
 Segment lengths pick well between the two scalar loops (``split_flag``), but whether the vector
 loop wins also depends on column locality and row-length mix: measured on the corpus it is
 25-60% faster than scipy's scalar loop on most matrices and ~15% slower than the split scalar
@@ -27,7 +27,7 @@ it stays valid), so ``A @ x`` in a loop has a first choice within three calls.
 
 Those first calls see each loop before the core's branch predictor has learnt the rows' loop
 exits, which on a kernel called again and again over the same rows (each thread runs the same
-rows every call: compiler/lower/lowering.py ``owned_chunks``) makes some loops 1.5-3x faster than at first,
+rows every call: compiler/lower/parallel.py ``owned_chunks``) makes some loops 1.5-3x faster than at first,
 and not the same ones on every matrix. So a short kernel (under ``HOT_MAX_S``) is measured a
 second time (``_Settle``): each loop for ``SETTLE_CALLS`` calls in a row (more while it still
 gets faster), the median of the last ``SETTLE_TAIL`` counting, and the fastest is kept; about
@@ -489,7 +489,7 @@ def _name(site_variant):
 class Flags:
     """Run-time choices of one kernel that are on/off flags with no static model, measured the
     same way (``macc``: a masked product's rows summed densely rather than probing the mask,
-    compiler/lower/lowering.py ``emit_row_acc``; ``wsb``: a workspace's branch-free insert,
+    compiler/lower/coiteration.py ``emit_row_acc``; ``wsb``: a workspace's branch-free insert,
     compiler/lower/workspace.py). A kernel's flags are set together. Both settings alternate over the
     first calls on a new driving operand, ``SAMPLES`` each, single runs; the faster is kept on
     the operand. Until then, and with ``LAZYSPARSE_TUNE=0``, the flags stay 0 (the probe, the

@@ -68,7 +68,7 @@ def test_two_threads_give_the_serial_values(case, threads):
     assert any(PRAGMA in s for s in src2) == parallel, name
 
 
-# -- the autoscheduler's thread decision (compiler/lower/lowering.py, team_size) ------------------------------
+# -- the autoscheduler's thread decision (compiler/lower/teams.py, team_size) ------------------------------
 def _teams(expr, fusion="auto"):
     """The result and, per kernel the call ran, the team size it reported."""
     with kernel_log() as log:
@@ -137,7 +137,7 @@ def test_work_counts_dense_extents_and_the_threshold_is_read_per_call(work_thres
        seed=st.integers(0, 2**16))
 def test_owned_row_chunks_cover_every_row_once(rows, per_row, nt, cols, seed):
     """The default row loop's chunks, each thread its own run of them first and then help with
-    the others' (lowering.py ``owned_chunks``): every row computed exactly once, whatever the
+    the others' (parallel.py ``owned_chunks``): every row computed exactly once, whatever the
     row count against the chunks (none, fewer rows than a chunk, a last partial chunk, more
     threads than runs need), for a segment sum (``A @ x``, whose loop nests are versions
     picked once) and a row of a dense result (``A @ X``), against NumPy; and the walk of a

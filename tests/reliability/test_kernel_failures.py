@@ -13,7 +13,7 @@ size plus ``HEAD`` MiB and runs an operation whose result needs more than that:
   (nnz(A) + nnz(B)) by doubling until ``realloc`` fails; the partial output buffers are the
   ones ``Runner._failed`` must free.
 * ``append-threads``: the same on two threads: each thread appends its chunks of rows to
-  buffers of its own (compiler/lower/lowering.py, ``emit_par_rows``); the failed ``realloc`` happens inside
+  buffers of its own (compiler/lower/parallel.py, ``emit_par_rows``); the failed ``realloc`` happens inside
   the OpenMP region, which flags it, and the kernel fails after the region with every thread's
   buffers freed.
 * ``sort``: ``A @ B`` (same operands) materialized as CSR: sort assembly; the kernel's tuple

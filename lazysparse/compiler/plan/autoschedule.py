@@ -19,7 +19,7 @@ is the pruning the rules achieve (the paper's, at least 100x for SpMM). ``instan
 template and sizes into an ``ls.Schedule`` that kernels run (compiler/plan/loops.py), which is how
 the tests check templates against the oracle. Choosing among templates by a cost model is not done
 yet: the compiler's default schedule stays the one in lower/, with two decisions read off the data:
-the thread count (compiler/lower/lowering.py, ``team_size``) and row chunks or nonzero tiles
+the thread count (compiler/lower/teams.py, ``team_size``) and row chunks or nonzero tiles
 (compiler/plan/skew.py).
 """
 from __future__ import annotations

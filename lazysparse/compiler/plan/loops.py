@@ -422,7 +422,7 @@ def _parallel(args, order, splits, tiles, stmt, out_fmt, where, accs, specs, ren
         if tiles is not None:
             raise _todo("parallelize", f"tiles of stored entries writing a {out_fmt!r} result")
     # races="temporary": each thread sums into a private copy of a dense result, the copies
-    # added after (compiler/lower/lowering.py, Lowerer.parallel); the leaves must add (a sum whose result
+    # added after (compiler/lower/parallel.py, Lowerer.parallel); the leaves must add (a sum whose result
     # has indices: a scalar's sum is folded in a local first)
     private = (races == "temporary" and bool(red) and stmt.reduce == "sum" and tiles is None
                and (out_fmt is None or out_fmt.is_dense) and bool(stmt.out_indices))

@@ -1,7 +1,7 @@
 """The default schedule's choice between row chunks and nonzero tiles (the load balancing of "A
 Sparse Iteration Space Transformation Framework for Sparse Tensor Algebra", the scheduling paper).
 
-The compiler's default parallel loop hands out rows in chunks (compiler/lower/lowering.py,
+The compiler's default parallel loop hands out rows in chunks (compiler/lower/teams.py,
 ``omp_chunk``; each thread its own run of them first, then help with the others' runs:
 ``owned_chunks``). That balances any mix of row lengths but one: a row that holds a large part
 of a thread's share of the stored entries is one chunk's work, and the other threads wait for

@@ -117,7 +117,7 @@ def test_masked_products_match_numpy(m, k, n, density, seed):
         _check_canonical(out.storage, out.shape)
 
 
-# -- rows summed densely (lowering.py emit_row_acc), chosen per operand by measurement ------------------
+# -- rows summed densely (coiteration.py emit_row_acc), chosen per operand by measurement ------------------
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.complex128])
 @pytest.mark.parametrize("mask_right", [False, True])
 def test_rows_summed_densely_and_probed_give_the_same_result(dtype, mask_right):

@@ -1,4 +1,4 @@
-"""Sparse results appended on threads (compiler/lower/lowering.py, ``Lowerer.emit_par_rows``): a CSR-like
+"""Sparse results appended on threads (compiler/lower/parallel.py, ``Lowerer.emit_par_rows``): a CSR-like
 result whose rows are appended one after another (mode "append": ``A + B``, ``A * B``,
 ``maximum``; a workspace flushed after each row: ``A @ B``, ``A + B + C``) runs its row loop in
 chunks on the team, each thread appending to buffers of its own, the chunks copied into place
@@ -157,7 +157,7 @@ def test_one_row_of_many_entries_and_many_empty_rows(threads):
        zeros=hst.booleans(), threads=hst.sampled_from([2, 3]))
 def test_masked_products_on_threads(m, k, density, dtype, index, seed, zeros, threads):
     """``M * (A @ B)`` (mode "mask": sums added at the mask's positions of each row, each thread
-    with its own dense row, compiler/lower/lowering.py ``emit_row_acc``) against NumPy and one thread."""
+    with its own dense row, compiler/lower/coiteration.py ``emit_row_acc``) against NumPy and one thread."""
     M, DM = _matrix(m, m, density, dtype, index, seed, zeros)
     A, DA = _matrix(m, k, density, dtype, index, seed + 1, zeros)
     B, DB = _matrix(k, m, density, dtype, index, seed + 2, zeros)

@@ -1,4 +1,4 @@
-"""Dense results summed over their outermost loop, on threads (compiler/lower/lowering.py,
+"""Dense results summed over their outermost loop, on threads (compiler/lower/parallel.py,
 ``Lowerer.emit_private``): ``A.T @ x``, a CSC SpMV, column sums, ``A.T @ X``, ``A.sum()`` and
 dense reductions over rows. Thread t > 0 sums into a private copy of the result, thread 0 into
 the result; the copies are added after. And outer loops over COO's first level

@@ -55,7 +55,7 @@ FIG4 = (ls.Schedule().fuse("i0", "i1", "f").pos("f", "p", "T0").split("p", "p0",
 def test_default_csr_spmv_is_a_row_loop_over_each_rows_entries():
     A = ls.asarray(_csr(7, 5, 0.4, 0))
     c = _kernel_c(ls.explain(A @ np.ones(5)))
-    # the row loop over each chunk of rows a thread takes (lowering.py ``owned_chunks``)
+    # the row loop over each chunk of rows a thread takes (parallel.py ``owned_chunks``)
     assert "for (int64_t x0 = ls_r0; x0 < ls_r1; x0++)" in c
     assert "const int64_t ls_r1 = ls_r0 + ls_chunk < (N0) ? ls_r0 + ls_chunk : (N0);" in c
     assert "for (int64_t j0_1 = b0_1; j0_1 < z0_1; j0_1++)" in c

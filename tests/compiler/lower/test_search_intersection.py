@@ -1,4 +1,4 @@
-"""Intersections of two sorted segments of very different lengths (compiler/lower/lowering.py
+"""Intersections of two sorted segments of very different lengths (compiler/lower/coiteration.py
 ``emit_search``): the short one drives and each of its coordinates is searched for in the long
 one, galloping. Chosen at run time, per pair of segments, so every kernel keeps its merge (or
 its located probe) for segments of similar length. Oracle: dense NumPy."""

@@ -101,7 +101,7 @@ def test_dense_rows_at_every_length(n, vector_loops):
 @pytest.mark.parametrize("variant", [((1, 0),), ((0, 1),), ((0, 0),)])
 def test_each_loop_version_is_its_own_nest_and_right(threads, variant):
     """The segment sum's three loops (vector, split, plain) are three loop nests picked once at
-    the top (lowering.py ``emit_flag_versions``): the flags appear in the dispatch only, and
+    the top (reductions.py ``emit_flag_versions``): the flags appear in the dispatch only, and
     each version, forced on a fresh operand, gives NumPy's row sums and products on rows of
     every length, on one thread and on two (each thread its own run of row chunks first)."""
     before = ls.get_num_threads()

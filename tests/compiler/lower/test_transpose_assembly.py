@@ -1,5 +1,5 @@
 """CSR <-> CSC conversion (a transposition) assembled in two passes over the operand: rows
-counted, then every entry put in place (compiler/lower/lowering.py, ``Lowerer.direct``), with no
+counted, then every entry put in place (compiler/lower/results.py, the transposition counts), with no
 (coordinates, value) triples in between. Values and structure against scipy / NumPy over
 dtypes, index widths and awkward shapes."""
 from __future__ import annotations
