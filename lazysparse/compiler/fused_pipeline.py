@@ -32,7 +32,7 @@ from lazysparse.compiler.plan.fusion import PASSES, folds_into_reader, masked_pr
 from lazysparse.compiler.plan.inline import cheap_scalars, elementwise, inline, tiny
 from lazysparse.compiler.plan.kernel import _scalar_value, operand_spec
 from lazysparse.compiler.plan.siblings import share_reads
-from lazysparse.runtime import aligned, interrupt, memory
+from lazysparse.runtime import aligned, interrupt, kernel_cache, memory
 from lazysparse.compiler import opcount as counting
 from lazysparse.compiler.runner import POISON, _poisoned
 from lazysparse.compiler import statement as execute_statement
@@ -648,3 +648,12 @@ def _run(plan, kernel, abi, fixed, inputs, name):
             log.append(FusedRun(plan, kernel, like, abi, fx))
     return st
 
+
+
+def _clear_plans():
+    """Drop the fused plans and their kernels (``ls.clear_cache``)."""
+    for memo in (_FAST, _SKIP, _PLANS, _STEPS):
+        memo.clear()
+
+
+kernel_cache.register_plan_cache(lambda: (0, len(_PLANS)), _clear_plans, lambda: None)
