@@ -58,6 +58,8 @@ def _e(e):
         return f"{e.value!r}:{e.dtype}"
     if isinstance(e, E.Raw):
         return f"raw`{e.text}`"
+    if isinstance(e, E.Paren):
+        return _e(e.a)
     if isinstance(e, E.Unary):
         return f"({e.op}{_e(e.a)})"
     if isinstance(e, E.Binary):
