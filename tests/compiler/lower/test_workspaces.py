@@ -598,7 +598,7 @@ def test_rank_drain_without_avx512(tmp_path, flags):
     cc.chmod(0o755)
     code = textwrap.dedent("""
         import numpy as np, sys
-        sys.path.insert(0, %r)
+        sys.path[:0] = %r
         import lazysparse as ls
         from oracle import _check_canonical
         from test_workspaces import _rank_cases
@@ -609,7 +609,8 @@ def test_rank_drain_without_avx512(tmp_path, flags):
             assert np.array_equal(out.todense(), want)
             _check_canonical(out.storage, want.shape)
         print("ok")
-    """ % os.path.dirname(os.path.abspath(__file__)))
+    """ % ([os.path.dirname(os.path.abspath(__file__)),  # this folder, and tests/ (oracle.py)
+            os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))],))
     env = dict(os.environ, CC=str(cc), LAZYSPARSE_CACHE_DIR=str(tmp_path / "cache"), LS_REAL_CC=shutil.which("cc") or "cc")
     res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
     assert res.returncode == 0 and res.stdout.strip().endswith("ok"), res.stderr[-3000:]
