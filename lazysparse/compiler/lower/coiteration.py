@@ -9,11 +9,40 @@ from __future__ import annotations
 
 import numpy as np
 
-from lazysparse.compiler.codegen.c import spelling as C
 from lazysparse.ir.nodes import Access, Call, accesses_of
 from lazysparse.compiler.plan import patterns as P
 from lazysparse.compiler.lower import locate, simd, tiling
-from lazysparse.compiler.loopir.nodes import Block, Decl, For, If, While
+from lazysparse.compiler.lower.operands import skip_equal, chain
+from lazysparse.compiler.loopir import expr as E
+from lazysparse.compiler.loopir import stmt as S
+from lazysparse.compiler.loopir import types as T
+from lazysparse.compiler.loopir.nodes import Block
+
+# (transitional: the index type's largest value has no loop IR literal that prints as this)
+INDEX_MAX = E.Raw("INT64_MAX")
+
+
+def _and(xs):
+    return chain("&&", xs)
+
+
+def _or(xs):
+    return chain("||", xs)
+
+
+def _crd(a, j):
+    """The coordinate of access ``a`` at position ``j`` of its current level, as an index."""
+    return E.Cast(T.INDEX, E.load(f"c{a.slot}_{a.lvl}", j))
+
+
+def _width(u):
+    """The length of segment ``u``: ``z - b``."""
+    return E.sub(f"z{u}", f"b{u}")
+
+
+def _left(u):
+    """Iterator ``u`` has entries left: ``j < z``."""
+    return E.lt(f"j{u}", f"z{u}")
 
 
 # The first position in [lo, hi) of a sorted coordinate array holding at least x (hi if none):
@@ -168,21 +197,21 @@ class CoiterationMixin:
         for d, pr in self.search_pairs(pat, keys, iters, byq, located):
             # one segment much shorter than the other: it drives, the other is searched
             short, rest = Block(), Block()
-            blk.add(If(f"(z{U[d.q]} - b{U[d.q]}) * {self.SEARCH_RATIO} < z{U[pr.q]} - b{U[pr.q]}", short, rest))
+            blk.add(S.If(E.lt(E.mul(_width(U[d.q]), self.SEARCH_RATIO), _width(U[pr.q])), short, rest))
             self.emit_search(depth, v, short, d, pr, U, snap)
             blk = rest
         if located:
             # scattered segments probed (compiler/lower/locate.py); the merge when the arrays are missing
             names = [locate.scatter(self, a, depth) for a in located]
             yes, no = Block(), Block()
-            blk.add(If(" && ".join(names), yes, no))
+            blk.add(S.If(_and(names), yes, no))
             plan = self.row_acc_plan(depth, located, keys, byq, iters)
             if plan is not None:
                 # or, per call as measured (runtime/tuning.py), every product summed into a
                 # dense row, multiplied by the mask's values once per row
                 acc_blk, probe = Block(), Block()
                 flag = self.sched_flag(("macc", plan[0].slot, plan[0].lvl))
-                yes.add(If(f"{flag} && racc", acc_blk, probe))
+                yes.add(S.If(_and([flag, "racc"]), acc_blk, probe))
                 self.emit_row_acc(depth, v, acc_blk, plan, U, snap)
                 yes = probe
             self.emit_lattice(depth, v, yes, pat, keys, iters, byq, U, snap, dict(zip(names, located)))
@@ -193,7 +222,7 @@ class CoiterationMixin:
         if pat == P.TRUE or not keys:
             followers = iters
             for a in followers:
-                blk.add(Decl("int64_t", f"j{U[a.q]}", f"b{U[a.q]}"))
+                blk.add(S.Declare(f"j{U[a.q]}", T.INDEX, E.Var(f"b{U[a.q]}")))
             tiling.range_loop(self, depth, v, blk, body, followers)
             self.bind(v)
             for a in followers:
@@ -229,7 +258,7 @@ class CoiterationMixin:
         d0 = byq[q0]
         followers = [a for a in iters if a.q != q0]
         for a in followers:
-            blk.add(Decl("int64_t", f"j{U[a.q]}", f"b{U[a.q]}"))
+            blk.add(S.Declare(f"j{U[a.q]}", T.INDEX, E.Var(f"b{U[a.q]}")))
         j = f"j{U[q0]}"
         lv = d0.spec.format.levels[d0.lvl]
         crd = f"c{d0.slot}_{d0.lvl}"
@@ -238,18 +267,19 @@ class CoiterationMixin:
         if shared:  # each thread a share of the walk's positions (``share_positions``)
             blk = self.share_positions(blk, U[q0], crd, lv.unique)
         if lv.unique:
-            loop = For(j, f"b{U[q0]}", f"z{U[q0]}", body)
-            body.add(Decl("int64_t", x, f"(int64_t){crd}[{j}]"))
+            loop = S.For(j, E.Var(f"b{U[q0]}"), E.Var(f"z{U[q0]}"), body)
+            body.add(S.Declare(x, T.INDEX, _crd(d0, j)))
             self.prefetch_segments(v, d0, j, body)
             seg = None
             where = blk if shared else self.parallel(depth, v, followers, blk, f"z{U[q0]} - b{U[q0]}")
         else:
             where = blk
-            blk.add(Decl("int64_t", f"g{U[q0]}", "0"))
-            loop = For(j, f"b{U[q0]}", f"z{U[q0]}", body, step=f"{j} = g{U[q0]}")
-            body.add(Decl("int64_t", x, f"(int64_t){crd}[{j}]"))
-            body.add(f"g{U[q0]} = {j} + 1;")
-            body.add(f"while (g{U[q0]} < z{U[q0]} && {crd}[g{U[q0]}] == {x}) g{U[q0]}++;")
+            g = f"g{U[q0]}"
+            blk.add(S.Declare(g, T.INDEX, E.Int(0)))
+            loop = S.For(j, E.Var(f"b{U[q0]}"), E.Var(f"z{U[q0]}"), body, step=S.Assign(E.Var(j), E.Var(g)))
+            body.add(S.Declare(x, T.INDEX, _crd(d0, j)))
+            body.add(S.Assign(E.Var(g), E.add(j, 1)))
+            body.add(skip_equal(g, f"z{U[q0]}", crd, x, None))
             seg = f"g{U[q0]}"
         where.add(loop)
         self.bind(v)
@@ -275,39 +305,38 @@ class CoiterationMixin:
         walk = P.without(pat, lk)  # the iteration space of the iterators that drive the loop
         for a in iters:
             if a.q not in lk:
-                blk.add(Decl("int64_t", f"j{U[a.q]}", f"b{U[a.q]}"))
+                blk.add(S.Declare(f"j{U[a.q]}", T.INDEX, E.Var(f"b{U[a.q]}")))
         keys = sorted(k for k in keys if k not in lk)
         points = []
         if len(keys) <= 4:
             from itertools import combinations
             for n in range(len(keys), 0, -1):
-                for S in combinations(keys, n):
-                    if P.evaluate(walk, set(S)):
-                        points.append(frozenset(S))
+                for pt in combinations(keys, n):
+                    if P.evaluate(walk, set(pt)):
+                        points.append(frozenset(pt))
         else:  # many iterators: one loop over the whole lattice
             points.append(None)
-        for S in points:
-            members = keys if S is None else sorted(S)
-            sub = pat if S is None else frozenset(t for t in pat if t - lk <= S)
+        for pt in points:
+            members = keys if pt is None else sorted(pt)
+            sub = pat if pt is None else frozenset(t for t in pat if t - lk <= pt)
             for a in self.accs:
                 a.restore(snap[a.q])
             body = Block()
-            if S is None:
-                cond = " || ".join("(" + " && ".join(f"j{U[q]} < z{U[q]}" for q in sorted(t)) + ")" for t in walk)
+            if pt is None:
+                cond = _or([E.Paren(_and([_left(U[q]) for q in sorted(t)])) for t in walk])
             else:
-                cond = " && ".join(f"j{U[q]} < z{U[q]}" for q in members)
-            blk.add(While(cond, body))
+                cond = _and([_left(U[q]) for q in members])
+            blk.add(S.While(cond, body))
             for q in members:
-                a = byq[q]
-                crd = f"c{a.slot}_{a.lvl}"
-                k = f"(int64_t){crd}[j{U[q]}]"
-                if S is None:
-                    k = f"j{U[q]} < z{U[q]} ? {k} : INT64_MAX"
-                body.add(Decl("int64_t", f"k{U[q]}", k))
-            mn = f"k{U[members[0]]}"
+                k = _crd(byq[q], f"j{U[q]}")
+                if pt is None:
+                    k = E.Select(_left(U[q]), k, INDEX_MAX)
+                body.add(S.Declare(f"k{U[q]}", T.INDEX, k))
+            mn = E.Var(f"k{U[members[0]]}")
             for q in members[1:]:
-                mn = f"(k{U[q]} < {mn} ? k{U[q]} : {mn})"
-            body.add(Decl("int64_t", x, mn))
+                kq = E.Var(f"k{U[q]}")
+                mn = E.Paren(E.Select(E.lt(kq, mn), kq, mn))
+            body.add(S.Declare(x, T.INDEX, mn))
             self.bind(v)
             single = len(members) == 1
             present = {}  # key -> its presence test at this point
@@ -315,12 +344,12 @@ class CoiterationMixin:
                 a = byq[q]
                 e = present[q] = "1" if single else f"e{U[q]}"
                 if not single:
-                    body.add(Decl("int", e, f"k{U[q]} == {x}"))
+                    body.add(S.Declare(e, T.INT, E.Binary("==", E.Var(f"k{U[q]}"), E.var(x))))
                 seg = None
                 if not a.spec.format.levels[a.lvl].unique:
                     crd = f"c{a.slot}_{a.lvl}"
-                    body.add(Decl("int64_t", f"g{U[q]}", f"j{U[q]} + 1"))
-                    body.add(f"if ({e}) while (g{U[q]} < z{U[q]} && {crd}[g{U[q]}] == {x}) g{U[q]}++;")
+                    body.add(S.Declare(f"g{U[q]}", T.INDEX, E.add(f"j{U[q]}", 1)))
+                    body.add(skip_equal(f"g{U[q]}", f"z{U[q]}", crd, x, e))
                     seg = f"g{U[q]}"
                 self.advance(a, f"j{U[q]}", e, seg)
             for q in keys:
@@ -335,15 +364,16 @@ class CoiterationMixin:
             if single and not lk:
                 inner = body
             else:
-                fcond = " || ".join("(" + (" && ".join(present[q] for q in sorted(t)) or "1") + ")" for t in sub)
+                fcond = _or([E.Paren(_and([present[q] for q in sorted(t)] or [1])) for t in sub])
                 inner = Block()
-                body.add(If(fcond, inner))
+                body.add(S.If(fcond, inner))
             self.cascade(inner)
             self.emit_output_level(depth, v, inner)
             for q in members:
                 a = byq[q]
-                nxt = f"g{U[q]}" if not a.spec.format.levels[snap[q][0]].unique else f"j{U[q]} + 1"
-                body.add(f"j{U[q]} = {nxt};" if single else f"if (e{U[q]}) j{U[q]} = {nxt};")
+                nxt = E.Var(f"g{U[q]}") if not a.spec.format.levels[snap[q][0]].unique else E.add(f"j{U[q]}", 1)
+                step = S.Assign(E.Var(f"j{U[q]}"), nxt)
+                body.add(step if single else S.If(E.Var(f"e{U[q]}"), step, oneline=True))
             self.bound.discard(v)
         for a in self.accs:
             a.restore(snap[a.q])
@@ -385,19 +415,20 @@ class CoiterationMixin:
         x = self.vname[v]
         ud, up = U[drv.q], U[prb.q]
         jd, jp = f"j{ud}", f"j{up}"
-        cd, cp = f"c{drv.slot}_{drv.lvl}", f"c{prb.slot}_{prb.lvl}"
+        cp = f"c{prb.slot}_{prb.lvl}"
         body = Block()
-        blk.add(Decl("int64_t", jp, f"b{up}"))
-        blk.add(For(jd, f"b{ud}", f"z{ud}", body))
-        body.add(Decl("int64_t", x, f"(int64_t){cd}[{jd}]"))
-        body.add(f"{jp} = {self.gallop_fn(prb.slot)}({cp}, {jp}, z{up}, {x});")
-        body.add(f"if ({jp} >= z{up}) break;")
-        body.add(Decl("int", f"e{up}", f"(int64_t){cp}[{jp}] == {x}"))
+        blk.add(S.Declare(jp, T.INDEX, E.Var(f"b{up}")))
+        blk.add(S.For(jd, E.Var(f"b{ud}"), E.Var(f"z{ud}"), body))
+        body.add(S.Declare(x, T.INDEX, _crd(drv, jd)))
+        gallop = E.Call(self.gallop_fn(prb.slot), (E.Var(cp), E.Var(jp), E.Var(f"z{up}"), E.var(x)))
+        body.add(S.Assign(E.Var(jp), gallop))
+        body.add(S.If(E.Binary(">=", E.Var(jp), E.Var(f"z{up}")), S.Break(), oneline=True))
+        body.add(S.Declare(f"e{up}", T.INT, E.Binary("==", _crd(prb, jp), E.var(x))))
         self.bind(v)
         self.advance(drv, jd, "1", None)
         self.advance(prb, jp, f"e{up}", None)
         inner = Block()
-        body.add(If(f"e{up}", inner))
+        body.add(S.If(E.Var(f"e{up}"), inner))
         self.cascade(inner)
         self.emit_output_level(depth, v, inner)
         self.bound.discard(v)
@@ -443,34 +474,36 @@ class CoiterationMixin:
         drv, m, rest, rq, mfirst = plan
         x = self.vname[v]
         u = U[drv.q]
-        crd = f"c{drv.slot}_{drv.lvl}"
         n = self.ext[v]
         h = locate.hoist_depth(self, m)
         host, at, post = self.hoist_at[h]
         private = self.par_open and h > 0  # rows on threads: a row and its span per thread
+        elem = T.scalar(self.odt)
+        rlo, rhi = E.Var("rlo"), E.Var("rhi")
         if "racc" not in self.locs and "ls_racc" not in self.locs:
-            locate.dense_row(self, "racc", self.oct, n, private)
+            locate.dense_row(self, "racc", elem, n, private)
             if not private:
-                self.sched.add(Decl("int64_t", "rlo", "INT64_MAX"), Decl("int64_t", "rhi", "-1"))
+                self.sched.add(S.Declare("rlo", T.INDEX, INDEX_MAX), S.Declare("rhi", T.INDEX, E.Int(-1)))
         if private and ("racc-row", id(post)) not in self.loc_names:
             # (the span is empty between rows: each row starts one)
             self.loc_names[("racc-row", id(post))] = post
-            host.body.insert(at, Decl("int64_t", "rhi", "-1"))
-            host.body.insert(at, Decl("int64_t", "rlo", "INT64_MAX"))
-            host.body.insert(at, locate.thread_row("racc", self.oct, n))
-        blk.add(If(f"b{u} < z{u}", Block().add(
-            f"if ((int64_t){crd}[b{u}] < rlo) rlo = (int64_t){crd}[b{u}];",
-            f"if ((int64_t){crd}[z{u} - 1] > rhi) rhi = (int64_t){crd}[z{u} - 1];")))
+            host.body.insert(at, S.Declare("rhi", T.INDEX, E.Int(-1)))
+            host.body.insert(at, S.Declare("rlo", T.INDEX, INDEX_MAX))
+            host.body.insert(at, locate.thread_row("racc", elem, n))
+        first, last = _crd(drv, f"b{u}"), _crd(drv, E.sub(f"z{u}", 1))
+        blk.add(S.If(E.lt(f"b{u}", f"z{u}"), Block().add(
+            S.If(E.lt(first, rlo), S.Assign(rlo, first), oneline=True),
+            S.If(E.Binary(">", last, rhi), S.Assign(rhi, last), oneline=True))))
         body = Block()
         j = f"j{u}"
-        blk.add(For(j, f"b{u}", f"z{u}", body))
-        body.add(Decl("int64_t", x, f"(int64_t){crd}[{j}]"))
+        blk.add(S.For(j, E.Var(f"b{u}"), E.Var(f"z{u}"), body))
+        body.add(S.Declare(x, T.INDEX, _crd(drv, j)))
         self.bind(v)
         self.advance(drv, j, "1", None)
         self.advance(m, "0", "0", None)  # not read here: no search for it
         self.cascade(body)
         self._walk_q = rq
-        body.add(C.reduce_step("sum", f"racc[{x}]", self.value(rest), self.odt))
+        body.add(S.Reduce("sum", E.load("racc", x), E.var(self.value(rest)), self.odt))
         self.bound.discard(v)
         for a in self.accs:
             a.restore(snap[a.q])
@@ -482,14 +515,15 @@ class CoiterationMixin:
         b, z = self.range_exprs(m)
         e = self.stmt.expr
         mi = 0 if mfirst else 1
-        mv = C.cast(f"v{m.slot}[t]", self.dtype_of(e.args[mi]), e.in_dtypes[mi])
-        rv = f"racc[c{m.slot}_{m.lvl}[t]]"
-        prod = C.call("multiply", [mv, rv] if mfirst else [rv, mv], e.in_dtypes, e.dtype)
-        gather = Block().add(Decl("const int64_t", "b_", b), Decl("const int64_t", "z_", z))
-        gather.add(For("t", "b_", "z_", Block().add(C.reduce_step("sum", "ov[t - mb0]", prod, self.odt))))
-        gather.add(f"memset(racc + rlo, 0, (size_t)(rhi - rlo + 1) * sizeof({self.oct}));",
-                   "rlo = INT64_MAX;", "rhi = -1;")
-        post.append(If("rhi >= rlo", gather))
+        mv = self.cast_text("v{}[t]".format(m.slot), self.dtype_of(e.args[mi]), e.in_dtypes[mi])
+        rv = "racc[c{}_{}[t]]".format(m.slot, m.lvl)
+        prod = self.call_text("multiply", [mv, rv] if mfirst else [rv, mv], e.in_dtypes, e.dtype)
+        gather = Block().add(S.Declare("b_", T.INDEX, b, const=True), S.Declare("z_", T.INDEX, z, const=True))
+        gather.add(S.For("t", E.Var("b_"), E.Var("z_"), Block().add(
+            S.Reduce("sum", E.Load(E.Var("ov"), E.sub("t", "mb0")), E.var(prod), self.odt))))
+        gather.add(S.Memset(E.add(E.Var("racc"), rlo), 0, E.add(E.sub(rhi, rlo), 1), elem),
+                   S.Assign(rlo, INDEX_MAX), S.Assign(rhi, E.Int(-1)))
+        post.append(S.If(E.Binary(">=", rhi, rlo), gather))
 
     def _vector_append(self, depth, v, drv, iters, U):
         """The vector lines of an innermost loop that appends to a sparse result's last level
@@ -516,13 +550,16 @@ class CoiterationMixin:
                    and not a.spec.dense and a.spec.format.levels[a.lvl].kind == "compressed"
                    for t, a in zip(self.terms, accs)):
             return None
-        rows = [f"((int64_t)p{a.slot}_{a.lvl}[({a.pos}) + 1] - (int64_t)p{a.slot}_{a.lvl}[{a.pos}])"
-                for a in accs]
+        rows = []
+        for a in accs:
+            pos, at = E.Var(f"p{a.slot}_{a.lvl}"), E.var(a.pos)
+            end, start = E.Load(pos, E.add(E.Paren(at), 1)), E.Load(pos, at)
+            rows.append(E.Paren(E.sub(E.Cast(T.INDEX, end), E.Cast(T.INDEX, start))))
         if not self.inz_declared:  # read once, before the loops
             self.inz_declared = True
-            zeros = dict.fromkeys(self.abi.int(("zeros", a.slot)) for a in accs)
-            self.sched.add(Decl("const int", "ls_inz", " || ".join(zeros)))
-        return f"ls_inz || {' + '.join(rows)} != fn"
+            zeros = dict.fromkeys(self.abi.int_expr(("zeros", a.slot)) for a in accs)
+            self.sched.add(S.Declare("ls_inz", T.INT, _or(list(zeros)), const=True))
+        return E.Binary("||", E.Var("ls_inz"), E.Binary("!=", chain("+", rows), E.Var("fn")))
 
     def emit_terms(self, depth, blk):
         """A sum of sparse terms (compiler/plan/fission.py): each term's own loops, one after the

@@ -10,7 +10,10 @@ from __future__ import annotations
 from lazysparse.compiler.codegen.c import spelling as C
 from lazysparse.ir.nodes import Const, Index
 from lazysparse.compiler.plan.kernel import level_vars
-from lazysparse.compiler.loopir.nodes import Block, Decl, While
+from lazysparse.compiler.loopir import expr as E
+from lazysparse.compiler.loopir import stmt as S
+from lazysparse.compiler.loopir import types as T
+from lazysparse.compiler.loopir.nodes import Block, Decl
 
 
 class ABI:
@@ -36,29 +39,43 @@ class ABI:
             self.d.append(desc)
         return f"d[{self.d.index(desc)}]"
 
+    # the same slots as loop IR expressions (``ptr``/``int`` give C text, for code not converted)
+    def ptr_expr(self, desc):
+        self.ptr(desc)
+        return E.Load(E.Var("p"), E.Int(self.p.index(desc)))
+
+    def int_expr(self, desc):
+        self.int(desc)
+        return E.Load(E.Var("d"), E.Int(self.d.index(desc)))
+
 
 def declare_operand(top, abi, k, sp):
     """Declarations of operand ``k`` (spec ``sp``) from its ``p[]``/``d[]`` slots: ``v<k>`` values
     (``v<k>s`` for a 0-d one), ``s<k>_<m>`` dense strides, ``p<k>_<l>``/``c<k>_<l>`` positions
     and coordinates of sparse levels, ``n<k>_<l>`` sizes of dense levels."""
-    t = C.ctype(sp.dtype)
+
+    def array(name, dtype, desc):  # a read-only array from its ``p[]`` slot
+        top.add(S.Declare(name, T.ptr(dtype, const=True, restrict=True),
+                          E.Cast(T.ptr(dtype, const=True), abi.ptr_expr(desc))))
+
     if sp.dense:
         if sp.ndim == 0:
+            # (transitional: a dereference has no loop IR node yet)
+            t = C.ctype(sp.dtype)
             top.add(Decl(f"const {t}", f"v{k}s", f"*(const {t} *){abi.ptr(('in', k, 'vals'))}"))
             return
-        top.add(Decl(f"const {t} *restrict", f"v{k}", f"(const {t} *){abi.ptr(('in', k, 'vals'))}"))
+        array(f"v{k}", sp.dtype, ("in", k, "vals"))
         for m in range(sp.ndim):
-            top.add(Decl("int64_t", f"s{k}_{m}", abi.int(("stride", k, m))))
+            top.add(S.Declare(f"s{k}_{m}", T.INDEX, abi.int_expr(("stride", k, m))))
         return
-    it = C.ctype(sp.index_dtype)
     for l, lv in enumerate(sp.format.levels):
         if lv.kind == "compressed":
-            top.add(Decl(f"const {it} *restrict", f"p{k}_{l}", f"(const {it} *){abi.ptr(('in', k, 'pos', l))}"))
+            array(f"p{k}_{l}", sp.index_dtype, ("in", k, "pos", l))
         if lv.kind != "dense":
-            top.add(Decl(f"const {it} *restrict", f"c{k}_{l}", f"(const {it} *){abi.ptr(('in', k, 'crd', l))}"))
+            array(f"c{k}_{l}", sp.index_dtype, ("in", k, "crd", l))
         else:
-            top.add(Decl("int64_t", f"n{k}_{l}", abi.int(("size", k, l))))
-    top.add(Decl(f"const {t} *restrict", f"v{k}", f"(const {t} *){abi.ptr(('in', k, 'vals'))}"))
+            top.add(S.Declare(f"n{k}_{l}", T.INDEX, abi.int_expr(("size", k, l))))
+    array(f"v{k}", sp.dtype, ("in", k, "vals"))
 
 
 class AccessState:
@@ -86,7 +103,8 @@ class AccessState:
 def level_count(fmt, slot, level):
     """C expression of the number of positions of operand ``slot`` (format ``fmt``) at
     ``level`` (-1: the one root), from the names ``declare_operand`` gives its arrays and
-    sizes, or None where a singleton level on the way leaves it unknown."""
+    sizes, or None where a singleton level on the way leaves it unknown. (C text for the
+    lowering code not converted yet; ``level_count_expr`` is the same as loop IR.)"""
     n = "1"
     for l in range(level + 1):
         kind = fmt.levels[l].kind
@@ -97,6 +115,45 @@ def level_count(fmt, slot, level):
         else:
             return None
     return n
+
+
+def level_count_expr(fmt, slot, level):
+    """``level_count`` as a loop IR expression (None likewise)."""
+    n = E.Int(1)
+    for l in range(level + 1):
+        kind = fmt.levels[l].kind
+        if kind == "dense":
+            n = E.Binary("*", E.Paren(n), E.Var(f"n{slot}_{l}"))
+        elif kind == "compressed":
+            n = E.Cast(T.INDEX, E.Load(E.Var(f"p{slot}_{l}"), n))
+        else:
+            return None
+    return n
+
+
+def chain(op, xs):
+    """``xs`` (expressions, or names and numbers as text) joined by binary ``op``, left to
+    right."""
+    xs = [E.var(x) for x in xs]
+    out = xs[0]
+    for x in xs[1:]:
+        out = E.Binary(op, out, x)
+    return out
+
+
+def _pos(a):
+    """The position of access ``a`` at its current level, parenthesised (C text in the state)."""
+    return E.Paren(E.var(a.pos))
+
+
+def skip_equal(g, z, crd, x, present):
+    """``g`` moved past the entries equal to ``x`` in ``[g, z)`` of coordinates ``crd``, where
+    ``present`` holds (None: always). (Transitional text under a condition: the printer braces
+    a loop that is a one-line branch, and the kernels have it bare.)"""
+    if present is None:
+        return S.While(E.Binary("&&", E.lt(g, z), E.Binary("==", E.load(crd, g), E.var(x))),
+                       S.Update(E.Var(g), "+", E.Int(1)), oneline=True)
+    return f"if ({present}) while ({g} < {z} && {crd}[{g}] == {x}) {g}++;"
 
 
 class IteratorMixin:
@@ -112,22 +169,24 @@ class IteratorMixin:
     def declare_range(self, a: AccessState, blk):
         b, z = self.range_exprs(a)
         u = f"{a.q}_{a.lvl}"
-        blk.add(Decl("int64_t", f"b{u}", b), Decl("int64_t", f"z{u}", z))
+        blk.add(S.Declare(f"b{u}", T.INDEX, b), S.Declare(f"z{u}", T.INDEX, z))
 
     def range_exprs(self, a: AccessState):
-        """C expressions of the segment of access ``a`` at its current level: (begin, end)."""
+        """The segment of access ``a`` at its current level: (begin, end) expressions."""
         l = a.lvl
         lv = a.spec.format.levels[l]
         if a.rng is not None:
-            return a.rng
+            return tuple(E.var(x) for x in a.rng)
         if lv.kind == "compressed":
-            pos = f"p{a.slot}_{l}"
-            b, z = f"(int64_t){pos}[{a.pos}]", f"(int64_t){pos}[({a.pos}) + 1]"
+            pos = E.Var(f"p{a.slot}_{l}")
+            b = E.Cast(T.INDEX, E.Load(pos, E.var(a.pos)))
+            z = E.Cast(T.INDEX, E.Load(pos, E.add(_pos(a), 1)))
         else:  # singleton: the parent's position, or the parent's segment
-            b = f"(int64_t)({a.pos})"
-            z = a.seg if a.seg else f"(int64_t)({a.pos}) + 1"
+            b = E.Cast(T.INDEX, _pos(a))
+            z = E.var(a.seg) if a.seg else E.add(b, 1)
         if a.pres != "1":
-            b, z = f"({a.pres}) ? {b} : 0", f"({a.pres}) ? {z} : 0"
+            pres = E.Paren(E.var(a.pres))
+            b, z = E.Select(pres, b, E.Int(0)), E.Select(pres, z, E.Int(0))
         return b, z
 
     def advance(self, a: AccessState, pos, pres, seg):
@@ -138,13 +197,14 @@ class IteratorMixin:
     def follow(self, a: AccessState, x, body):
         u = f"{a.q}_{a.lvl}"
         crd = f"c{a.slot}_{a.lvl}"
-        j = f"j{u}"
-        body.add(f"while ({j} < z{u} && {crd}[{j}] < {x}) {j}++;")
-        body.add(Decl("int", f"e{u}", f"{j} < z{u} && {crd}[{j}] == {x}"))
+        j, z = f"j{u}", f"z{u}"
+        body.add(S.While(E.Binary("&&", E.lt(j, z), E.lt(E.load(crd, j), x)), S.Update(E.Var(j), "+", E.Int(1)),
+                         oneline=True))
+        body.add(S.Declare(f"e{u}", T.INT, E.Binary("&&", E.lt(j, z), E.Binary("==", E.load(crd, j), E.var(x)))))
         seg = None
         if not a.spec.format.levels[a.lvl].unique:
-            body.add(Decl("int64_t", f"g{u}", f"{j} + 1"))
-            body.add(f"if (e{u}) while (g{u} < z{u} && {crd}[g{u}] == {x}) g{u}++;")
+            body.add(S.Declare(f"g{u}", T.INDEX, E.add(j, 1)))
+            body.add(skip_equal(f"g{u}", z, crd, x, f"e{u}"))
             seg = f"g{u}"
         self.advance(a, j, f"e{u}", seg)
 
@@ -163,24 +223,24 @@ class IteratorMixin:
                 l = a.lvl
                 u = f"{a.q}_{l}"
                 lv = a.spec.format.levels[l]
-                c = self.coord(ix)
+                c = E.var(self.coord(ix))
                 if lv.kind == "dense":
                     name = f"q{u}"
-                    blk.add(Decl("int64_t", name, f"({a.pos}) * n{a.slot}_{l} + {c}"))
+                    blk.add(S.Declare(name, T.INDEX, E.add(E.mul(_pos(a), f"n{a.slot}_{l}"), c)))
                     self.advance(a, name, a.pres, None)
                     continue
                 self.declare_range(a, blk)
                 crd = f"c{a.slot}_{l}"
-                j = f"j{u}"
+                j, hi, md, z = E.Var(f"j{u}"), E.Var(f"hi{u}"), E.Var(f"md{u}"), E.Var(f"z{u}")
                 # binary search for the first position with coordinate >= c
-                blk.add(Decl("int64_t", j, f"b{u}"), Decl("int64_t", f"hi{u}", f"z{u}"))
-                blk.add(While(f"{j} < hi{u}", Block().add(
-                    Decl("int64_t", f"md{u}", f"{j} + ((hi{u} - {j}) >> 1)"),
-                    f"if ({crd}[md{u}] < {c}) {j} = md{u} + 1; else hi{u} = md{u};")))
-                blk.add(Decl("int", f"e{u}", f"{j} < z{u} && {crd}[{j}] == {c}"))
+                blk.add(S.Declare(j.name, T.INDEX, E.Var(f"b{u}")), S.Declare(hi.name, T.INDEX, z))
+                blk.add(S.While(E.lt(j, hi), Block().add(
+                    S.Declare(md.name, T.INDEX, E.add(j, E.Binary(">>", E.sub(hi, j), E.Int(1)))),
+                    S.If(E.lt(E.load(crd, md), c), S.Assign(j, E.add(md, 1)), S.Assign(hi, md), oneline=True))))
+                blk.add(S.Declare(f"e{u}", T.INT, E.Binary("&&", E.lt(j, z), E.Binary("==", E.load(crd, j), c))))
                 seg = None
                 if not lv.unique:
-                    blk.add(Decl("int64_t", f"g{u}", f"{j} + 1"))
-                    blk.add(f"if (e{u}) while (g{u} < z{u} && {crd}[g{u}] == {c}) g{u}++;")
+                    blk.add(S.Declare(f"g{u}", T.INDEX, E.add(j, 1)))
+                    blk.add(skip_equal(f"g{u}", f"z{u}", crd, self.coord(ix), f"e{u}"))
                     seg = f"g{u}"
-                self.advance(a, j, f"e{u}", seg)
+                self.advance(a, j.name, f"e{u}", seg)

@@ -7,8 +7,23 @@ from __future__ import annotations
 
 import numpy as np
 
-from lazysparse.compiler.lower.operands import level_count
-from lazysparse.compiler.loopir.nodes import Decl
+from lazysparse.compiler.lower.operands import level_count_expr
+from lazysparse.compiler.loopir import expr as E
+from lazysparse.compiler.loopir import stmt as S
+from lazysparse.compiler.loopir import types as T
+from lazysparse.compiler.loopir.nodes import Block, RawText
+
+
+def _entry_bytes(slot, lvl):
+    """The bytes of one entry of operand ``slot``'s level ``lvl`` (coordinate and value), as an
+    index. (Transitional text: the loop IR's size is of a type, not of an expression.)"""
+    return E.Cast(T.INDEX, E.Paren(E.add(E.Raw(f"sizeof(c{slot}_{lvl}[0])"), E.Raw(f"sizeof(v{slot}[0])"))))
+
+
+def _when(cond, stmt):
+    """``if (cond) stmt`` on one line (``stmt``: transitional text, a prefetch; the loop IR's
+    prefetch prints its address another way)."""
+    return S.If(cond, RawText(stmt) if isinstance(stmt, str) else stmt, oneline=True)
 
 
 class PrefetchMixin:
@@ -26,12 +41,12 @@ class PrefetchMixin:
         (docs/design.md, "Streamed segment sums"); in cache the prefetches cost (MIT8 0.095 ms
         against 0.082). None where the level's entry count is not known up front."""
         fmt = self.spec.inputs[slot].format
-        end = level_count(fmt, slot, lvl)
+        end = level_count_expr(fmt, slot, lvl)
         if end is None:
             return None
         name = f"st{slot}_{lvl}"
-        size = f"(int64_t)({end}) * (int64_t)(sizeof(c{slot}_{lvl}[0]) + sizeof(v{slot}[0]))"
-        self.sched.add(Decl("const int", name, f"{size} >= {self.abi.int(('streammin',))}"))
+        size = E.mul(E.Cast(T.INDEX, E.Paren(end)), _entry_bytes(slot, lvl))
+        self.sched.add(S.Declare(name, T.INT, E.Binary(">=", size, self.abi.int_expr(("streammin",))), const=True))
         return name
 
     # entries of the driving level ahead of the loop: a segment's position, then (half as far)
@@ -56,7 +71,7 @@ class PrefetchMixin:
         extent it indexes)."""
         if not self.SEG_AHEAD:
             return
-        end = level_count(drv.spec.format, drv.slot, drv.lvl)
+        end = level_count_expr(drv.spec.format, drv.slot, drv.lvl)
         if end is None:
             return
         lv_crd = f"c{drv.slot}_{drv.lvl}"
@@ -75,16 +90,25 @@ class PrefetchMixin:
             # only where the rows are short: on longer ones the row's own loop hides the
             # latency and the prefetches cost more than they save (cage10, 13 a row: 8% slower)
             # and only where its entries outgrow a cache (cryg2500's A @ A, 150 KB: 3% slower)
-            rows = level_count(fmt, a.slot, l)
+            rows = level_count_expr(fmt, a.slot, l)
             flag = f"pf{a.slot}_{l + 1}"
             if flag not in self.pf_flags:
                 self.pf_flags.add(flag)
-                nnz = f"(int64_t){pos}[{rows}]"
-                size = f"{nnz} * (int64_t)(sizeof(c{a.slot}_{l + 1}[0]) + sizeof(v{a.slot}[0]))"
-                self.sched.add(Decl("const int", flag, f"{nnz} <= {self.SEG_SHORT} * ({rows}) && {size} > {self.SEG_CACHED}"))
-            body.add(f"if ({flag} && {j} + {far} < {end}) __builtin_prefetch(&{pos}[{at(f'{lv_crd}[{j} + {far}]')}]);")
-            body.add(f"if ({flag} && {j} + {near} < {end}) {{ const int64_t h_ = (int64_t){pos}[{at(f'{lv_crd}[{j} + {near}]')}]; "
-                     f"__builtin_prefetch(&c{a.slot}_{l + 1}[h_]); __builtin_prefetch(&v{a.slot}[h_]); }}")
+                nnz = E.Cast(T.INDEX, E.load(pos, rows))
+                short = E.Binary("<=", nnz, E.mul(self.SEG_SHORT, E.Paren(rows)))
+                big = E.Binary(">", E.mul(nnz, _entry_bytes(a.slot, l + 1)), E.Int(self.SEG_CACHED))
+                self.sched.add(S.Declare(flag, T.INT, E.Binary("&&", short, big), const=True))
+
+            def ahead(k):  # the flag, and the driver's entry k ahead is in its level
+                return E.Binary("&&", E.Var(flag), E.lt(E.add(j, k), end))
+            body.add(_when(ahead(far), f"__builtin_prefetch(&{pos}[{at(f'{lv_crd}[{j} + {far}]')}]);"))
+            row = E.load(lv_crd, E.add(j, near))
+            if a.pos != "0":
+                row = E.add(E.mul(E.Paren(E.var(a.pos)), f"n{a.slot}_{l}"), row)
+            start = E.Cast(T.INDEX, E.load(pos, row))
+            body.add(_when(ahead(near), Block().add(
+                S.Declare("h_", T.INDEX, start, const=True),
+                f"__builtin_prefetch(&c{a.slot}_{l + 1}[h_]);", f"__builtin_prefetch(&v{a.slot}[h_]);")))
 
     ROW_AHEAD = 4
 
@@ -108,17 +132,17 @@ class PrefetchMixin:
             if sum(ix == v for ix in e.indices) != 1 or sum(ix == tail for ix in e.indices) != 1:
                 continue
             size = np.dtype(a.spec.dtype).itemsize
-            gate = ""
+            cond = E.lt(E.add(j, self.ROW_AHEAD), end)
             if w * size < self.PREFETCH_MIN_BYTES:
-                gate = f"{self.straddles(a, e.indices.index(v), size)} && "
+                cond = E.Binary("&&", E.Var(self.straddles(a, e.indices.index(v), size)), cond)
             saved = dict(self.vname)
             self.vname[v], self.vname[tail] = f"{lv_crd}[{j} + {self.ROW_AHEAD}]", "0"
             row = self.value_of_access(a, e)
             self.vname.clear()
             self.vname.update(saved)
             step = 64 // size
-            body.add(f"if ({gate}{j} + {self.ROW_AHEAD} < {end}) for (int64_t lpf = 0; lpf < {w}; lpf += {step}) "
-                     f"__builtin_prefetch(&{row} + lpf);")
+            # (transitional text: the loop IR's loops print on lines of their own)
+            body.add(_when(cond, f"for (int64_t lpf = 0; lpf < {w}; lpf += {step}) __builtin_prefetch(&{row} + lpf);"))
 
     def straddles(self, a, m, size):
         """The name of a flag, set once per call, that is 1 when the rows of dense operand
@@ -127,7 +151,11 @@ class PrefetchMixin:
         name = f"lsx{a.slot}"
         if name not in self.sched_flags.values():
             self.sched_flags[("straddles", a.slot)] = name
-            stride = self._stride(a.spec, a.slot, m)
-            self.sched.add(Decl("const int", name, f"((uintptr_t)v{a.slot} % 64 != 0) || "
-                                                   f"(((int64_t)({stride}) * {size}) % 64 != 0)"))
+            stride = E.Paren(E.var(self._stride(a.spec, a.slot, m)))
+
+            def off_line(x):  # ``x`` is not a multiple of 64 (bytes)
+                return E.Paren(E.Binary("!=", E.Binary("%", x, E.Int(64)), E.Int(0)))
+            buf = E.Cast(T.Scalar("uintptr"), E.Var(f"v{a.slot}"))
+            row = E.Paren(E.mul(E.Cast(T.INDEX, stride), size))
+            self.sched.add(S.Declare(name, T.INT, E.Binary("||", off_line(buf), off_line(row)), const=True))
         return name

@@ -6,12 +6,16 @@ dense range, and the flat walk of every stored entry of one operand (``emit_flat
 """
 from __future__ import annotations
 
-from lazysparse.compiler.codegen.c import spelling as C
+import numpy as np
+
 from lazysparse.ir import ops
 from lazysparse.compiler.plan import patterns as P
-from lazysparse.compiler.lower import simd
-from lazysparse.compiler.lower.operands import level_count
-from lazysparse.compiler.loopir.nodes import Block, Decl, If, While
+from lazysparse.compiler.lower import counting, simd
+from lazysparse.compiler.lower.operands import chain, level_count_expr
+from lazysparse.compiler.loopir import expr as E
+from lazysparse.compiler.loopir import stmt as S
+from lazysparse.compiler.loopir import types as T
+from lazysparse.compiler.loopir.nodes import Block
 
 
 class ReductionMixin:
@@ -21,25 +25,32 @@ class ReductionMixin:
 
     def emit_accumulate(self, depth, blk):
         """Outputs bound, reductions innermost: fold into a scalar, then store once."""
-        ident = ops.reduce_identity(self.stmt.reduce, self.odt)
-        blk.add(Decl(self.oct, "acc", C.literal(ident, self.odt)), Decl("int64_t", "cnt", "0"))
+        red, acc, cnt = self.stmt.reduce, E.Var("acc"), E.Var("cnt")
+        blk.add(S.Declare("acc", T.scalar(self.odt), self._identity()), S.Declare("cnt", T.INDEX, E.Int(0)))
         inner = Block()
         blk.add(inner)
         self.in_acc = True
         self.emit(depth, inner)
         self.in_acc = False
-        if self.stmt.reduce in ("max", "min", "prod"):
+        if red in ("max", "min", "prod"):
             # points outside the iterated pattern hold the fill value (0): fold it in once
-            blk.add(f"if (cnt < {self.red_total()}) {{ {C.reduce_step(self.stmt.reduce, 'acc', self.zero(), self.odt)}"
-                    f"{self.fold_count()} }}")
+            fold = Block().add(S.Reduce(red, acc, E.Cast(T.scalar(self.odt), E.Int(0)), self.odt))
+            if self.count:
+                fold.add(counting.count_stmts([0, 0, 0, 0], [], red))
+            total = chain("*", [self.ext[r] for r in self.red]) if self.red else E.Int(1)
+            blk.add(S.If(E.lt(cnt, total), fold, oneline=True))
         if self.acc_store is not None:  # a schedule's tile: its own store (compiler/lower/tiling.py)
             self.acc_store(blk, f"o[{self.dense_addr()}]")
         elif self.spec.mode == "dense-acc":
-            blk.add(f"o[{self.dense_addr()}] = acc;")
+            blk.add(S.Assign(E.Load(E.Var("o"), self.dense_addr_expr()), acc))
         else:
             tgt = Block()
-            blk.add(If("cnt > 0 && acc != 0", tgt))
+            blk.add(S.If(E.Binary("&&", E.Binary(">", cnt, E.Int(0)), E.Binary("!=", acc, E.Int(0))), tgt))
             self.append_leaf(tgt, "acc")
+
+    def _identity(self):
+        """The identity of the statement's reduction in the result's dtype."""
+        return E.Lit(ops.reduce_identity(self.stmt.reduce, self.odt), self.odt)
 
     def sched_flag(self, desc):
         """The C name of a run-time schedule flag (declared from its ``d[]`` slot once), or its
@@ -47,7 +58,7 @@ class ReductionMixin:
         name = self.sched_flags.get(desc)
         if name is None:
             name = self.sched_flags[desc] = f"{desc[0]}{len(self.sched_flags)}"
-            self.sched.add(Decl("const int", name, f"(int){self.abi.int(desc)}"))
+            self.sched.add(S.Declare(name, T.INT, E.Cast(T.INT, self.abi.int_expr(desc)), const=True))
         fixed = self.fixed_flags.get(desc)
         return name if fixed is None else str(fixed)
 
@@ -81,15 +92,15 @@ class ReductionMixin:
                 blk = Block()
                 self.emit_versions(blk)
                 versions.append(blk)
-            chain = If(self.sched_flags[sd], versions[-2], versions[-1])
+            chain = S.If(E.var(self.sched_flags[sd]), versions[-2], versions[-1])
             if vd in self.sched_flags:
-                chain = If(self.sched_flags[vd], versions[0], Block().add(chain))
+                chain = S.If(E.var(self.sched_flags[vd]), versions[0], Block().add(chain))
             return chain
         self.static_rows = True
         streamed = self.stream_gate(slot, lvl)
         chain = nests(False)
         if streamed is not None:
-            chain = If(streamed, Block().add(nests(True)), Block().add(chain))
+            chain = S.If(E.var(streamed), Block().add(nests(True)), Block().add(chain))
         self.fixed_flags, self.static_rows, self.stream_ahead = {}, False, False
         body.add(chain)
 
@@ -156,10 +167,10 @@ class ReductionMixin:
         snap = {x.q: x.snapshot() for x in self.accs}
         u = f"{a.q}_{L - 1}"
         U, byq = {a.q: u}, {a.q: a}
-        lo, hi = span or ("0", level_count(a.spec.format, a.slot, L - 1))
+        lo, hi = span or (E.Int(0), level_count_expr(a.spec.format, a.slot, L - 1))
         if span is not None and span == self.flat_span:
             self.span_uses += 1
-        blk.add(Decl("int64_t", f"b{u}", lo), Decl("int64_t", f"z{u}", hi))
+        blk.add(S.Declare(f"b{u}", T.INDEX, E.var(lo)), S.Declare(f"z{u}", T.INDEX, E.var(hi)))
         if (span is None or self.flat_span is not None) and self._can_split_acc(depth, a, [a]):
             self.emit_segment_variants(depth, v, blk, a, {a.q}, byq, [a], U, snap)
         else:
@@ -179,7 +190,7 @@ class ReductionMixin:
         """A float sum (its association may change, as NumPy's pairwise sum's does) or a float
         max or min (the same in any order, NaN included: any NaN wins): the reductions whose
         innermost loop may run split accumulators or vectors."""
-        red, k = self.stmt.reduce, C.kind(self.odt)
+        red, k = self.stmt.reduce, np.dtype(self.odt).kind
         return red == "sum" and k in "fc" or red in ("max", "min") and k == "f"
 
     def emit_dense_reduction(self, depth, v, blk, snap):
@@ -214,7 +225,7 @@ class ReductionMixin:
         flag = self.sched_flag(("split", drv.slot, drv.lvl))
         vec = simd.segment_sum(self, v, drv, U)
         split, plain = Block(), Block()
-        choice = Block().add(If(flag, split, plain))
+        choice = Block().add(S.If(E.var(flag), split, plain))
         if vec is not None:
             vflag = self.sched_flag(("vec", drv.slot, drv.lvl))
             self._report_simd()
@@ -238,20 +249,20 @@ class ReductionMixin:
         None: ``v`` is a dense range (``emit_dense_reduction``), its coordinate the position."""
         x0 = self.vname[v]
         if drv is None:
-            j, lo, hi, crd = f"{x0}j", "0", f"({self.ext[v]})", None
+            j, lo, hi, crd = f"{x0}j", E.Int(0), E.Paren(E.var(self.ext[v])), None
         else:
             u = U[drv.q]
-            j, lo, hi, crd = f"j{u}", f"b{u}", f"z{u}", f"c{drv.slot}_{drv.lvl}"
+            j, lo, hi, crd = f"j{u}", E.Var(f"b{u}"), E.Var(f"z{u}"), f"c{drv.slot}_{drv.lvl}"
         n = self.SPLIT
         red = self.stmt.reduce
         for k in range(1, n):
-            blk.add(Decl(self.oct, f"acc_{k}", C.literal(ops.reduce_identity(red, self.odt), self.odt)))
-        blk.add(Decl("int64_t", j, lo))
+            blk.add(S.Declare(f"acc_{k}", T.scalar(self.odt), self._identity()))
+        blk.add(S.Declare(j, T.INDEX, lo))
         main, rest = Block(), Block()
         if self.stream_ahead and drv is not None:  # (stream_gate: the segment's start, each step)
             blk.add(*simd.stream_prefetch(drv.slot, crd, lo))
             main.add(*simd.stream_prefetch(drv.slot, crd, j))
-        blk.add(While(f"{j} + {n - 1} < {hi}", main), While(f"{j} < {hi}", rest))
+        blk.add(S.While(E.lt(E.add(j, n - 1), hi), main), S.While(E.lt(j, hi), rest))
         for body, copies in ((main, range(n)), (rest, range(1))):
             for k in copies:
                 for a in self.accs:
@@ -260,8 +271,9 @@ class ReductionMixin:
                 body.add(copy)
                 xk = x0 if k == 0 else f"{x0}_{k}"
                 self.vname[v] = xk
-                pos = j if k == 0 else f"({j} + {k})"
-                copy.add(Decl("int64_t", xk, pos if drv is None else f"(int64_t){crd}[{pos}]"))
+                at = E.Var(j) if k == 0 else E.Paren(E.add(j, k))
+                pos = j if k == 0 else f"({j} + {k})"  # (the access state's positions are text)
+                copy.add(S.Declare(xk, T.INDEX, at if drv is None else E.Cast(T.INDEX, E.load(crd, at))))
                 self.bind(v)
                 if drv is not None:
                     self.advance(drv, pos, "1", None)
@@ -269,13 +281,15 @@ class ReductionMixin:
                 self.cascade(copy)
                 self.emit_output_level(depth, v, copy)
                 self.bound.discard(v)
-            body.add(f"{j} += {len(copies)};")
+            # (by one too as ``+=``: an update by the literal one prints as an increment)
+            step = E.Int(len(copies)) if len(copies) > 1 else E.Raw("1")
+            body.add(S.Update(E.Var(j), "+", step))
         self.vname[v] = x0
         self.acc_name = "acc"
         if red == "sum":
-            blk.add("acc += " + " + ".join(f"acc_{k}" for k in range(1, n)) + ";")
+            blk.add(S.Update(E.Var("acc"), "+", chain("+", [f"acc_{k}" for k in range(1, n)])))
         else:
             for k in range(1, n):
-                blk.add(C.reduce_step(red, "acc", f"acc_{k}", self.odt))
+                blk.add(S.Reduce(red, E.Var("acc"), E.Var(f"acc_{k}"), self.odt))
         for a in self.accs:
             a.restore(snap[a.q])

@@ -8,7 +8,10 @@ rows that share one pass of the loops below them (``emit_row_tiles``). Its vecto
 from __future__ import annotations
 
 from lazysparse.ir.nodes import Access, Call
-from lazysparse.compiler.loopir.nodes import Block, Decl, For, If, Line
+from lazysparse.compiler.loopir import expr as E
+from lazysparse.compiler.loopir import stmt as S
+from lazysparse.compiler.loopir import types as T
+from lazysparse.compiler.loopir.nodes import Block, Decl, Line
 
 
 class RowMixin:
@@ -53,7 +56,7 @@ class RowMixin:
             self.emit(0, version)
             if not self.unzeroed:
                 zeroing.append(w)
-            chain = Block().add(If(f"{n} == {w}", version, chain))
+            chain = Block().add(S.If(E.Binary("==", E.var(n), E.Int(w)), version, chain))
         self.row_width, self.ext[tail] = 0, n
         # (the general loops sum into a zero-filled result: zeroing rows there would write a
         # fresh result twice, since large buffers come zeroed from the OS; bcsstk16's dense
@@ -83,13 +86,15 @@ class RowMixin:
             self.in_slab = False
             return
         self.row_acc = f"row{w}"
-        blk.add(Decl(self.oct, f"row{w}[{w}]"))
-        init = self.zero() if fresh else f"o[{self.dense_addr()}]"
-        blk.add(For(x, "0", str(w), Block().add(f"row{w}[{x}] = {init};")))
+        elem = T.scalar(self.odt)
+        blk.add(S.Declare(f"row{w}", T.Array(elem, E.Int(w))))
+        row, out = E.load(f"row{w}", x), E.Load(E.Var("o"), self.dense_addr_expr())
+        init = E.Cast(elem, E.Int(0)) if fresh else out
+        blk.add(S.For(x, E.Int(0), E.Int(w), Block().add(S.Assign(row, init))))
         inner = Block()
         blk.add(inner)
         self.emit(depth, inner)
-        blk.add(For(x, "0", str(w), Block().add(f"o[{self.dense_addr()}] = row{w}[{x}];")))
+        blk.add(S.For(x, E.Int(0), E.Int(w), Block().add(S.Assign(out, row))))
         self.row_acc = None
         self.in_slab = False
 
@@ -168,8 +173,8 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
         for q, name in self._tile_rows(w):
             init = f"({vt}){{0}}" if fresh else f"*(const {vt} *)&o[{self.dense_addr()}]"
             blk.add(Decl(vt, f"{name}[{w} / {ln}]"))
-            blk.add(For("lvb", "0", nv, Block().add(f"{name}[lvb] = {init};")))
-            store.add(For("lvb", "0", nv, Block().add(f"*({vt} *)&o[{self.dense_addr()}] = {name}[lvb];")))
+            blk.add(S.For("lvb", E.Int(0), E.Raw(nv), Block().add(f"{name}[lvb] = {init};")))
+            store.add(S.For("lvb", E.Int(0), E.Raw(nv), Block().add(f"*({vt} *)&o[{self.dense_addr()}] = {name}[lvb];")))
         self.vname[tail] = x
         self.row_vec, self.row_acc = (w, vt, ln, nv), f"rv{w}"
         inner = Block()
@@ -209,7 +214,7 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
             else:
                 lane.add(f"{name}[lvb] += {vec(e, iter(self.acc_by_q))};")
         self.vname[tail] = x
-        blk.add(For("lvb", "0", nv, lane))
+        blk.add(S.For("lvb", E.Int(0), E.Raw(nv), lane))
 
     def _tile_rows(self, w):
         """(row, accumulator name) of each result row the vector row's loops run for, with the
@@ -274,15 +279,15 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
         self._untiled = False
         blk = tiled
         x, n = self.vname[v], self.ext[v]
-        nb = f"(({n}) / {R})"
-        body = Block().add(Decl("const int64_t", f"{x}t", f"lrb * {R}"))
-        where = self.parallel(0, v, [], blk, nb)
-        where.add(For("lrb", "0", nb, body))
+        nb = E.Paren(E.Binary("/", E.Paren(E.var(n)), E.Int(R)))
+        body = Block().add(S.Declare(f"{x}t", T.INDEX, E.mul("lrb", R), const=True))
+        where = self.parallel(0, v, [], blk, f"(({n}) / {R})")  # (the trip count as text: parallel.py's)
+        where.add(S.For("lrb", E.Int(0), nb, body))
         self.bind(v)
         self.row_tile = (R, f"{x}t")
         self.emit(1, body)
         self.row_tile = None
         rest = Block()
-        blk.add(For(x, f"{nb} * {R}", n, rest))
+        blk.add(S.For(x, E.mul(nb, R), E.var(n), rest))
         self.emit(1, rest)
         self.bound.discard(v)

@@ -10,7 +10,10 @@ from lazysparse.ir import ops
 from lazysparse.ir.nodes import Access, Call
 from lazysparse.compiler.plan import patterns as P
 from lazysparse.compiler.lower import counting
-from lazysparse.compiler.loopir.nodes import Decl
+from lazysparse.compiler.lower.operands import chain
+from lazysparse.compiler.loopir import expr as E
+from lazysparse.compiler.loopir import stmt as S
+from lazysparse.compiler.loopir import types as T
 
 
 class ValueMixin:
@@ -52,12 +55,23 @@ class ValueMixin:
         name = self.hoisted.get(code)
         if name is None:
             name = self.hoisted[code] = f"ls_h{len(self.hoisted)}"
-            self.sched.add(Decl(f"const {C.ctype(e.dtype)}", name, code))
+            self.sched.add(S.Declare(name, T.scalar(e.dtype), E.Raw(code), const=True))
             if self.count:
-                text = counting.line(counting.expr_ops(e, lambda x: x is not e and self.invariant(x)), [])
-                if text:
-                    self.sched.add(text)
+                tally = counting.count_stmts(counting.expr_ops(e, lambda x: x is not e and self.invariant(x)), [])
+                if tally is not None:
+                    self.sched.add(tally)
         return name, nz
+
+    # NumPy's operations and casts as C text: the loop IR has no node for a NumPy operation yet
+    # (the values of this module are text for that reason; the other lowering modules reach
+    # the spellings through these two)
+    @staticmethod
+    def cast_text(code, src, dst):
+        return C.cast(code, src, dst)
+
+    @staticmethod
+    def call_text(op, args, in_dtypes, dtype):
+        return C.call(op, args, in_dtypes, dtype)
 
     def _valued_call(self, e):
         pairs = [self.valued(arg) for arg in e.args]
@@ -98,6 +112,14 @@ class ValueMixin:
         if a.pres == "1":
             return f"v{k}[{a.pos}]"
         return f"(({a.pres}) ? v{k}[{a.pos}] : ({C.ctype(a.spec.dtype)})0)"
+
+    def dense_addr_expr(self):
+        """The offset of the current point in the dense (C-contiguous) result: the expression
+        of ``dense_addr``'s text."""
+        n = len(self.outs)
+        terms = [E.Paren(E.var(self.vname[v])) if m == n - 1 else
+                 E.mul(E.Paren(E.var(self.vname[v])), f"os{m}") for m, v in enumerate(self.outs)]
+        return chain("+", terms) if terms else E.Int(0)
 
     @staticmethod
     def _stride(spec, k, m):
