@@ -16,11 +16,13 @@ buffers, ``d[]`` sizes, in the order ``abi`` records.
 """
 from __future__ import annotations
 
-from lazysparse.compiler.codegen.c import spelling as C
 from lazysparse.compiler.plan import patterns as P
 from lazysparse.compiler.plan.program import INPUT
 from lazysparse.compiler.lower.operands import ABI, declare_operand
-from lazysparse.compiler.loopir.nodes import Block, Comment, Decl, Line
+from lazysparse.compiler.loopir import expr as E
+from lazysparse.compiler.loopir import stmt as S
+from lazysparse.compiler.loopir import types as T
+from lazysparse.compiler.loopir.nodes import Block, Comment
 from lazysparse.compiler.lower.fused_loops import FusedLoopMixin, Unsupported
 from lazysparse.compiler.lower.fused_outputs import FusedOutputMixin, result_like
 from lazysparse.compiler.lower.fused_parallel import FusedParallelMixin
@@ -41,8 +43,8 @@ class FusedLowerer(FusedLoopMixin, FusedVectorMixin, FusedTempMixin, FusedOutput
         self.abi = ABI()
         self.out = self.prog.outputs[0]
         self.out_like = out_like  # input value id whose pattern the result takes, or None
-        self.ext = {}    # Index -> C name of its extent
-        self.pos = {}    # (value id, level) -> C expression of the position there (bound now)
+        self.ext = {}    # Index -> name of its extent (a number in a version at a constant width)
+        self.pos = {}    # (value id, level) -> expression of the position there (bound now)
         self.bound = set()
         self.acc = {}    # op index -> local accumulator its statement sums into (simd_sum)
         self.seg = {}    # (input, path) -> (position variable, segment start) of an open loop
@@ -70,9 +72,9 @@ class FusedLowerer(FusedLoopMixin, FusedVectorMixin, FusedTempMixin, FusedOutput
             for ix in op.loops:
                 if ix not in self.ext:
                     self.ext[ix] = f"N_{ix.name}"
-                    top.add(Decl("int64_t", self.ext[ix], self.abi.int(("ext", ix))))
+                    top.add(S.Declare(self.ext[ix], T.INDEX, self.abi.int_expr(("ext", ix))))
         ov = prog.values[self.out]
-        top.add(Decl(f"{C.ctype(ov.dtype)} *restrict", "o", f"({C.ctype(ov.dtype)} *){self.abi.ptr(('out', 'vals'))}"))
+        top.add(S.Declare("o", T.ptr(ov.dtype, restrict=True), E.Cast(T.ptr(ov.dtype), self.abi.ptr_expr(("out", "vals")))))
         self.temps = {}
         for op in prog.ops:
             if op.out != self.out and op.out not in prog.outputs:
@@ -125,12 +127,12 @@ class FusedLowerer(FusedLoopMixin, FusedVectorMixin, FusedTempMixin, FusedOutput
         had), the tree's loops in their width versions, and the temporaries freed."""
         prep(body, None)
         bad = self.alloc_temps(body)
-        if bad != "0":
-            body.add(Line(f"if ({bad}) {{ {self.free_temps()} return 1; }}"))
+        if bad is not None:
+            body.add(S.If(bad, S.Inline((*self.free_temps().stmts, S.Return(E.Int(1)))), oneline=True))
         self.versions(self.plan.tree, body, lambda b: self.emit(self.plan.tree, b))
-        if self.free_temps():
-            body.add(Line(self.free_temps()))
-        top.add("return 0;")
+        if self.free_temps() is not None:
+            body.add(self.free_temps())
+        top.add(S.Return(E.Int(0)))
 
     def with_prelude(self, top):
         if self.prelude:

@@ -9,15 +9,28 @@ from __future__ import annotations
 
 import numpy as np
 
-from lazysparse.compiler.codegen.c import spelling as C
 from lazysparse.ir.nodes import Index
 from lazysparse.compiler.plan import patterns as P
 from lazysparse.compiler.plan.fusion import Compute, Loop, Reset
-from lazysparse.compiler.loopir.nodes import Block, Decl, For, If, Line
+from lazysparse.compiler.loopir import expr as E
+from lazysparse.compiler.loopir import stmt as S
+from lazysparse.compiler.loopir import types as T
+from lazysparse.compiler.loopir.nodes import Block, RawText
 
 
 class Unsupported(Exception):
     """The plan needs a construct this lowering does not emit yet."""
+
+
+def ex(x):
+    """``x`` as a loop IR expression: an expression as is, a name or a number (an extent) as
+    Var or Int (other text, transitional, as Raw)."""
+    return E.var(x)
+
+
+def at_pos(arr, pos):
+    """``(index type)arr[pos]``: an entry of a positions or coordinates array, widened."""
+    return E.Cast(T.INDEX, E.Load(E.Var(arr), ex(pos)))
 
 
 class FusedLoopMixin:
@@ -33,7 +46,7 @@ class FusedLoopMixin:
         return None
 
     def position(self, vid, idx, level):
-        """C expression of input ``vid``'s position at ``level`` for subscripts ``idx``."""
+        """The expression of input ``vid``'s position at ``level`` for subscripts ``idx``."""
         key = (vid, tuple(idx[m] for m in self.specs[vid].format.order[:level + 1]))
         if key in self.pos:
             return self.pos[key]
@@ -43,7 +56,9 @@ class FusedLoopMixin:
         if fmt.levels[level].kind != "dense" or not (isinstance(ix, Index) and ix in self.bound):
             raise Unsupported(f"no known position for v{vid} level {level}")
         parent = self.position(vid, idx, level - 1) if level else None
-        return f"{ix.name}" if parent is None else f"(({parent}) * n{vid}_{level} + {ix.name})"
+        if parent is None:
+            return E.Var(ix.name)
+        return E.Paren(E.add(E.mul(E.Paren(parent), f"n{vid}_{level}"), ix.name))
 
     def emit(self, nodes, blk):
         outer, self.loaded = self.loaded, set()  # (the input elements this body has loaded)
@@ -85,7 +100,7 @@ class FusedLoopMixin:
         for k in ks:
             op = self.prog.ops[k]
             if (loop.var not in op.stmt.reduce_indices or op.stmt.reduce != "sum"
-                    or C.kind(self.prog.values[op.out].dtype) not in "iuf" or outs & set(op.args)):
+                    or np.dtype(self.prog.values[op.out].dtype).kind not in "iuf" or outs & set(op.args)):
                 return ()
         return ks
 
@@ -137,7 +152,7 @@ class FusedLoopMixin:
                 self.ext[v] = str(w)
                 nest(vs[1:], version)
                 self.ext[v] = n
-                chain = Block().add(If(f"{n} == {w}", version, chain))
+                chain = Block().add(S.If(E.Binary("==", ex(n), E.Int(w)), version, chain))
             into.add(chain)
         self.versioned = set(found)
         nest(found, blk)
@@ -160,7 +175,7 @@ class FusedLoopMixin:
                 version = Block()
                 self.ext[loop.var] = str(w)
                 self.emit_loop_once(loop, version)
-                chain = Block().add(If(f"{n} == {w}", version, chain))
+                chain = Block().add(S.If(E.Binary("==", ex(n), E.Int(w)), version, chain))
             self.ext[loop.var] = n
             blk.add(chain)
             return
@@ -206,10 +221,13 @@ class FusedLoopMixin:
         (vid, path), = next(iter(inner.space))
         ks = self.simd_sums(inner, flat=True)
         q, body = self.fresh("q"), Block()
-        blk.add(Line(self.open_sums(ks, blk)))
-        blk.add(For(q, f"(int64_t)p{vid}_1[0]", self.count_of(vid, 1), body))
-        body.add(Decl("int64_t", inner.var.name, f"(int64_t)c{vid}_1[{q}]"))
-        self.pos[(vid, tuple(path))] = q
+        simd = self.open_sums(ks, blk)
+        if isinstance(simd, RawText):
+            blk.add(simd)
+            simd = None
+        blk.add(S.For(q, at_pos(f"p{vid}_1", 0), self.count_of(vid, 1), body, simd=simd))
+        body.add(S.Declare(inner.var.name, T.INDEX, at_pos(f"c{vid}_1", q)))
+        self.pos[(vid, tuple(path))] = E.Var(q)
         self.bound.add(inner.var)
         self.emit(inner.body, body)
         self.close_loop(inner.var)
@@ -217,16 +235,19 @@ class FusedLoopMixin:
 
     def open_sums(self, ks, blk):
         """Declare a local accumulator for each op of ``ks`` (``simd_sums``); returns the loop's
-        ``omp simd reduction`` pragma."""
+        vector-lanes hint, each lane summing into private copies of them (a ``SimdHint``; with
+        several, the hint as transitional text: ``RawText``, see ``simd_text``)."""
         for j in ks:
             self.acc[j] = self.fresh("acc")
-            blk.add(Decl(C.ctype(self.prog.values[self.prog.ops[j].out].dtype), self.acc[j], "0"))
-        return f"#pragma omp simd reduction(+:{', '.join(self.acc[j] for j in ks)})"
+            blk.add(S.Declare(self.acc[j], T.scalar(self.prog.values[self.prog.ops[j].out].dtype), E.Int(0)))
+        if len(ks) == 1:
+            return S.SimdHint((S.Reduction("+", self.acc[ks[0]]),))
+        return simd_text([self.acc[j] for j in ks])
 
     def close_sums(self, ks, blk):
         """After the loop: each accumulator into its op's target."""
         for j in ks:
-            blk.add(f"{self.target(self.prog.ops[j])} += {self.acc.pop(j)};")
+            blk.add(S.Update(self.target(self.prog.ops[j]), "+", E.Var(self.acc.pop(j))))
 
     def emit_loop_once(self, loop, blk, pragma=None, first=None):
         inner = self.flat_inner(loop) if pragma is None and first is None else None
@@ -245,13 +266,13 @@ class FusedLoopMixin:
         held = self.hold_rows(loop, blk) if loop.space != P.TRUE and self.HOLD else []
         body = self.open_loop(loop.var, loop.space, blk, pragma, self.gathers(loop))
         if first:
-            body.body.insert(0, Line(first))
+            body.body.insert(0, first)
         self.emit(loop.body, body)
         self.close_loop(loop.var)
         for key in hoisted:
             del self.hoisted[key]
         for q, store in held:
-            blk.add(Line(store))
+            blk.add(store)
             del self.held[q]
         self.close_sums(ks, blk)
 
@@ -286,17 +307,21 @@ class FusedLoopMixin:
         return out
 
     def open_loop(self, v, space, blk, pragma=None, gathers=()):
-        """Emit the loop header of ``v`` over ``space`` into ``blk`` (after the line ``pragma``);
-        returns its body (``v`` and the driver's position are bound until ``close_loop``).
-        ``gathers``: rows to prefetch a few entries ahead (``gathers``)."""
+        """Emit the loop of ``v`` over ``space`` into ``blk``; returns its body (``v`` and the
+        driver's position are bound until ``close_loop``). ``pragma``: the loop's vector-lanes
+        hint (a ``SimdHint``), or a line before it (transitional ``RawText``: a worksharing
+        loop of the parallel region, fused_parallel.py). ``gathers``: rows to prefetch a few
+        entries ahead (``gathers``)."""
         body = Block()
-        if pragma:
-            blk.add(Line(pragma))
+        simd = pragma if isinstance(pragma, S.SimdHint) else None
+        if pragma and simd is None:
+            blk.add(pragma)
         span = None
         if self.span is not None and self.span[0] == v:
             span, self.span = self.span[1:], None  # (the parallel loop's chunk: owned_runs)
         if space == P.TRUE:
-            blk.add(For(v.name, *(span or ("0", self.ext[v])), body))
+            lo, hi = span or (0, self.ext[v])
+            blk.add(S.For(v.name, ex(lo), ex(hi), body, simd=simd))
         else:
             if len(space) != 1 or len(next(iter(space))) != 1:
                 raise Unsupported("a loop driven by several sparse iterators")
@@ -308,26 +333,27 @@ class FusedLoopMixin:
             idx = [None] * fmt.ndim
             for q, ix in enumerate(path):
                 idx[fmt.order[q]] = ix
-            parent = self.position(vid, idx, level - 1) if level else "0"
+            parent = self.position(vid, idx, level - 1) if level else E.Int(0)
             q = self.fresh("q")
-            lo, hi = f"(int64_t)p{vid}_{level}[{parent}]", f"(int64_t)p{vid}_{level}[({parent}) + 1]"
+            start = at_pos(f"p{vid}_{level}", parent)
+            lo, hi = start, at_pos(f"p{vid}_{level}", E.add(E.Paren(parent), 1))
             if span is not None:
-                hi = f"{lo} + {span[1]}"
-                lo = f"{lo} + {span[0]}"
-            blk.add(For(q, lo, hi, body))
-            body.add(Decl("int64_t", v.name, f"(int64_t)c{vid}_{level}[{q}]"))
-            self.seg[(vid, tuple(path))] = (q, f"(int64_t)p{vid}_{level}[{parent}]")
+                lo, hi = E.add(start, span[0]), E.add(start, span[1])
+            blk.add(S.For(q, lo, hi, body, simd=simd))
+            body.add(S.Declare(v.name, T.INDEX, at_pos(f"c{vid}_{level}", q)))
+            self.seg[(vid, tuple(path))] = (E.Var(q), start)
             ahead = self.PREFETCH_AHEAD
             # Bounded by the whole level, not the segment: short rows (a few entries) then
             # prefetch the next rows' entries too, which the row loop visits next.
-            end = self.count_of(vid, level) if self.PREFETCH_ACROSS else None
+            n = self.count_of(vid, level) if self.PREFETCH_ACROSS else None
+            end = n if n is not None else hi
             for g, inner in (gathers if ahead else ()):
                 size = np.dtype(self.specs[g].dtype).itemsize
                 step, most = max(1, 64 // size), max(1, self.PREFETCH_BYTES // size)
-                body.add(f"if ({q} + {ahead} < {end or hi}) {{ const int64_t r_ = (int64_t)c{vid}_{level}[{q} + {ahead}]; "
-                         f"for (int64_t f_ = 0; f_ < {self.ext[inner]} && f_ < {most}; f_ += {step}) "
-                         f"__builtin_prefetch(&v{g}[r_ * s{g}_0 + f_]); }}")
-            self.pos[(vid, tuple(path))] = q
+                row = S.Declare("r_", T.INDEX, at_pos(f"c{vid}_{level}", E.add(q, ahead)), const=True)
+                body.add(S.If(E.lt(E.add(q, ahead), end),
+                              S.Inline((row, prefetch_row(g, self.ext[inner], most, step))), oneline=True))
+            self.pos[(vid, tuple(path))] = E.Var(q)
         self.bound.add(v)
         return body
 
@@ -335,3 +361,17 @@ class FusedLoopMixin:
         self.bound.discard(v)
         for key in [k for k in self.pos if v in k[1]]:
             del self.pos[key]
+
+
+def simd_text(accs):
+    """Transitional: the vector-lanes hint of a loop summing into several accumulators, as the
+    one pragma line it has always been (``SimdHint`` prints one reduction clause a variable)."""
+    return RawText(f"#pragma omp simd reduction(+:{', '.join(accs)})")
+
+
+def prefetch_row(g, n, most, step):
+    """Transitional: the prefetches of dense input ``g``'s row ``r_``, a cache line (``step``
+    elements) apart over its first ``n`` elements, at most ``most`` (a loop on one line, and
+    prefetches of plain addresses: no node prints them so yet)."""
+    return RawText(f"for (int64_t f_ = 0; f_ < {n} && f_ < {most}; f_ += {step}) "
+                   f"__builtin_prefetch(&v{g}[r_ * s{g}_0 + f_]);")

@@ -1,4 +1,4 @@
-"""Statements and the result of a fused kernel (``FusedOutputMixin``): the C value of each
+"""Statements and the result of a fused kernel (``FusedOutputMixin``): the value of each
 statement's expression and accesses, the location it stores or sums into (a temporary, the
 dense result, or a position of the input whose pattern the result takes: ``result_like``), the
 counting lines of an instrumented build, and the result's zero fill and structure copy, done by
@@ -7,11 +7,15 @@ the kernel (``result_prep``).
 from __future__ import annotations
 
 from lazysparse.compiler.codegen.c import spelling as C
+from lazysparse.compiler.codegen.c.exprs import expr as c_text
 from lazysparse.ir.nodes import Access, Index
 from lazysparse.compiler.plan.program import INPUT
 from lazysparse.compiler.lower import counting
-from lazysparse.compiler.loopir.nodes import Block, Decl, For, Line
-from lazysparse.compiler.lower.fused_loops import Unsupported
+from lazysparse.compiler.loopir import expr as E
+from lazysparse.compiler.loopir import stmt as S
+from lazysparse.compiler.loopir import types as T
+from lazysparse.compiler.loopir.nodes import Block, RawText
+from lazysparse.compiler.lower.fused_loops import Unsupported, ex
 
 
 class FusedOutputMixin:
@@ -32,61 +36,68 @@ class FusedOutputMixin:
         # (result_like: one unreduced statement whose iteration space is exactly the input's
         # entries), so its values need no zero fill: on SDDMM that fill was a whole extra pass
         # over the result, memory-bound and the part of the kernel that scales worst
-        jobs = [] if self.out_like is not None else [(None, "o", self.abi.int(("out", "len")), C.ctype(ov.dtype))]
+        jobs = [] if self.out_like is not None else [(None, "o", self.abi.int_expr(("out", "len")), ov.dtype)]
         if self.out_like is not None:
             sp = self.specs[self.out_like]
-            it = C.ctype(sp.index_dtype)
+            it = T.scalar(sp.index_dtype)
             for l, lv in enumerate(sp.format.levels):
                 for kind, src in (("pos", f"p{self.out_like}_{l}"), ("crd", f"c{self.out_like}_{l}")):
                     if kind == "pos" and lv.kind != "compressed" or kind == "crd" and lv.kind == "dense":
                         continue
                     dst = f"ls_{kind}{l}"
-                    decls.add(Decl(f"{it} *restrict", dst, f"({it} *){self.abi.ptr(('out', kind, l))}"))
-                    jobs.append((src, dst, self.abi.int(("out", "len", kind, l)), it))
+                    arr = E.Cast(T.ptr(it), self.abi.ptr_expr(("out", kind, l)))
+                    decls.add(S.Declare(dst, T.ptr(it, restrict=True), arr))
+                    jobs.append((src, dst, self.abi.int_expr(("out", "len", kind, l)), sp.index_dtype))
         B = self.PREP_BLOCK
 
         def emit(blk, pragma):
-            nblocks = "ls_nb"  # the longest array's blocks
-            blk.add(Decl("int64_t", nblocks, "0"))
+            nblocks = E.Var("ls_nb")  # the longest array's blocks
+            blk.add(S.Declare(nblocks.name, T.INDEX, E.Int(0)))
             for _, _, n, _ in jobs:
-                blk.add(Line(f"if (({n} + {B - 1}) / {B} > {nblocks}) {nblocks} = ({n} + {B - 1}) / {B};"))
+                got = E.Binary("/", E.Paren(E.add(n, B - 1)), E.Int(B))
+                blk.add(S.If(E.Binary(">", got, nblocks), S.Assign(nblocks, got), oneline=True))
             loop = Block()
-            loop.add(Decl("const int64_t", "ls_lo", f"ls_b * {B}"))
-            for src, dst, n, t in jobs:
-                cnt = f"({n} - ls_lo < {B} ? {n} - ls_lo : {B})"
-                if src is None:
-                    loop.add(Line(f"if (ls_lo < {n}) memset({dst} + ls_lo, 0, (size_t){cnt} * sizeof({t}));"))
-                else:
-                    loop.add(Line(f"if (ls_lo < {n}) memcpy({dst} + ls_lo, {src} + ls_lo, (size_t){cnt} * sizeof({t}));"))
+            loop.add(S.Declare("ls_lo", T.INDEX, E.mul("ls_b", B), const=True))
+            for src, dst, n, dt in jobs:
+                loop.add(prep_block(src, dst, n, C.ctype(dt), B))
             if pragma:
-                blk.add(Line(pragma))
-            blk.add(For("ls_b", "0", nblocks, loop))
+                blk.add(RawText(pragma))
+            blk.add(S.For("ls_b", E.Int(0), nblocks, loop))
         return emit
 
     def access_value(self, op, e):
+        """The element access ``e`` of ``op`` reads, as an expression."""
         vid = op.args[e.operand]
         val = self.prog.values[vid]
         if val.kind != INPUT:
             name, off = self.temp_addr(vid, e.indices)
-            return f"{name}[{off}]"
+            return E.Load(E.Var(name), off)
         sp = self.specs[vid]
         if sp.dense:
             if sp.ndim == 0:
-                return f"v{vid}s"
-            terms = []
+                return E.Var(f"v{vid}s")
+            off = None
             for m, ix in enumerate(e.indices):
-                c = ix.name if isinstance(ix, Index) else str(int(ix.value))
-                s = "1" if sp.unit and m == sp.layout[-1] else f"s{vid}_{m}"
-                terms.append(f"({c})" if s == "1" else f"({c}) * {s}")
-            return f"v{vid}[{' + '.join(terms)}]"
+                c = E.Paren(E.Var(ix.name) if isinstance(ix, Index) else E.Int(int(ix.value)))
+                term = c if sp.unit and m == sp.layout[-1] else E.mul(c, f"s{vid}_{m}")
+                off = term if off is None else E.add(off, term)
+            return E.Load(E.Var(f"v{vid}"), off)
         if any(not isinstance(ix, Index) for ix in e.indices):
             raise Unsupported("a sparse access at a constant")
-        return f"v{vid}[{self.position(vid, e.indices, sp.format.ndim - 1)}]"
+        return E.Load(E.Var(f"v{vid}"), self.position(vid, e.indices, sp.format.ndim - 1))
 
     def value(self, op, e):
+        """The value of expression ``e`` of ``op``. Transitional: NumPy's operations and casts
+        are C text (spelling.call, spelling.cast) until the loop IR has nodes for them, so the
+        value is a Raw expression over the C of its accesses (an access alone is a node)."""
         if isinstance(e, Access):
             return self.access_value(op, e)
-        args = [C.cast(self.value(op, a), self.dtype_of(op, a), d) for a, d in zip(e.args, e.in_dtypes)]
+        return E.Raw(self._value_text(op, e))
+
+    def _value_text(self, op, e):
+        if isinstance(e, Access):
+            return c_text(self.access_value(op, e))
+        args = [C.cast(self._value_text(op, a), self.dtype_of(op, a), d) for a, d in zip(e.args, e.in_dtypes)]
         if self.count and e.op == "where":
             args[1:] = [counting.branch(a, t) for a, t in zip(e.args[1:], args[1:])]
         return C.call(e.op, args, e.in_dtypes, e.dtype)
@@ -97,16 +108,17 @@ class FusedOutputMixin:
         return e.dtype
 
     def target(self, op):
+        """The location ``op`` stores or sums into, as an expression."""
         if op.out == self.out:
             return self.out_target(op)
         name, off = self.temp_addr(op.out, op.stmt.out_indices)
-        return f"{name}[{off}]"
+        return E.Load(E.Var(name), off)
 
     def emit_compute(self, k, blk):
         op = self.prog.ops[k]
         val = self.value(op, op.stmt.expr)
         dt = self.prog.values[op.out].dtype
-        tgt = self.acc.get(k) or self.target(op)
+        tgt = E.Var(self.acc[k]) if k in self.acc else self.target(op)
         if self.count:
             loads = []
             for a in dict.fromkeys(op.stmt.accesses):
@@ -119,26 +131,39 @@ class FusedOutputMixin:
             # (equal accesses, ``A * A``, are one load: the single-operation lowerer shares them;
             # so are an input's element read by two statements of one loop body, a variance's
             # sum and count in their shared loop: the C compiler loads it once)
-            text = counting.line(counting.expr_ops(op.stmt.expr), loads,
-                                 op.stmt.reduce if op.stmt.reduce_indices else None)
-            if text:
-                blk.add(text)
+            tally = counting.count_stmts(counting.expr_ops(op.stmt.expr), loads,
+                                         op.stmt.reduce if op.stmt.reduce_indices else None)
+            if tally is not None:
+                blk.add(tally)
         if op.stmt.reduce_indices:
-            blk.add(C.reduce_step(op.stmt.reduce, tgt, val, dt))
+            blk.add(S.Reduce(op.stmt.reduce, tgt, val, dt))
         else:
-            blk.add(f"{tgt} = {val};")
+            blk.add(S.Assign(tgt, val))
 
     def out_target(self, op):
+        """The dense result's element at ``op``'s subscripts (row-major), or the position of the
+        input whose pattern the result takes."""
         outs = op.stmt.out_indices
         if self.out_like is not None:
             vid = self.out_like
-            return f"o[{self.position(vid, self.like_idx, self.specs[vid].format.ndim - 1)}]"
-        off = "0"
+            return E.Load(E.Var("o"), self.position(vid, self.like_idx, self.specs[vid].format.ndim - 1))
+        off = None
         for m, ix in enumerate(outs):
-            stride = " * ".join(self.ext[o] for o in outs[m + 1:]) or "1"
-            term = ix.name if stride == "1" else f"{ix.name} * {stride}"
-            off = term if off == "0" else f"{off} + {term}"
-        return f"o[{off}]"
+            term = E.Var(ix.name)
+            for o in outs[m + 1:]:
+                term = E.mul(term, ex(self.ext[o]))
+            off = term if off is None else E.add(off, term)
+        return E.Load(E.Var("o"), off if off is not None else E.Int(0))
+
+
+def prep_block(src, dst, n, ctype, B):
+    """Transitional: one block of the result's preparation, ``dst[ls_lo:]`` zeroed (``src``
+    None) or copied from ``src``, while ``ls_lo < n``, as C text (Memset and Memcpy are not
+    printed as one-line branches yet)."""
+    cnt = f"({c_text(n)} - ls_lo < {B} ? {c_text(n)} - ls_lo : {B})"
+    if src is None:
+        return RawText(f"if (ls_lo < {c_text(n)}) memset({dst} + ls_lo, 0, (size_t){cnt} * sizeof({ctype}));")
+    return RawText(f"if (ls_lo < {c_text(n)}) memcpy({dst} + ls_lo, {src} + ls_lo, (size_t){cnt} * sizeof({ctype}));")
 
 
 def result_like(plan, specs):

@@ -6,13 +6,17 @@ read at.
 """
 from __future__ import annotations
 
-from lazysparse.compiler.codegen.c import spelling as C
+from functools import reduce
+
 from lazysparse.ir import ops
 from lazysparse.ir.nodes import Const, Index
 from lazysparse.compiler.plan import patterns as P
-from lazysparse.compiler.lower.operands import level_count
-from lazysparse.compiler.loopir.nodes import Decl
-from lazysparse.compiler.lower.fused_loops import Unsupported
+from lazysparse.compiler.lower.operands import level_count, level_count_expr
+from lazysparse.compiler.loopir import expr as E
+from lazysparse.compiler.loopir import stmt as S
+from lazysparse.compiler.loopir import types as T
+from lazysparse.compiler.loopir.nodes import RawText
+from lazysparse.compiler.lower.fused_loops import Unsupported, ex
 
 
 class FusedTempMixin:
@@ -21,20 +25,27 @@ class FusedTempMixin:
 
     def alloc_temps(self, blk):
         """Temporaries dense over their kept dimensions, zeroed, one allocation per call (per
-        thread in a parallel kernel). Returns the C condition that one could not be had."""
+        thread in a parallel kernel). Returns the condition that one could not be had (None:
+        no allocation)."""
         for vid, (name, kept) in self.temps.items():
-            t = C.ctype(self.prog.values[vid].dtype)
+            t = T.scalar(self.prog.values[vid].dtype)
             if not kept:  # a scalar: a local the C compiler keeps in a register
-                blk.add(Decl(t, f"{name}[1]", "{0}"))
+                # (transitional: an array's zero initialiser has no node yet)
+                blk.add(S.Declare(name, T.Array(t, E.Int(1)), E.Raw("{0}")))
                 continue
-            size = " * ".join(self.ext[ix] for ix in kept)
+            size = reduce(E.mul, (ex(self.ext[ix]) for ix in kept))
             if vid in self.sparse_temps:
-                size = self.segment_max(blk, self.sparse_temps[vid])
-            blk.add(Decl(f"{t} *restrict", name, f"({t} *)calloc((size_t)({size}) > 0 ? (size_t)({size}) : 1, sizeof({t}))"))
-        return " || ".join("!" + n for n, kept in self.temps.values() if kept) or "0"
+                size = E.Var(self.segment_max(blk, self.sparse_temps[vid]))
+            n = E.Cast(T.SIZE, E.Paren(size))
+            count = E.Select(E.Binary(">", n, E.Int(0)), n, E.Int(1))
+            blk.add(S.Declare(name, T.ptr(t, restrict=True), E.Alloc(t, count, zero=True, huge=False)))
+        missing = [E.Unary("!", E.Var(n)) for n, kept in self.temps.values() if kept]
+        return reduce(lambda a, b: E.Binary("||", a, b), missing) if missing else None
 
     def free_temps(self):
-        return " ".join(f"free({n});" for n, kept in self.temps.values() if kept)
+        """The statement freeing the temporaries (on one line), or None: none allocated."""
+        frees = tuple(S.Free(E.Var(n)) for n, kept in self.temps.values() if kept)
+        return S.Inline(frees) if frees else None
 
     def sparsify(self):
         """{temp: driving iterator} for temporaries with one kept dimension over which every
@@ -68,9 +79,9 @@ class FusedTempMixin:
         return out
 
     def count_of(self, vid, level):
-        """C expression of the number of positions of input ``vid`` at ``level`` (-1: one
-        root), or None where this lowering cannot tell (a singleton level)."""
-        return level_count(self.specs[vid].format, vid, level)
+        """The number of positions of input ``vid`` at ``level`` (-1: one root), as an
+        expression, or None where this lowering cannot tell (a singleton level)."""
+        return level_count_expr(self.specs[vid].format, vid, level)
 
     def segment_max(self, blk, drv):
         """Declare (once) and return the longest segment of iterator ``drv``."""
@@ -79,30 +90,34 @@ class FusedTempMixin:
         name = f"mseg{vid}_{level}"
         if name not in self.segmax:
             self.segmax.add(name)
-            n = self.count_of(vid, level - 1)
-            blk.add(Decl("int64_t", name, "0"))
-            blk.add(f"for (int64_t r_ = 0; r_ < {n}; r_++) {{ const int64_t w_ = (int64_t)p{vid}_{level}[r_ + 1] - "
-                    f"(int64_t)p{vid}_{level}[r_]; if (w_ > {name}) {name} = w_; }}")
+            n = level_count(self.specs[vid].format, vid, level - 1)  # (C text, for the line below)
+            blk.add(S.Declare(name, T.INDEX, E.Int(0)))
+            # (transitional: a loop on one line has no node yet)
+            blk.add(RawText(f"for (int64_t r_ = 0; r_ < {n}; r_++) {{ const int64_t w_ = "
+                            f"(int64_t)p{vid}_{level}[r_ + 1] - (int64_t)p{vid}_{level}[r_]; "
+                            f"if (w_ > {name}) {name} = w_; }}"))
         return name
 
     def temp_addr(self, vid, idx_by_dim):
-        """Offset in a temporary for the variables its dimensions are read at."""
+        """The temporary's name and the offset in it (an expression) for the variables its
+        dimensions are read at."""
         name, kept = self.temps[vid]
         drv = self.sparse_temps.get(vid)
         if drv is not None:  # by position in the driving segment, bound by the enclosing loop
             q, start = self.seg[drv]
-            return name, f"({q} - {start})"
+            return name, E.Paren(E.sub(q, start))
         op = next(o for o in self.prog.ops if o.out == vid)
         at = dict(zip(op.stmt.out_indices, idx_by_dim))
-        off = "0"
+        off = E.Int(0)
         for ix in kept:
             c = at[ix]
             # (a constant subscript: a keepdims temporary such as a mean of shape (1, 1) read
             # as T[0, 0]; the extent is the temporary's own, so the constant is in range)
             if not isinstance(c, (Index, Const)):
                 raise Unsupported("a temporary read at a computed subscript")
-            term = c.name if isinstance(c, Index) else str(int(c.value))
-            off = f"({off}) * {self.ext[ix]} + {term}" if off != "0" else term
+            term = E.Var(c.name) if isinstance(c, Index) else E.Int(int(c.value))
+            # (a leading zero term is dropped: T[0, j] is at j)
+            off = E.add(E.mul(E.Paren(off), ex(self.ext[ix])), term) if off != E.Int(0) else term
         return name, off
 
     def emit_reset(self, r, blk):
@@ -113,12 +128,12 @@ class FusedTempMixin:
         k = next(q for q, o in enumerate(self.prog.ops) if o.out == r.value)
         op = self.prog.ops[k]
         t = self.prog.values[r.value].dtype
-        ident = C.literal(ops.reduce_identity(op.stmt.reduce, t), t)
+        ident = E.Lit(ops.reduce_identity(op.stmt.reduce, t), t)
         loops = [lp for lp in self.paths[k] if lp.var in kept]
         body = blk
         for lp in loops:
             body = self.open_loop(lp.var, lp.space, body)
         _, off = self.temp_addr(r.value, op.stmt.out_indices)
-        body.add(f"{name}[{off}] = {ident};")
+        body.add(S.Assign(E.Load(E.Var(name), off), ident))
         for lp in reversed(loops):
             self.close_loop(lp.var)

@@ -12,8 +12,12 @@ from lazysparse.compiler.plan import patterns as P
 from lazysparse.compiler.plan.fusion import Compute, Loop, Reset
 from lazysparse.compiler.plan.program import INPUT
 from lazysparse.compiler.lower.rows import RowMixin
-from lazysparse.compiler.loopir.nodes import Block, Decl, Line
+from lazysparse.compiler.loopir import expr as E
+from lazysparse.compiler.loopir import stmt as S
+from lazysparse.compiler.loopir import types as T
+from lazysparse.compiler.loopir.nodes import Block, Decl, RawText
 from lazysparse.compiler.lower.fused_loops import Unsupported
+from lazysparse.compiler.lower.fused_outputs import c_text
 
 
 class FusedVectorMixin:
@@ -108,22 +112,23 @@ static inline float ls_hsum_vf(ls_vf v) {
                 name = self.fresh("hv")
                 ln = f"(LS_VB / {isz})"
                 blk.add(Decl(vt, f"{name}[{w} / {ln}]"))
-                blk.add(Line(f"for (int64_t {n.var.name} = 0; {n.var.name} < {w}; {n.var.name} += {ln}) "
-                             f"{name}[{n.var.name} / {ln}] = *(const {vt} *)&{self.access_value(op, e)};"))
+                blk.add(RawText(f"for (int64_t {n.var.name} = 0; {n.var.name} < {w}; {n.var.name} += {ln}) "
+                                f"{name}[{n.var.name} / {ln}] = *(const {vt} *)&{c_text(self.access_value(op, e))};"))
                 self.hoisted[key] = (name, ln)
                 keys.append(key)
         return keys
 
     def _row_target(self, op, v):
-        """The C location of ``op``'s result (at ``v``'s C name) when its row is contiguous in ``v``
-        (the result's last index, or a temporary's last kept dimension), else None."""
+        """The location of ``op``'s result (at ``v``'s C name) when its row is contiguous in ``v``
+        (the result's last index, or a temporary's last kept dimension), as C text (transitional:
+        the vector rows are text), else None."""
         outs = op.stmt.out_indices
         if op.out == self.out:
             if self.out_like is not None or not outs or outs[-1] != v or outs.count(v) != 1:
                 return None
-            return self.out_target(op)
+            return c_text(self.out_target(op))
         if self.temp_row(op.out, Access(0, outs), v):
-            return self.target(op)
+            return c_text(self.target(op))
         return None
 
     HOLD = True  # (hold_rows on: a switch for measurements)
@@ -132,7 +137,7 @@ static inline float ls_hsum_vf(ls_vf v) {
         """Before the sparse ``loop``, load into vectors the rows that a vector row statement
         in its body sums into across it and that nothing else in it reads or writes (GNN-2's
         result row ``o[i, :]`` across row i's entries, MTTKRP's ``t[:]`` across a fiber), and
-        return ``[(op, store line)]`` for the caller to store them after the loop: the
+        return ``[(op, store statement)]`` for the caller to store them after the loop: the
         statement then adds in registers instead of loading and storing the row per entry.
         Each lane still sums its element in the scalar order."""
         out = []
@@ -164,9 +169,9 @@ static inline float ls_hsum_vf(ls_vf v) {
                 name, ln, x = self.fresh("rh"), f"(LS_VB / {isz})", n.var.name
                 over = f"for (int64_t {x} = 0; {x} < {w}; {x} += {ln})"
                 blk.add(Decl(vt, f"{name}[{w} / {ln}]"))
-                blk.add(Line(f"{over} {name}[{x} / {ln}] = *(const {vt} *)&{tgt};"))
+                blk.add(RawText(f"{over} {name}[{x} / {ln}] = *(const {vt} *)&{tgt};"))
                 self.held[c.op] = (name, ln)
-                out.append((c.op, f"{over} *({vt} *)&{tgt} = {name}[{x} / {ln}];"))
+                out.append((c.op, RawText(f"{over} *({vt} *)&{tgt} = {name}[{x} / {ln}];")))
         return out
 
     def _alone(self, vid, k, nodes):
@@ -197,7 +202,7 @@ static inline float ls_hsum_vf(ls_vf v) {
             if self.prog.values[vid].dtype != dt:
                 return None
             if v not in e.indices:
-                return (self.access_value(op, e) if render else ""), False
+                return (c_text(self.access_value(op, e)) if render else ""), False
             if not (self.vector_row(op, e, v) or self.temp_row(vid, e, v)):
                 return None
             held = self.hoisted.get((vid, tuple(e.indices)))
@@ -205,7 +210,7 @@ static inline float ls_hsum_vf(ls_vf v) {
                 return "", True
             if held is not None:
                 return f"{held[0]}[{v.name} / {held[1]}]", True
-            return f"(*(const {vt} *)&{self.access_value(op, e)})", True
+            return f"(*(const {vt} *)&{c_text(self.access_value(op, e))})", True
         if e.dtype != dt or any(d != dt for d in e.in_dtypes):
             return None
         args = [self.vector_expr(op, a, v, vt, render) for a in e.args]
@@ -237,15 +242,20 @@ static inline float ls_hsum_vf(ls_vf v) {
         nb = f"({w} / {ln})"
         na = f"({nb} < 4 ? {nb} : 4)"  # 1, 2 or 4: widths and lanes are powers of two
         dv, b = self.fresh("dv"), self.fresh("b")
+        lanes = E.Raw(ln)  # (transitional: the target's vector width has no node yet)
+        nbv = E.Paren(E.Binary("/", E.var(w), lanes))
+        nav = E.Paren(E.Select(E.lt(nbv, 4), nbv, E.Int(4)))
+        x, bv, dvv = E.Var("x_"), E.Var(b), E.Var(dv)
         body = Block()
         body.add(Decl(f"const {vt}", "x_", got[0]))
-        body.add(Decl("const int64_t", b, f"{loop.var.name} / {ln}"))
-        body.add(Line(f"if ({b} < {na}) {dv}[{b}] = x_; else {dv}[{b} % {na}] += x_;"))
+        body.add(S.Declare(b, T.INDEX, E.Binary("/", E.Var(loop.var.name), lanes), const=True))
+        body.add(S.If(E.lt(bv, nav), S.Assign(E.Load(dvv, bv), x),
+                      S.Update(E.Load(dvv, E.Binary("%", bv, nav)), "+", x), oneline=True))
         blk.add(Decl(vt, f"{dv}[4]"))
-        blk.add(Line(f"for (int64_t {loop.var.name} = 0; {loop.var.name} < {w}; {loop.var.name} += {ln})"), body)
-        blk.add(Line(f"for (int64_t s_ = {na} / 2; s_ >= 1; s_ /= 2) for (int64_t l_ = 0; l_ < s_; l_++) "
-                     f"{dv}[l_] += {dv}[l_ + s_];"))
-        blk.add(f"{self.target(op)} += ls_hsum_{vt[3:]}({dv}[0]);")
+        blk.add(RawText(f"for (int64_t {loop.var.name} = 0; {loop.var.name} < {w}; {loop.var.name} += {ln})"), body)
+        blk.add(RawText(f"for (int64_t s_ = {na} / 2; s_ >= 1; s_ /= 2) for (int64_t l_ = 0; l_ < s_; l_++) "
+                        f"{dv}[l_] += {dv}[l_ + s_];"))
+        blk.add(S.Update(self.target(op), "+", E.SupportCall(f"hsum_{vt[3:]}", (E.Load(dvv, E.Int(0)),))))
         return True
 
     def vector_rows(self, loop, blk):
@@ -285,8 +295,9 @@ static inline float ls_hsum_vf(ls_vf v) {
         self._use_vectors()
         body = Block()
         for x in lines:
-            body.add(Line(x))
-        blk.add(Line(f"for (int64_t {loop.var.name} = 0; {loop.var.name} < {w}; {loop.var.name} += (LS_VB / {isz}))"), body)
+            body.add(RawText(x))
+        x = loop.var.name
+        blk.add(RawText(f"for (int64_t {x} = 0; {x} < {w}; {x} += (LS_VB / {isz}))"), body)
         return True
 
 
