@@ -157,4 +157,7 @@ def test_back_to_back_times_the_second_of_two_calls():
     assert len(timed) == 12 and all(timed[i] == timed[i + 1] for i in range(0, 12, 2))
     calls.clear()   # a function slower than the budget allows gets fewer rounds
     res = timing.measure_back_to_back({"slow": make("slow", 0.05)}, repeat=5, budget_s=0.25)
-    assert calls.count("slow") == 1 + 2 * 2
+    # (one first call, then two calls a round; a loaded machine stretches the first call, which
+    # sets the rounds: at most 0.25 / 0.05, never the 5 asked for)
+    rounds = (calls.count("slow") - 1) / 2
+    assert rounds == int(rounds) and 1 <= rounds < 5

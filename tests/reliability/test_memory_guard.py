@@ -106,14 +106,17 @@ def test_bad_limit_is_a_clear_error(text):
         memory.parse_limit(text)
 
 
-def test_default_is_a_fraction_of_available_memory(monkeypatch):
+def test_default_is_three_quarters_of_the_least_room(monkeypatch):
     # the default is taken once per process: computed afresh here, between two readings of the
     # available memory (which other processes move: a cached default could exceed a later one)
     monkeypatch.delenv("LAZYSPARSE_MEMORY_LIMIT", raising=False)
     monkeypatch.setattr(memory, "_cached", {})
-    a0 = memory._available()
+    def room():  # the least of the bounds: memory available, RLIMIT_AS, the cgroup's limit
+        return min(b for b in (memory._available(), memory._rlimit_room(), memory._cgroup_room())
+                   if b is not None)
+    a0 = room()
     lim = memory.limit()
-    a1 = memory._available()
+    a1 = room()
     assert lim is not None and 0 < min(a0, a1) * 3 // 4 <= lim <= max(a0, a1) * 3 // 4
 
 
