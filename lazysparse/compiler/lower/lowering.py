@@ -15,13 +15,19 @@ assembled by sort and combine (``assembly.py``). Everything depends only on the 
 """
 from __future__ import annotations
 
+# (the C text of the result's types, for lowering code not yet converted: ``oct``, ``oit``,
+# ``it_type``)
 from lazysparse.compiler.codegen.c import spelling as C
 from lazysparse.ir.nodes import accesses_of, canonical_positions
 from lazysparse.compiler.plan import fission
 from lazysparse.compiler.plan.kernel import KernelSpec
 from lazysparse.compiler.plan.workspace import hoisted, map_access, outside, spec_mask, storage_vars
 from lazysparse.compiler.lower import counting, workspace
-from lazysparse.compiler.loopir.nodes import Block, Decl, Line
+from lazysparse.compiler.lower.teams import x
+from lazysparse.compiler.loopir import expr as E
+from lazysparse.compiler.loopir import stmt as S
+from lazysparse.compiler.loopir import types as T
+from lazysparse.compiler.loopir.nodes import Block
 from lazysparse.compiler.lower.coiteration import CoiterationMixin
 from lazysparse.compiler.lower.operands import ABI, AccessState, IteratorMixin
 from lazysparse.compiler.lower.parallel import NoShare, ParallelMixin
@@ -35,12 +41,12 @@ from lazysparse.compiler.lower.values import ValueMixin
 from lazysparse.compiler.lower.coiteration import GALLOP
 from lazysparse.compiler.lower.operands import declare_operand, level_count
 from lazysparse.compiler.lower.teams import (
-    APPEND_WORK, FLAT_WORK, KEEP, PRIVATE_RATIO, PRIVATE_SMALL, add_copies, omp_chunk, owned_runs,
+    APPEND_WORK, FLAT_WORK, KEEP, PRIVATE_RATIO, PRIVATE_SMALL, add_copies, chunk_size, omp_chunk, owned_runs,
     owned_runs_setup, private_copy, private_team, release_copies, team_ids, team_size, work_estimate)
 
 __all__ = [
     "lower", "Lowerer", "NoShare", "ABI", "AccessState", "declare_operand", "level_count", "GALLOP",
-    "APPEND_WORK", "FLAT_WORK", "KEEP", "PRIVATE_RATIO", "PRIVATE_SMALL", "add_copies", "omp_chunk",
+    "APPEND_WORK", "FLAT_WORK", "KEEP", "PRIVATE_RATIO", "PRIVATE_SMALL", "add_copies", "chunk_size", "omp_chunk",
     "owned_runs", "owned_runs_setup", "private_copy", "private_team", "release_copies", "team_ids",
     "team_size", "work_estimate",
 ]
@@ -82,8 +88,11 @@ class Lowerer(CoiterationMixin, RowMixin, ReductionMixin, ParallelMixin, Prefetc
         self.outs = list(self.stmt.out_indices)
         self.red = list(self.stmt.reduce_indices)
         self.odt = self.stmt.dtype
-        self.oct = C.ctype(self.odt)
         self.ofmt = spec.output.format
+        # the result's value and index types; ``oct``/``oit``: their C text, for lowering code
+        # not yet converted (transitional)
+        self.val_t, self.idx_t = T.scalar(self.odt), T.scalar(spec.output.index_dtype)
+        self.oct = C.ctype(self.odt)
         self.oit = C.ctype(spec.output.index_dtype)
         self.in_acc = False
         self.acc_name = "acc"
@@ -125,6 +134,7 @@ class Lowerer(CoiterationMixin, RowMixin, ReductionMixin, ParallelMixin, Prefetc
         self.accs = [a for q, a in enumerate(self._occ) if canon[q] == q]
 
     def it_type(self, slot):
+        """Transitional: the C text of operand ``slot``'s index type (coiteration.py's text)."""
         return C.ctype(self.spec.inputs[slot].index_dtype)
 
     def lower(self) -> Block:
@@ -171,13 +181,13 @@ class Lowerer(CoiterationMixin, RowMixin, ReductionMixin, ParallelMixin, Prefetc
             self.share_equal(canon)
             reduce, comb_count = "sum", (counting.ADD if self.count else None)
         # one level left: its keys are coordinates, of the result's index type
-        key = self.oit if len(self.stmt.out_indices) - self.ws_h == 1 else "int64_t"
-        top.prelude = [workspace.prelude(self.spec.mode[3:], self.oct, key, reduce, self.odt, comb_count)]
+        key = self.idx_t.name if len(self.stmt.out_indices) - self.ws_h == 1 else T.INDEX.name
+        top.prelude = [workspace.prelude(self.spec.mode[3:], self.val_t, key, reduce, self.odt, comb_count)]
 
     def _declare_extents(self, top):
         """Each loop's extent from ``d[]``, or a schedule's constant bound."""
         for v in self.order:
-            top.add(Decl("int64_t", self.ext[v], self.abi.int(("ext", v))))
+            top.add(S.Declare(self.ext[v], T.INDEX, x(self.abi.int(("ext", v)))))
         for v, value in (self.spec.loops.bounds if self.spec.loops is not None else ()):
             # a schedule's bound: the loop's trip count is a constant (checked per call in
             # compiler/pipeline.py), which the C compiler can unroll and vectorise
@@ -214,10 +224,9 @@ class Lowerer(CoiterationMixin, RowMixin, ReductionMixin, ParallelMixin, Prefetc
             self.emit_private(body)
         elif self.row_span is not None:  # each thread places its own rows at its own cursors
             self.hname = "ht"
-            region = Block().add(Decl("const int64_t", "tid", "(int64_t)omp_get_thread_num()"),
-                                 Decl("int64_t *", "ht", "h + tid * (osz0 + 2)"), *self.row_range)
-            body.add(Line("#pragma omp parallel num_threads((int)ls_nt) if(ls_nt > 1) reduction(+:nz)"),
-                     region)
+            region = Block().add(*self._thread_rows("tid"), *self.row_range)
+            nt = E.Var("ls_nt")
+            body.add(S.Parallel(region, nt, E.Binary(">", nt, E.Int(1)), (S.Reduction("+", "nz"),)))
             self.emit_versions(region)
         else:
             self.emit_flag_versions(body)
@@ -235,11 +244,11 @@ class Lowerer(CoiterationMixin, RowMixin, ReductionMixin, ParallelMixin, Prefetc
     def _finish(self, top):
         """After the loops: the result assembled (``finish_output``), the support code the
         loops asked for, the scatter arrays freed on both exits, and what the glue may skip."""
-        self.fail_path = ["return 0;"]
+        self.fail_path = [S.Return(E.Int(0))]
         self.finish_output(top)
         if self.prelude_extra:
             top.prelude = list(getattr(top, "prelude", ())) + self.prelude_extra
-        frees = [f"free({n});" for n in self.locs]
+        frees = [S.Free(E.Var(n)) for n in self.locs]
         fail = self.fail_path
         top.add(*frees, *fail[:-1], *(frees if len(fail) > 1 else []), fail[-1])
         # every loop over a result index ran over its whole extent and each point stores once

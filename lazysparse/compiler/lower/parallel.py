@@ -7,15 +7,54 @@ sparse result's rows appended on threads to buffers of their own and copied into
 """
 from __future__ import annotations
 
-from lazysparse.compiler.codegen.c import spelling as C
 from lazysparse.ir import ops
 from lazysparse.compiler.lower import workspace
 from lazysparse.compiler.lower.locate import THREAD_NUM
 from lazysparse.compiler.lower.operands import level_count
-from lazysparse.compiler.lower.teams import (APPEND_WORK, FLAT_WORK, KEEP, add_copies, omp_chunk,
-    owned_runs, owned_runs_setup, private_copy, private_team, release_copies, team_ids, team_size,
-    work_estimate)
-from lazysparse.compiler.loopir.nodes import Block, Decl, For, If, Line
+from lazysparse.compiler.lower.teams import (APPEND_WORK, DOUBLE, FLAT_WORK, KEEP, add_copies, keep_call,
+    chunk_size, owned_runs, owned_runs_setup, par, private_copy, private_team, release_copies, sum_of,
+    team_ids, team_size, work_estimate, x)
+from lazysparse.compiler.loopir import expr as E
+from lazysparse.compiler.loopir import stmt as S
+from lazysparse.compiler.loopir import types as T
+from lazysparse.compiler.loopir.nodes import Block, Line, RawText
+
+VOID_P = T.Ptr(T.Opaque("void"))
+
+
+def _v(name):
+    return E.Var(name)
+
+
+def _i(n):
+    return E.Int(n)
+
+
+def _add(a, b):
+    return E.Binary("+", x(a), x(b))
+
+
+def _mul(a, b):
+    return E.Binary("*", x(a), x(b))
+
+
+def _at(name, *terms):
+    """``name[t0 + t1 + ...]``."""
+    return E.Load(_v(name), sum_of([x(t) for t in terms]))
+
+
+def _const(name, init, t=T.INDEX):
+    return S.Declare(name, t, x(init), const=True)
+
+
+def _oneline(cond, stmt):
+    return S.If(cond, stmt, oneline=True)
+
+
+def _team(nt):
+    """A parallel region's team: ``nt`` threads, in parallel only when more than one."""
+    nt = x(nt)
+    return dict(threads=nt, when=E.Binary(">", nt, _i(1)))
 
 
 class NoShare(Exception):
@@ -61,7 +100,7 @@ class ParallelMixin:
         return weights
 
     def emit_par_rows(self, body):
-        """The row loop of a ``_par_rows`` result in chunks of rows (``omp_chunk``) handed out
+        """The row loop of a ``_par_rows`` result in chunks of rows (``chunk_size``) handed out
         to the team dynamically. On a team of one, thread 0 appends to the kernel's buffers as
         the serial loop does. On more, each thread appends its chunks' entries to coordinate and
         value buffers of its own (allocated here, before the region, so that they come from the
@@ -86,12 +125,12 @@ class ParallelMixin:
         # the chunk table, whose entries are W wide)
         walker = self._outer_walker() if self._outer_range() is None else None
         W = 6 if walker is not None else 4
-        count = self.ext[self.order[0]]
+        count = x(self.ext[self.order[0]])
         if walker is not None:
-            p0 = f"p{walker.slot}_0"
-            body.add(Decl("const int64_t", "ls_pb", f"(int64_t){p0}[0]"),
-                     Decl("const int64_t", "ls_pz", f"(int64_t){p0}[1]"))
-            count = "(ls_pz - ls_pb)"
+            p0 = _v(f"p{walker.slot}_0")
+            body.add(_const("ls_pb", E.Cast(T.INDEX, E.Load(p0, _i(0)))),
+                     _const("ls_pz", E.Cast(T.INDEX, E.Load(p0, _i(1)))))
+            count = E.Paren(E.Binary("-", _v("ls_pz"), _v("ls_pb")))
         self._par_rows_team(body, W, count)
         self._par_rows_region(body, walker, W)
         self._par_rows_gather(body, walker, W)
@@ -100,58 +139,78 @@ class ParallelMixin:
         """Before the region: the team (one thread for a result larger than the kept buffers),
         the chunks, the chunk table (``ls_ck``: W slots a chunk, then three a thread: its
         count and its two buffers' capacities) and each thread's buffers (``ls_tp``)."""
-        it, vt = self.oit, self.oct
+        it, vt = self.idx_t, self.val_t
         work = self.work()
         if self.spec.mode == "append":
-            work = f"({work}) * {APPEND_WORK}"
+            work = E.Binary("*", E.Paren(work), E.Lit(APPEND_WORK, "float64"))
         # a result larger than the kept buffers stays on one thread: its threads' buffers would
         # be fresh pages every call, a second copy of it (see KEEP)
-        big = f"(double)ocap * (double)(sizeof({it}) + sizeof({vt})) > (double)LS_KEEP_MAX"
-        team_size(body, self.abi, f"({big}) ? -1.0 : ({work})")
-        body.add(Decl("const int64_t", "ls_pch", omp_chunk("ls_nt", count)),
-                 Decl("const int64_t", "ls_nch", f"({count} + ls_pch - 1) / ls_pch"),
-                 Decl("const int64_t", "ls_tcap", "ls_nt > 1 ? ocap / ls_nt + 16 : ocap"),
-                 "ls_tp = (void **)calloc((size_t)2 * ls_nt, sizeof(void *));",
-                 f"ls_ck = (int64_t *)malloc(((size_t){W} * ls_nch + (size_t)3 * ls_nt + 1) * sizeof(int64_t));",
-                 "if (!ls_tp || !ls_ck) goto ls_fail;",
-                 Decl("int", "ls_bad", "0"), Decl("const int", "ls_own", "ls_nt > 1 && ls_keep_take()"))
+        big = E.Binary(">", E.Binary("*", E.Cast(DOUBLE, _v("ocap")),
+                                     E.Cast(DOUBLE, E.Paren(E.Binary("+", E.SizeOf(it), E.SizeOf(vt))))),
+                       E.Cast(DOUBLE, _v("LS_KEEP_MAX")))
+        team_size(body, self.abi, E.Select(E.Paren(big), E.Lit(-1.0, "float64"), E.Paren(work)))
+        nt, pch, nch, tp, ck = _v("ls_nt"), _v("ls_pch"), _v("ls_nch"), _v("ls_tp"), _v("ls_ck")
+        body.add(_const("ls_pch", chunk_size("ls_nt", count)),
+                 _const("ls_nch", E.Binary("/", E.Paren(E.Binary("-", E.Binary("+", count, pch), _i(1))), pch)),
+                 _const("ls_tcap", E.Select(E.Binary(">", nt, _i(1)), _add(E.Binary("/", _v("ocap"), nt), 16), _v("ocap"))),
+                 # (pointers to pointers and a plain malloc: the printer spells ``void * *``, and
+                 # an Alloc's count cast to size_t)
+                 RawText("ls_tp = (void **)calloc((size_t)2 * ls_nt, sizeof(void *));"),
+                 RawText(f"ls_ck = (int64_t *)malloc(((size_t){W} * ls_nch + (size_t)3 * ls_nt + 1) * sizeof(int64_t));"),
+                 _oneline(E.Binary("||", E.Unary("!", tp), E.Unary("!", ck)), S.Fail()),
+                 S.Declare("ls_bad", T.INT, _i(0)),
+                 _const("ls_own", E.Binary("&&", E.Binary(">", nt, _i(1)), keep_call("keep_take")), T.INT))
         # (a thread's counts start as its buffers' sizes: a thread the runtime did not start, as
         # without OpenMP, leaves them so, and they are what goes back to the pool)
-        own = Block().add(For("t", "0", "ls_nt", Block().add(
-            f"ls_tp[2 * t] = ls_keep_get(ls_own, 2 * t, (size_t)ls_tcap * sizeof({it}));",
-            f"ls_tp[2 * t + 1] = ls_keep_get(ls_own, 2 * t + 1, (size_t)ls_tcap * sizeof({vt}));",
-            "if (!ls_tp[2 * t] || !ls_tp[2 * t + 1]) ls_bad = 1;",
-            f"ls_ck[{W} * ls_nch + 3 * t] = 0;", f"ls_ck[{W} * ls_nch + 3 * t + 1] = ls_tcap;",
-            f"ls_ck[{W} * ls_nch + 3 * t + 2] = ls_tcap;")))
-        body.add(If("ls_nt > 1", own, Block().add("ls_tp[0] = (void *)oc1;", "ls_tp[1] = (void *)ov;")))
+        t, tcap = _v("t"), _v("ls_tcap")
+        two_t = _mul(2, t)
+        own = Block().add(S.For("t", _i(0), nt, Block().add(
+            S.Assign(E.Load(tp, two_t), keep_call("keep_get", "ls_own", two_t, _mul(E.Cast(T.SIZE, tcap), E.SizeOf(it)))),
+            S.Assign(E.Load(tp, _add(two_t, 1)),
+                     keep_call("keep_get", "ls_own", _add(two_t, 1), _mul(E.Cast(T.SIZE, tcap), E.SizeOf(vt)))),
+            _oneline(E.Binary("||", E.Unary("!", E.Load(tp, two_t)), E.Unary("!", E.Load(tp, _add(two_t, 1)))),
+                     S.Assign(_v("ls_bad"), _i(1))),
+            S.Assign(_at("ls_ck", _mul(W, nch), _mul(3, t)), _i(0)),
+            S.Assign(_at("ls_ck", _mul(W, nch), _mul(3, t), 1), tcap),
+            S.Assign(_at("ls_ck", _mul(W, nch), _mul(3, t), 2), tcap))))
+        body.add(S.If(E.Binary(">", nt, _i(1)), own, Block().add(S.Assign(E.Load(tp, _i(0)), E.Cast(VOID_P, _v("oc1"))),
+                                                                 S.Assign(E.Load(tp, _i(1)), E.Cast(VOID_P, _v("ov"))))))
 
     def _par_rows_region(self, body, walker, W):
         """The region: each thread's own result arrays (and workspace) under the names the
         loops append with, the chunks' loops (``emit_versions`` over this chunk's rows or
         positions), and each chunk's place in its thread's buffers recorded in the table."""
-        it, vt, n = self.oit, self.oct, self.ext[self.order[0]]
+        it, vt, n = self.idx_t, self.val_t, x(self.ext[self.order[0]])
+        tid, tp, nch, bad = _v("tid"), _v("ls_tp"), _v("ls_nch"), _v("ls_bad")
         region = Block()
-        body.add(Line("#pragma omp parallel num_threads((int)ls_nt) if(ls_nt > 1)"), region)
+        body.add(S.Parallel(region, **_team("ls_nt")))
         # the thread's own result arrays and counts, under the names the loops append with
-        region.add(Decl("const int64_t", "tid", "(int64_t)omp_get_thread_num()"),
-                   Decl("int64_t", "occ1", "ls_tcap"), Decl("int64_t", "ovc", "ls_tcap"),
-                   Decl("int64_t", "on1", "0"),
-                   Decl(f"{it} *", "oc1", f"({it} *)ls_tp[2 * tid]"),
-                   Decl(f"{vt} *", "ov", f"({vt} *)ls_tp[2 * tid + 1]"))
+        region.add(_const("tid", E.Cast(T.INDEX, E.ThreadNum())),
+                   S.Declare("occ1", T.INDEX, _v("ls_tcap")), S.Declare("ovc", T.INDEX, _v("ls_tcap")),
+                   S.Declare("on1", T.INDEX, _i(0)),
+                   S.Declare("oc1", T.Ptr(it), E.Cast(T.Ptr(it), E.Load(tp, _mul(2, tid)))),
+                   S.Declare("ov", T.Ptr(vt), E.Cast(T.Ptr(vt), E.Load(tp, _add(_mul(2, tid), 1)))))
         if self.ws:
-            region.add(Decl("ls_ws", "ws", "{0}"), Decl("ls_ism", "ism", "{0}"),
-                       Decl("int", "ls_ok", "!ls_bad"), f"if (ls_ok && {self._ws_init()}) ls_ok = 0;")
+            ok = _v("ls_ok")
+            region.add(*self._ws_declare(),
+                       S.Declare("ls_ok", T.INT, E.Unary("!", bad)),
+                       _oneline(E.Binary("&&", ok, self._ws_init()), S.Assign(ok, _i(0))))
             if self.ws_flag:
-                region.add(f"if (ls_ok && ls_ws_use(&ws, {self.ws_flag})) ls_ok = 0;")
-            region.add(If("!ls_ok", Block().add(Line("#pragma omp atomic write"), "ls_bad = 1;")))
+                region.add(_oneline(E.Binary("&&", ok, self._ws_use()), S.Assign(ok, _i(0))))
+            region.add(S.If(E.Unary("!", ok), Block().add(S.Atomic(S.Assign(bad, _i(1)), "write"))))
         chunk = Block()
-        region.add(Line("#pragma omp for schedule(dynamic, 1)"), For("ls_k", "0", "ls_nch", chunk))
-        chunk.add(Decl("int", "ls_b"), Line("#pragma omp atomic read"), "ls_b = ls_bad;",
-                  "if (ls_b) continue;")
+        # (a worksharing loop inside the region: no loop IR node spells ``omp for`` yet)
+        region.add(Line("#pragma omp for schedule(dynamic, 1)"), S.For("ls_k", _i(0), nch, chunk))
+        k, pch = _v("ls_k"), _v("ls_pch")
+        chunk.add(S.Declare("ls_b", T.INT), S.Atomic(S.Assign(_v("ls_b"), bad), "read"),
+                  _oneline(_v("ls_b"), S.Continue()))
         if walker is None:
-            chunk.add(Decl("const int64_t", "ls_r0", "ls_k * ls_pch"),
-                      Decl("const int64_t", "ls_r1", f"ls_r0 + ls_pch < {n} ? ls_r0 + ls_pch : {n}"))
-        chunk.add(Decl("const int64_t", "ls_s0", "on1"), Line("#define ls_fail ls_tfail"))
+            end = _add("ls_r0", pch)
+            chunk.add(_const("ls_r0", _mul(k, pch)),
+                      _const("ls_r1", E.Select(E.Binary("<", end, n), end, n)))
+        # (a failure inside the region jumps to the chunk's end: no node renames the failure
+        # path's label yet)
+        chunk.add(_const("ls_s0", "on1"), Line("#define ls_fail ls_tfail"))
         rows = Block()
         chunk.add(rows)
         if walker is None:
@@ -163,12 +222,16 @@ class ParallelMixin:
         self.row_span = self.pos_chunk = None
         if not self.span_uses:  # (every chunk would run every row: never emitted so)
             raise NoShare(self.stmt)
+        on1, s0 = _v("on1"), _v("ls_s0")
         chunk.add(Line("#undef ls_fail"),
-                  f"ls_ck[{W} * ls_k] = ls_s0;", f"ls_ck[{W} * ls_k + 1] = on1 - ls_s0;", f"ls_ck[{W} * ls_k + 2] = tid;",
-                  "continue;", "ls_tfail: ;", Line("#pragma omp atomic write"), "ls_bad = 1;")
-        region.add("ls_tp[2 * tid] = (void *)oc1;", "ls_tp[2 * tid + 1] = (void *)ov;",
-                   f"ls_ck[{W} * ls_nch + 3 * tid] = on1;", f"ls_ck[{W} * ls_nch + 3 * tid + 1] = occ1;",
-                   f"ls_ck[{W} * ls_nch + 3 * tid + 2] = ovc;")
+                  S.Assign(_at("ls_ck", _mul(W, k)), s0), S.Assign(_at("ls_ck", _mul(W, k), 1), E.Binary("-", on1, s0)),
+                  S.Assign(_at("ls_ck", _mul(W, k), 2), tid),
+                  S.Continue(), Line("ls_tfail: ;"), S.Atomic(S.Assign(bad, _i(1)), "write"))
+        region.add(S.Assign(E.Load(tp, _mul(2, tid)), E.Cast(VOID_P, _v("oc1"))),
+                   S.Assign(E.Load(tp, _add(_mul(2, tid), 1)), E.Cast(VOID_P, _v("ov"))),
+                   S.Assign(_at("ls_ck", _mul(W, nch), _mul(3, tid)), on1),
+                   S.Assign(_at("ls_ck", _mul(W, nch), _mul(3, tid), 1), _v("occ1")),
+                   S.Assign(_at("ls_ck", _mul(W, nch), _mul(3, tid), 2), _v("ovc")))
         if self.ws:
             region.add(workspace.FREE)
 
@@ -177,41 +240,59 @@ class ParallelMixin:
         chunks are placed in row order (each chunk's row ends shifted by where it lands) and
         copied, on the team, into the kernel's buffers grown to the total; then the threads'
         buffers go back to the pool (none kept after a failure)."""
-        it, vt, n = self.oit, self.oct, self.ext[self.order[0]]
-        one = Block().add(f"oc1 = ({it} *)ls_tp[0];", f"ov = ({vt} *)ls_tp[1];", "ls_tp[0] = ls_tp[1] = NULL;",
-                          f"on1 = ls_ck[{W} * ls_nch];", f"occ1 = ls_ck[{W} * ls_nch + 1];",
-                          f"ovc = ls_ck[{W} * ls_nch + 2];")
+        it, vt, n = self.idx_t, self.val_t, x(self.ext[self.order[0]])
+        tp, nch, pch, bad, tot = _v("ls_tp"), _v("ls_nch"), _v("ls_pch"), _v("ls_bad"), _v("ls_tot")
+        k, t, t_, s_, b_ = _v("k"), _v("t"), _v("t_"), _v("s_"), _v("b_")
+        one = Block().add(S.Assign(_v("oc1"), E.Cast(T.Ptr(it), E.Load(tp, _i(0)))),
+                          S.Assign(_v("ov"), E.Cast(T.Ptr(vt), E.Load(tp, _i(1)))),
+                          S.Assign((E.Load(tp, _i(0)), E.Load(tp, _i(1))), E.Null()),
+                          S.Assign(_v("on1"), _at("ls_ck", _mul(W, nch))),
+                          S.Assign(_v("occ1"), _at("ls_ck", _mul(W, nch), 1)),
+                          S.Assign(_v("ovc"), _at("ls_ck", _mul(W, nch), 2)))
         # a team: where each chunk lands, then the copies (on the team) into the kernel's buffers
-        lo_r, hi_r = ("k * ls_pch", "r1_") if walker is None else (f"ls_ck[{W} * k + 4]", f"ls_ck[{W} * k + 5]")
-        copy = Block().add(Decl("const int64_t", "s_", f"ls_ck[{W} * k]"), Decl("const int64_t", "c_", f"ls_ck[{W} * k + 1]"),
-                           Decl("const int64_t", "t_", f"ls_ck[{W} * k + 2]"), Decl("const int64_t", "b_", f"ls_ck[{W} * k + 3]"),
-                           f"memcpy(oc1 + b_, ({it} *)ls_tp[2 * t_] + s_, (size_t)c_ * sizeof({it}));",
-                           f"memcpy(ov + b_, ({vt} *)ls_tp[2 * t_ + 1] + s_, (size_t)c_ * sizeof({vt}));",
-                           *([Decl("const int64_t", "r1_", f"(k + 1) * ls_pch < {n} ? (k + 1) * ls_pch : {n}")]
-                             if walker is None else []),
-                           If("b_ != s_", Block().add(For("r", lo_r, hi_r, Block().add(
-                               f"op1[r + 1] += ({it})(b_ - s_);")))))
+        if walker is None:
+            lo_r, hi_r = _mul(k, pch), _v("r1_")
+        else:
+            lo_r, hi_r = _at("ls_ck", _mul(W, k), 4), _at("ls_ck", _mul(W, k), 5)
+        k1 = _mul(E.Paren(_add(k, 1)), pch)
+        copy = Block().add(_const("s_", _at("ls_ck", _mul(W, k))), _const("c_", _at("ls_ck", _mul(W, k), 1)),
+                           _const("t_", _at("ls_ck", _mul(W, k), 2)), _const("b_", _at("ls_ck", _mul(W, k), 3)),
+                           S.Memcpy(_add("oc1", b_), _add(E.Cast(T.Ptr(it), E.Load(tp, _mul(2, t_))), s_), _v("c_"), it),
+                           S.Memcpy(_add("ov", b_), _add(E.Cast(T.Ptr(vt), E.Load(tp, _add(_mul(2, t_), 1))), s_),
+                                    _v("c_"), vt),
+                           *([_const("r1_", E.Select(E.Binary("<", k1, n), k1, n))] if walker is None else []),
+                           S.If(E.Binary("!=", b_, s_), Block().add(S.For("r", lo_r, hi_r, Block().add(
+                               S.Update(E.Load(_v("op1"), _add("r", 1)), "+",
+                                        E.Cast(it, E.Paren(E.Binary("-", b_, s_)))))))))
         # (grown here without LS_GROW's jump: the threads' buffers and the pool are handed back
         # below first)
-        grow = [If(f"ls_tot > {cap}", Block().add(
-                    Decl(f"{t} *", f"{g}_", f"({t} *)ls_realloc({buf}, (size_t)ls_tot * sizeof({t}))"),
-                    If(f"{g}_", Block().add(f"{buf} = {g}_;", f"{cap} = ls_tot;"), Block().add("ls_bad = 1;"))))
-                for buf, cap, t, g in (("oc1", "occ1", it, "gc"), ("ov", "ovc", vt, "gv"))]
+        grow = [S.If(E.Binary(">", tot, _v(cap)), Block().add(
+                    S.Declare(f"{g}_", T.Ptr(t_ty), E.Cast(T.Ptr(t_ty), E.SupportCall(
+                        "realloc", (_v(buf), _mul(E.Cast(T.SIZE, tot), E.SizeOf(t_ty)))))),
+                    S.If(_v(f"{g}_"), Block().add(S.Assign(_v(buf), _v(f"{g}_")), S.Assign(_v(cap), tot)),
+                         Block().add(S.Assign(bad, _i(1))))))
+                for buf, cap, t_ty, g in (("oc1", "occ1", it, "gc"), ("ov", "ovc", vt, "gv"))]
         team = Block().add(
-            Decl("int64_t", "ls_tot", "0"),
-            For("k", "0", "ls_nch", Block().add(f"ls_ck[{W} * k + 3] = ls_tot;", f"ls_tot += ls_ck[{W} * k + 1];")),
+            S.Declare("ls_tot", T.INDEX, _i(0)),
+            S.For("k", _i(0), nch, Block().add(S.Assign(_at("ls_ck", _mul(W, k), 3), tot),
+                                              S.Update(tot, "+", _at("ls_ck", _mul(W, k), 1)))),
             *grow,
-            If("!ls_bad", Block().add(
-                Line("#pragma omp parallel for schedule(dynamic, 1) num_threads((int)ls_nt) if(ls_nt > 1)"),
-                For("k", "0", "ls_nch", copy), "on1 = ls_tot;")))
-        body.add(If("ls_nt == 1", one, Block().add(If("!ls_bad", team))))
+            S.If(E.Unary("!", bad), Block().add(
+                S.ParallelFor(S.For("k", _i(0), nch, copy), S.Schedule("dynamic", _i(1)), **_team("ls_nt")),
+                S.Assign(_v("on1"), tot))))
+        body.add(S.If(E.Binary("==", _v("ls_nt"), _i(1)), one, Block().add(S.If(E.Unary("!", bad), team))))
         # (on a team of one, its buffers are the kernel's again: nothing left to free)
         # (after a failure nothing is kept: the memory goes back at once)
-        back = Block().add(f"ls_keep_put(ls_own && !ls_bad, 2 * t, ls_tp[2 * t], (size_t)ls_ck[{W} * ls_nch + 3 * t + 1] * sizeof({it}));",
-                           f"ls_keep_put(ls_own && !ls_bad, 2 * t + 1, ls_tp[2 * t + 1], (size_t)ls_ck[{W} * ls_nch + 3 * t + 2] * sizeof({vt}));")
-        body.add(For("t", "0", "ls_nt", back), "if (ls_own) ls_keep_give();",
-                 "free(ls_ck); free(ls_tp); ls_ck = NULL; ls_tp = NULL;",
-                 "if (ls_bad) goto ls_fail;")
+        keep = E.Binary("&&", _v("ls_own"), E.Unary("!", bad))
+        two_t = _mul(2, t)
+        back = Block().add(
+            S.ExprStmt(keep_call("keep_put", keep, two_t, E.Load(tp, two_t),
+                                 _mul(E.Cast(T.SIZE, _at("ls_ck", _mul(W, nch), _mul(3, t), 1)), E.SizeOf(it)))),
+            S.ExprStmt(keep_call("keep_put", keep, _add(two_t, 1), E.Load(tp, _add(two_t, 1)),
+                                 _mul(E.Cast(T.SIZE, _at("ls_ck", _mul(W, nch), _mul(3, t), 2)), E.SizeOf(vt)))))
+        body.add(S.For("t", _i(0), _v("ls_nt"), back), _oneline(_v("ls_own"), S.ExprStmt(keep_call("keep_give"))),
+                 S.Inline((S.Free(_v("ls_ck")), S.Free(tp), S.Assign(_v("ls_ck"), E.Null()), S.Assign(tp, E.Null()))),
+                 _oneline(bad, S.Fail()))
 
     def _private(self):
         """A dense result summed over its outermost loop, which is a reduction (``A.T @ x``:
@@ -271,33 +352,34 @@ class ParallelMixin:
         strided view stays on one thread); copies that cannot be allocated leave it on one
         (``private_team``)."""
         kind, arg = self.private
-        T = self.oct
         packed = self._result_span(body)
         work = self.work()
         if kind == "flat":
-            work = f"({work}) * {FLAT_WORK}"
-        private_team(body, self.abi, T, work, packed, self.spec.mode == "dense-count")
+            work = E.Binary("*", E.Paren(work), E.Lit(FLAT_WORK, "float64"))
+        counts = self.spec.mode == "dense-count"
+        private_team(body, self.abi, self.val_t, work, packed, counts, ctext=self.oct)
         region = Block().add(*team_ids(self.prelude_extra, KEEP))
-        body.add(Line("#pragma omp parallel num_threads((int)ls_pt) if(ls_pt > 1)"), region)
-        red, counts = self.stmt.reduce, self.spec.mode == "dense-count"
-        ident = None if red == "sum" else C.literal(ops.reduce_identity(red, self.odt), self.odt)
-        own = Block().add(*private_copy(T, ident, counts))
+        body.add(S.Parallel(region, **_team("ls_pt")))
+        red = self.stmt.reduce
+        ident = None if red == "sum" else E.Lit(ops.reduce_identity(red, self.odt), self.odt)
+        own = Block().add(*private_copy(self.val_t, ident, counts, ctext=self.oct))
         region.add(own)
+        tid, tn = _v("tid"), _v("ls_tn")
         if kind == "pos":
             self.pos_share = True  # (emit_single_driver shares out the walk's positions)
         elif kind == "flat":
             a = arg
-            count = level_count(a.spec.format, a.slot, len(a.lvars) - 1)
-            own.add(Decl("const int64_t", "ls_f0", f"({count}) * tid / ls_tn"),
-                    Decl("const int64_t", "ls_f1", f"({count}) * (tid + 1) / ls_tn"))
+            count = par(level_count(a.spec.format, a.slot, len(a.lvars) - 1))
+            own.add(_const("ls_f0", E.Binary("/", _mul(count, tid), tn)),
+                    _const("ls_f1", E.Binary("/", _mul(count, E.Paren(_add(tid, 1))), tn)))
             self.flat_span = ("ls_f0", "ls_f1")
         else:
             n = self.ext[self.order[0]]
             if arg is not None:
                 own.add(*self._row_range(arg, n, "ls_tn"))
             else:
-                own.add(Decl("const int64_t", "ls_r0", f"{n} * tid / ls_tn"),
-                        Decl("const int64_t", "ls_r1", f"{n} * (tid + 1) / ls_tn"))
+                own.add(_const("ls_r0", E.Binary("/", _mul(n, tid), tn)),
+                        _const("ls_r1", E.Binary("/", _mul(n, E.Paren(_add(tid, 1))), tn)))
             self.row_span = ("ls_r0", "ls_r1")
         self.span_uses = 0
         self.emit_versions(own)
@@ -305,28 +387,29 @@ class ParallelMixin:
         self.pos_share = False
         if not self.span_uses:  # (every thread would run the whole loop: never emitted so)
             raise NoShare(self.stmt)
-        region.add(add_copies(T, self.odt, red, counts))
-        body.add(*release_copies(T, counts))
+        region.add(add_copies(self.val_t, self.odt, red, counts))
+        body.add(*release_copies(self.val_t, counts))
 
     @staticmethod
     def _row_range(p, n, nt="ls_nt"):
         """Declarations of ``ls_r0``/``ls_r1``, thread ``tid``'s rows of an operand with row
         positions ``p`` over ``n`` rows: ranges of about equal stored entries (a power-law
         graph's rows split by count put most entries on one thread), found by binary search, the
-        same in every pass that uses them."""
+        same in every pass that uses them. (Transitional C text: a binary search inside an
+        expression, which no loop IR node spells yet.)"""
         def first(share):  # the first row whose entries start at or past the share's target
             return (f"({{ const int64_t g_ = (int64_t){p}[0] + ((int64_t){p}[{n}] - (int64_t){p}[0]) "
                     f"* ({share}) / {nt}; int64_t l_ = 0, u_ = {n}; while (l_ < u_) {{ "
                     f"const int64_t m_ = (l_ + u_) / 2; if ((int64_t){p}[m_] < g_) l_ = m_ + 1; "
                     f"else u_ = m_; }} l_; }})")
-        return [Decl("const int64_t", "ls_r0", first("tid")),
-                Decl("const int64_t", "ls_r1", f"(tid + 1 == {nt}) ? {n} : {first('tid + 1')}")]
+        return [_const("ls_r0", E.Raw(first("tid"))),
+                _const("ls_r1", E.Raw(f"(tid + 1 == {nt}) ? {n} : {first('tid + 1')}"))]
 
     def parallel(self, depth, v, followers, blk, count, forced=False, chunk=None, span=False):
         """OpenMP on the outermost loop when it runs over a result index of a dense result
         (each iteration writes its own elements; reductions stay inside an iteration), is a
         range or walks a unique level, and no iterator follows it (a follower's position
-        carries from one iteration to the next). Chunks of rows (``omp_chunk``: rows of skewed
+        carries from one iteration to the next). Chunks of rows (``chunk_size``: rows of skewed
         graphs differ by orders of magnitude), each thread its own run of them first
         (``owned_chunks``) where the caller's loop is a range (``span``: it takes its bounds
         from ``take_span``), else handed out by OpenMP; the thread count comes from
@@ -353,7 +436,7 @@ class ParallelMixin:
         nt = self.abi.int(("threads",))
         if not forced:  # (a schedule's parallel loop runs on the threads asked for)
             nt = team_size(blk, self.abi, self.work())
-        blk.add(Decl("const int64_t", "ls_chunk", chunk or omp_chunk(nt, count)))
+        blk.add(_const("ls_chunk", chunk or chunk_size(nt, count)))
         self.par_open = True
         red = " reduction(+:nz)" if mapped else ""
         if not forced and span and not (mapped or masked):
@@ -362,6 +445,7 @@ class ParallelMixin:
         # nests of a segment sum's variants (``emit_flag_versions``) a walk's chunks go round
         # the team in a fixed order instead (``owned_chunks``: why)
         kind = "static" if self.static_rows and not forced else "dynamic"
+        # (the caller adds the loop after this line: a ParallelFor would need the loop itself)
         blk.add(Line(f"#pragma omp parallel for schedule({kind}, ls_chunk) num_threads((int){nt}) "
                      f"if({nt} > 1){red}"))
         return blk
@@ -381,10 +465,8 @@ class ParallelMixin:
         ``take_span``'s."""
         if THREAD_NUM not in self.prelude_extra:
             self.prelude_extra.append(THREAD_NUM)
-        blk.add(*owned_runs_setup(nt, count),
-                Line(f"#pragma omp parallel num_threads((int){nt}) if({nt} > 1)"))
         region, chunk = owned_runs(nt, count)
-        blk.add(region)
+        blk.add(*owned_runs_setup(nt, count), S.Parallel(region, **_team(nt)))
         self.span = ("ls_r0", "ls_r1")
         return chunk
 
@@ -402,29 +484,29 @@ class ParallelMixin:
         (``private_copy``) over the chunks it takes (``omp for``, dynamic: the schedule's
         chunks), and the copies are added after (``add_copies``). Returns the block the loop
         goes in."""
-        T = self.oct
         packed = self._result_span(blk)
-        private_team(blk, self.abi, T, "1e300", packed)
-        blk.add(Decl("const int64_t", "ls_chunk", chunk or omp_chunk("ls_pt", count)),
-                Line("#pragma omp parallel num_threads((int)ls_pt) if(ls_pt > 1)"))
-        own = Block().add(*private_copy(T))
-        region = Block().add(*team_ids(self.prelude_extra, KEEP), own, add_copies(T, self.odt))
-        blk.add(region, *release_copies(T))
+        # (the estimate as the text it always was: a float literal prints as Python's repr)
+        private_team(blk, self.abi, self.val_t, "1e300", packed, ctext=self.oct)
+        own = Block().add(*private_copy(self.val_t, ctext=self.oct))
+        region = Block().add(*team_ids(self.prelude_extra, KEEP), own, add_copies(self.val_t, self.odt))
+        blk.add(_const("ls_chunk", chunk or chunk_size("ls_pt", count)),
+                S.Parallel(region, **_team("ls_pt")), *release_copies(self.val_t))
+        # (a worksharing loop inside the region: no loop IR node spells ``omp for`` yet)
         own.add(Line("#pragma omp for schedule(dynamic, ls_chunk)"))
         self.par_open = True
         return own
 
     def _result_span(self, body):
-        """Declares ``ls_osz``, the dense result's span in its buffer; returns the C condition
+        """Declares ``ls_osz``, the dense result's span in its buffer; returns the condition
         that its strides pack it (a strided view is not copied: it stays on one thread)."""
         if not self.outs:
-            body.add(Decl("const int64_t", "ls_osz", "1"))
-            return "1"
-        exts = [self.ext[v] for v in self.outs]
-        span = "1 + " + " + ".join(f"({e} - 1) * os{m}" for m, e in enumerate(exts))
-        body.add(Decl("const int64_t", "ls_ofull", " * ".join(f"({e})" for e in exts)),
-                 Decl("const int64_t", "ls_osz", f"ls_ofull > 0 ? {span} : 0"))
-        return "ls_osz == ls_ofull"
+            body.add(_const("ls_osz", _i(1)))
+            return _i(1)
+        exts = [x(self.ext[v]) for v in self.outs]
+        span = sum_of([_i(1)] + [_mul(E.Paren(E.Binary("-", e, _i(1))), f"os{m}") for m, e in enumerate(exts)])
+        body.add(_const("ls_ofull", sum_of([E.Paren(e) for e in exts], "*")),
+                 _const("ls_osz", E.Select(E.Binary(">", _v("ls_ofull"), _i(0)), span, _i(0))))
+        return E.Binary("==", _v("ls_osz"), _v("ls_ofull"))
 
     def work(self):
         """This kernel's work estimate (``work_estimate``)."""
@@ -456,25 +538,31 @@ class ParallelMixin:
         elif self.private is None:
             team_size(blk, self.abi, self.work())
             region = Block().add(*team_ids(self.prelude_extra))
-            blk.add(Line("#pragma omp parallel num_threads((int)ls_nt) if(ls_nt > 1)"), region)
+            blk.add(S.Parallel(region, **_team("ls_nt")))
             blk = region
             self.par_open = True
         self.span_uses += 1
-        b, z = f"b{u}", f"z{u}"
+        b, z, c = _v(f"b{u}"), _v(f"z{u}"), _v(crd)
+        share, parts = _v(share), _v(parts)
 
         def cut(name, k):
-            blk.add(Decl("int64_t", name, f"{b} + ({z} - {b}) * ({k}) / {parts}"))
+            at = _v(name)
+            blk.add(S.Declare(name, T.INDEX, _add(b, E.Binary("/", _mul(E.Paren(E.Binary("-", z, b)), E.Paren(k)), parts))))
             if not unique:
-                blk.add(f"while ({name} > {b} && {name} < {z} && {crd}[{name}] == {crd}[{name} - 1]) {name}++;")
+                same = E.Binary("==", E.Load(c, at), E.Load(c, E.Binary("-", at, _i(1))))
+                blk.add(S.While(sum_of([E.Binary(">", at, b), E.Binary("<", at, z), same], "&&"),
+                                S.Update(at, "+", _i(1)), oneline=True))
         cut(f"ls_lo{u}", share)
-        cut(f"ls_hi{u}", f"{share} + 1")
+        cut(f"ls_hi{u}", _add(share, 1))
+        lo, hi = _v(f"ls_lo{u}"), _v(f"ls_hi{u}")
         if self.pos_chunk is not None:
             # the rows the chunk spans, for the shift of their ends once the chunks are placed
             # (rows it does not visit keep 0, which the shift leaves below the row before them:
             # finish_output's pass over the ends lifts them to it)
-            lo, hi = f"ls_lo{u}", f"ls_hi{u}"
-            blk.add(f"ls_ck[{W} * {share} + 4] = {lo} < {hi} ? (int64_t){crd}[{lo}] : 0;",
-                    f"ls_ck[{W} * {share} + 5] = {lo} < {hi} ? (int64_t){crd}[{hi} - 1] + 1 : 0;")
-        inner = Block().add(Decl("int64_t", b, f"ls_lo{u}"), Decl("int64_t", z, f"ls_hi{u}"))
+            inside = E.Binary("<", lo, hi)
+            blk.add(S.Assign(_at("ls_ck", _mul(W, share), 4), E.Select(inside, E.Cast(T.INDEX, E.Load(c, lo)), _i(0))),
+                    S.Assign(_at("ls_ck", _mul(W, share), 5),
+                             E.Select(inside, _add(E.Cast(T.INDEX, E.Load(c, E.Binary("-", hi, _i(1)))), 1), _i(0))))
+        inner = Block().add(S.Declare(f"b{u}", T.INDEX, lo), S.Declare(f"z{u}", T.INDEX, hi))
         blk.add(inner)
         return inner

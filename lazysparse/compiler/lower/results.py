@@ -6,14 +6,51 @@ through ``p[]``/``d[]``, with the failure path that frees what was allocated.
 """
 from __future__ import annotations
 
-from lazysparse.compiler.codegen.c import spelling as C
 from lazysparse.ir.nodes import accesses_of
 from lazysparse.compiler.plan import patterns as P
 from lazysparse.compiler.lower import workspace
 from lazysparse.compiler.lower.locate import THREAD_NUM
 from lazysparse.compiler.lower.operands import level_count
-from lazysparse.compiler.lower.teams import team_size
-from lazysparse.compiler.loopir.nodes import Block, Decl, For, If, Line
+from lazysparse.compiler.lower.teams import DOUBLE, par, sum_of, team_size, x
+from lazysparse.compiler.loopir import expr as E
+from lazysparse.compiler.loopir import stmt as S
+from lazysparse.compiler.loopir import types as T
+from lazysparse.compiler.loopir.nodes import Block, Line
+
+IDX = T.INDEX
+
+
+def _v(name):
+    return E.Var(name)
+
+
+def _i(n):
+    return E.Int(n)
+
+
+def _decl(name, init, t=IDX, const=False):
+    return S.Declare(name, t, x(init), const=const)
+
+
+def _fails(cond):
+    """A jump to the failure path where ``cond`` holds."""
+    return S.If(cond, S.Fail(), oneline=True)
+
+
+def _at_least(a, n):
+    """``a > n ? a : n``."""
+    a = x(a)
+    return E.Select(E.Binary(">", a, _i(n)), a, _i(n))
+
+
+# the failure path's label (transitional C text: no loop IR node marks where ``Fail`` lands yet)
+FAIL_LABEL = Line("ls_fail:")
+
+
+def _fit(ctext, ptr, n, cap):
+    """``LS_FIT``: the buffer shrunk to ``n`` entries of C type ``ctext`` when over an eighth
+    of it is spare (transitional C text: no loop IR node shrinks a buffer yet)."""
+    return Line(f"LS_FIT({ctext}, {ptr}, {n}, {cap});")
 
 
 class ResultMixin:
@@ -44,11 +81,11 @@ class ResultMixin:
     def _declare_dense_output(self, top):
         """A dense result: its values (``o``), strides (``os<m>``) and, for a counted max, min
         or product, its entry counts (``ocnt``)."""
-        top.add(Decl(f"{self.oct} *restrict", "o", f"({self.oct} *){self.abi.ptr(('out', 'vals'))}"))
+        top.add(_decl("o", E.Cast(T.Ptr(self.val_t), x(self.abi.ptr(("out", "vals")))), T.Ptr(self.val_t, restrict=True)))
         for m in range(len(self.outs)):
-            top.add(Decl("int64_t", f"os{m}", self.abi.int(("ostride", m))))
+            top.add(_decl(f"os{m}", self.abi.int(("ostride", m))))
         if self.spec.mode == "dense-count":
-            top.add(Decl("int64_t *restrict", "ocnt", f"(int64_t *){self.abi.ptr(('out', 'cnt'))}"))
+            top.add(_decl("ocnt", E.Cast(T.Ptr(IDX), x(self.abi.ptr(("out", "cnt")))), T.Ptr(IDX, restrict=True)))
 
     def _sparse_layout(self, top):
         """A sparse result's levels and sizes, its starting capacity (``ocap``: the glue's hint,
@@ -59,19 +96,20 @@ class ResultMixin:
         self.olv = list(self.ofmt.levels)
         self.ovars = [self.outs[m] for m in self.ofmt.order]
         for l in range(nd):
-            top.add(Decl("int64_t", f"osz{l}", self.abi.int(("osize", l))))
+            top.add(_decl(f"osz{l}", self.abi.int(("osize", l))))
         if self.ws or mode in ("mask", "map"):  # sized below, from counts and bounds: no hint
-            top.add(Decl("int64_t", "ocap", "16"))
+            top.add(_decl("ocap", 16))
         else:
-            top.add(Decl("int64_t", "ocap", f"{self.abi.int(('ohint',))} > 16 ? d[{len(self.abi.d) - 1}] : 16"))
+            hint = x(self.abi.int(("ohint",)))
+            top.add(_decl("ocap", E.Select(E.Binary(">", hint, _i(16)), E.Load(_v("d"), _i(len(self.abi.d) - 1)), _i(16))))
         self.ocoo = self.olv[0].kind == "compressed" and not self.olv[0].unique
         self.kd = 0
         while self.kd < nd and self.olv[self.kd].kind == "dense":
             self.kd += 1
-        dense_count = "1"
+        dense_count = _i(1)
         for l in range(self.kd):
-            dense_count = f"({dense_count}) * osz{l}"
-        self.dense_count = dense_count
+            dense_count = E.Binary("*", E.Paren(dense_count), _v(f"osz{l}"))
+        self.dense_count = dense_count  # (an expression)
         # rows appended on threads: each thread its own buffers, chunks of rows copied into place
         # after (emit_par_rows)
         self.par_rows = self._par_rows()
@@ -89,7 +127,7 @@ class ResultMixin:
         allocation anywhere can jump to ls_fail (end of the kernel): the output buffers go
         back through p[] for the glue to free (Runner._failed), the temporaries (``temps``) are
         freed there."""
-        nd, it = len(self.outs), self.oit
+        nd, it = len(self.outs), self.idx_t
         heap = []
         for l in range(nd):
             if self.olv[l].kind == "compressed":
@@ -100,13 +138,13 @@ class ResultMixin:
         self.temps = []
         if self.spec.mode == "sort":
             self.temps = [f"tc{l}" for l in range(nd)] + ["tv", "perm", "tmp", "h", "nx"]
-            heap += [("int64_t", f"tc{l}") for l in range(nd)] + [(self.oct, "tv")]
-            heap += [("int64_t", n) for n in ("perm", "tmp", "h", "nx")]
+            heap += [(IDX, f"tc{l}") for l in range(nd)] + [(self.val_t, "tv")]
+            heap += [(IDX, n) for n in ("perm", "tmp", "h", "nx")]
         if self.par_rows:  # (the chunk table and the threads' buffers)
-            heap += [("int64_t", "ls_ck"), ("void *", "ls_tp")]
+            heap += [(IDX, "ls_ck"), (T.Ptr(T.Opaque("void")), "ls_tp")]
             self.temps += ["ls_ck", "ls_tp"]
         for t, n in heap:
-            top.add(Decl(f"{t} *", n, "NULL"))
+            top.add(S.Declare(n, T.Ptr(t), E.Null()))
 
     def _size_by_workspace(self, top):
         """A workspace's result: the workspace and the ISM array declared (zeroed before any
@@ -125,24 +163,28 @@ class ResultMixin:
         pages fault in again: wiki-Vote A @ A paid 640 faults and 3 ms of system time a call,
         30 ms when huge pages ran out)."""
         nd = len(self.outs)
-        top.add(Decl("ls_ws", "ws", "{0}"), Decl("ls_ism", "ism", "{0}"))
+        top.add(*self._ws_declare())
         prev = None
         if self.kd == nd - 1 and self.ws_h == nd - 1:
-            prev = self.abi.int(("ocount", nd - 1))
-            top.add(Decl("const int64_t", "ls_prev", f"{prev} > 0 ? {prev} + {prev} / 8 + 16 : 0"))
+            prev = x(self.abi.int(("ocount", nd - 1)))
+            grown = E.Binary("+", E.Binary("+", prev, E.Binary("/", prev, _i(8))), _i(16))
+            top.add(_decl("ls_prev", E.Select(E.Binary(">", prev, _i(0)), grown, _i(0)), const=True))
         bound = self.mask_bound()
+        pv = _v("ls_prev")
         if bound is None:
-            top.add(Decl("int64_t", "ls_ins", "0"))
+            top.add(_decl("ls_ins", 0))
             count = Block()
             self.counting_inserts = True
             self.emit(0, count)
             self.counting_inserts = False
-            top.add(count if prev is None else If("ls_prev == 0", count))
-            bound = "ls_ins" if prev is None else "(ls_prev ? ls_prev : ls_ins)"
+            top.add(count if prev is None else S.If(E.Binary("==", pv, _i(0)), count))
+            bound = _v("ls_ins") if prev is None else E.Paren(E.Select(pv, pv, _v("ls_ins")))
         elif prev is not None:
-            bound = f"(ls_prev && ls_prev < {bound} ? ls_prev : {bound})"
-        full = " * ".join(f"osz{l}" for l in range(nd)) or "1"
-        top.add(f"ocap = {bound} < {full} ? {bound} : {full};", "if (ocap < 16) ocap = 16;")
+            bound = E.Paren(E.Select(E.Binary("&&", pv, E.Binary("<", pv, bound)), pv, bound))
+        full = sum_of([_v(f"osz{l}") for l in range(nd)], "*") or _i(1)
+        ocap = _v("ocap")
+        top.add(S.Assign(ocap, E.Select(E.Binary("<", bound, full), bound, full)),
+                S.If(E.Binary("<", ocap, _i(16)), S.Assign(ocap, _i(16)), oneline=True))
 
     def _size_by_transposition(self, top):
         """A transposition (``direct``): the rows' entry counts, then their starts (h[r]: the
@@ -152,104 +194,128 @@ class ResultMixin:
         if a is not None:
             self.emit_transposition_counts(top, a)
         else:
-            top.add("h = (int64_t *)ls_calloc((size_t)osz0 + 2, sizeof(int64_t));",
-                    "if (!h) goto ls_fail;")
+            h, t = _v("h"), _v("t")
+            # (calloc's count is its own argument: no cast of the sum, so ``(size_t)osz0 + 2``)
+            top.add(S.Assign(h, E.Alloc(IDX, E.Binary("+", E.Cast(T.SIZE, _v("osz0")), _i(2)), zero=True)),
+                    _fails(E.Unary("!", h)))
             count = Block()
             self.emit(0, count)
-            top.add(count, For("t", "0", "osz0", Block().add("h[t + 1] += h[t];")))
+            top.add(count, S.For("t", _i(0), _v("osz0"), Block().add(
+                S.Update(E.Load(h, E.Binary("+", t, _i(1))), "+", E.Load(h, t)))))
         self.placing = True
-        top.add("ocap = h[osz0] > 16 ? h[osz0] : 16;")
+        top.add(S.Assign(_v("ocap"), _at_least(E.Load(_v("h"), _v("osz0")), 16)))
 
     def _size_by_mask(self, top):
         """Modes "mask" and "map": the result has the mask's entries (``mb0``: its first
         position, ``mnz``: how many)."""
         a = self.acc_by_q[self.mask_q]
-        pm = f"p{a.slot}_{len(self.outs) - 1}"
-        top.add(Decl("const int64_t", "mb0", f"(int64_t){pm}[0]"),
-                Decl("const int64_t", "mnz", f"(int64_t){pm}[{self.dense_count}] - mb0"),
-                "ocap = mnz > 16 ? mnz : 16;")
+        pm = _v(f"p{a.slot}_{len(self.outs) - 1}")
+        top.add(_decl("mb0", E.Cast(IDX, E.Load(pm, _i(0))), const=True),
+                _decl("mnz", E.Binary("-", E.Cast(IDX, E.Load(pm, self.dense_count)), _v("mb0")), const=True),
+                S.Assign(_v("ocap"), _at_least("mnz", 16)))
 
     def _allocate_output(self, top):
         """The result's positions, coordinates and values at the capacity ``ocap`` (the first
         positions level at its exact size), each with its capacity and count, recorded in
         ``obufs`` to be shrunk and handed back after the loops."""
-        mode, it, dense_count = self.spec.mode, self.oit, self.dense_count
+        mode, it, dense_count = self.spec.mode, self.idx_t, self.dense_count
+        ocap = _v("ocap")
         for l in range(len(self.outs)):
             lv = self.olv[l]
+            op, oc = _v(f"op{l}"), _v(f"oc{l}")
             if lv.kind == "compressed":
                 if l == self.kd:
-                    size = f"({dense_count}) + 1"
+                    size = E.Paren(E.Binary("+", E.Paren(dense_count), _i(1)))
                     # (mask, map: the copy of the operand's positions writes every entry)
                     if mode in ("mask", "map"):
-                        top.add(f"op{l} = ({it} *)ls_malloc((size_t)({size}) * sizeof({it}));")
+                        top.add(S.Assign(op, E.Alloc(it, size)))
                     else:
-                        top.add(f"op{l} = ({it} *)ls_calloc((size_t)({size}), sizeof({it}));")
+                        top.add(S.Assign(op, E.Alloc(it, E.Cast(T.SIZE, size), zero=True)))
                 else:
-                    top.add(Decl("int64_t", f"opc{l}", "ocap"))
-                    top.add(f"op{l} = ({it} *)ls_calloc((size_t)ocap + 1, sizeof({it}));")
-                top.add(f"if (!op{l}) goto ls_fail;")
+                    top.add(_decl(f"opc{l}", ocap))
+                    top.add(S.Assign(op, E.Alloc(it, E.Binary("+", E.Cast(T.SIZE, ocap), _i(1)), zero=True)))
+                top.add(_fails(E.Unary("!", op)))
                 self.obufs.append(("pos", l))
             if lv.kind != "dense":
-                top.add(Decl("int64_t", f"occ{l}", "ocap"))
-                top.add(f"oc{l} = ({it} *)ls_malloc((size_t)ocap * sizeof({it}));")
-                top.add(Decl("int64_t", f"on{l}", "0"))
-                top.add(f"if (!oc{l}) goto ls_fail;")
+                top.add(_decl(f"occ{l}", ocap))
+                top.add(S.Assign(oc, E.Alloc(it, ocap)))
+                top.add(_decl(f"on{l}", 0))
+                top.add(_fails(E.Unary("!", oc)))
                 self.obufs.append(("crd", l))
-        top.add(Decl("int64_t", "ovc", "ocap"))
-        top.add(f"ov = ({self.oct} *)ls_malloc((size_t)ocap * sizeof({self.oct}));")
-        top.add("if (!ov) goto ls_fail;")
+        top.add(_decl("ovc", ocap))
+        top.add(S.Assign(_v("ov"), E.Alloc(self.val_t, ocap)))
+        top.add(_fails(E.Unary("!", _v("ov"))))
         self.obufs.append(("vals", None))
 
     def _prepare_output(self, top):
         """What the loops expect in place: a mask's or map's structure copied (and zeros where
         a mask's products accumulate), the workspace started, a transposition's row starts, or
         the sort's coordinate and value arrays."""
-        mode, nd, it = self.spec.mode, len(self.outs), self.oit
+        mode, nd, it = self.spec.mode, len(self.outs), self.idx_t
+        t = _v("t")
         if mode in ("mask", "map"):
             # the mask's structure, and zeros where the products accumulate
             L, a = nd - 1, self.acc_by_q[self.mask_q]
-            par = []
+            pos = S.For("t", _i(0), E.Binary("+", E.Paren(self.dense_count), _i(1)), Block().add(
+                S.Assign(E.Load(_v(f"op{L}"), t), E.Cast(it, E.Paren(E.Binary(
+                    "-", E.Cast(IDX, E.Load(_v(f"p{a.slot}_{L}"), t)), _v("mb0")))))))
+            crd = S.For("t", _i(0), _v("mnz"), Block().add(
+                S.Assign(E.Load(_v(f"oc{L}"), t), E.Cast(it, E.Load(_v(f"c{a.slot}_{L}"), E.Binary("+", _v("mb0"), t))))))
             if mode == "map" and not self.count:  # (copies as wide as the values loop after them)
-                team_size(top, self.abi, "(double)mnz", name="ls_cnt", report=False)
-                par = [Line("#pragma omp parallel for schedule(static) num_threads((int)ls_cnt) if(ls_cnt > 1)")]
-            top.add(*par, For("t", "0", f"({self.dense_count}) + 1",
-                              Block().add(f"op{L}[t] = ({it})((int64_t)p{a.slot}_{L}[t] - mb0);")))
-            top.add(*par, For("t", "0", "mnz", Block().add(f"oc{L}[t] = ({it})c{a.slot}_{L}[mb0 + t];")))
+                team_size(top, self.abi, E.Cast(DOUBLE, _v("mnz")), name="ls_cnt", report=False)
+                pos, crd = (S.ParallelFor(loop, S.Schedule("static"), _v("ls_cnt"), E.Binary(">", _v("ls_cnt"), _i(1)))
+                            for loop in (pos, crd))
+            top.add(pos, crd)
             if mode == "mask":
-                top.add(f"memset(ov, 0, (size_t)ocap * sizeof({self.oct}));")
+                top.add(S.Memset(_v("ov"), 0, _v("ocap"), self.val_t))
             else:  # map: every stored entry of the operand gets its value; zeros are counted
-                top.add(Decl("int64_t", "nz", "0"))
+                top.add(_decl("nz", 0))
         if self.ws and not self.par_rows:  # (par_rows: one workspace per thread, in its region)
-            top.add(workspace.fails(self._ws_init()))
+            top.add(_fails(self._ws_init()))
             if self.ws_flag:
-                top.add(workspace.fails(f"ls_ws_use(&ws, {self.ws_flag})"))
+                top.add(_fails(self._ws_use()))
         if self.direct:
-            top.add(For("t", "0", "osz0 + 1", Block().add(f"op1[t] = ({it})h[t];")),
-                    Decl("int64_t", "nz", "0"))
+            top.add(S.For("t", _i(0), E.Binary("+", _v("osz0"), _i(1)), Block().add(
+                        S.Assign(E.Load(_v("op1"), t), E.Cast(it, E.Load(_v("h"), t))))),
+                    _decl("nz", 0))
         elif mode == "sort":
-            top.add(Decl("int64_t", "tn", "0"), Decl("int64_t", "tcap", "ocap"))
+            top.add(_decl("tn", 0), _decl("tcap", "ocap"))
             for l in range(nd):
-                top.add(f"tc{l} = (int64_t *)ls_malloc((size_t)tcap * sizeof(int64_t));")
-                top.add(f"if (!tc{l}) goto ls_fail;")
-            top.add(f"tv = ({self.oct} *)ls_malloc((size_t)tcap * sizeof({self.oct}));")
-            top.add("if (!tv) goto ls_fail;")
+                top.add(S.Assign(_v(f"tc{l}"), E.Alloc(IDX, _v("tcap"))))
+                top.add(_fails(E.Unary("!", _v(f"tc{l}"))))
+            top.add(S.Assign(_v("tv"), E.Alloc(self.val_t, _v("tcap"))))
+            top.add(_fails(E.Unary("!", _v("tv"))))
+
+    def _ws_declare(self):
+        """The workspace and its all array, zeroed (the failure path may free them)."""
+        # (an aggregate's zero initialiser: no loop IR expression spells ``{0}`` yet)
+        return [S.Declare("ws", T.Opaque("ws"), E.Raw("{0}")), S.Declare("ism", T.Opaque("ism"), E.Raw("{0}"))]
 
     def _ws_init(self):
+        """The call that starts the workspace (nonzero: out of memory)."""
         nd = len(self.outs)
-        return f"ls_ws_init(&ws, {workspace.extent_expr(nd, self.ws_h)}, {self.abi.int(('wscap',))})"
+        extent = sum_of([_v(f"osz{l}") for l in range(self.ws_h, nd)], "*") or _i(1)
+        return E.SupportCall("ws_init", (workspace.WS, extent, x(self.abi.int(("wscap",)))))
+
+    def _ws_use(self):
+        """The call that picks the workspace's insert (the schedule flag ``ws_flag``)."""
+        return E.SupportCall("ws_use", (workspace.WS, x(self.ws_flag)))
 
     def _squeeze(self, L, rows):
         """The block that drops the zero values of a result whose last level ``L`` holds
         ``rows`` segments, in place, row by row (its positions rewritten, ``on{L}`` set)."""
-        row = Block().add(Decl("const int64_t", "e", f"op{L}[r + 1]"))
-        row.add(For("t", "s", "e", Block().add(f"oc{L}[o] = oc{L}[t];", "ov[o] = ov[t];",
-                                               "o += ov[t] != 0;")))
-        row.add(f"op{L}[r + 1] = ({self.oit})o;", "s = e;")
-        return Block().add(Decl("int64_t", "o", "0"), Decl("int64_t", "s", "0"),
-                           For("r", "0", rows, row), f"on{L} = o;")
+        op, oc, ov, o, t, r = _v(f"op{L}"), _v(f"oc{L}"), _v("ov"), _v("o"), _v("t"), _v("r")
+        end = E.Load(op, E.Binary("+", r, _i(1)))
+        row = Block().add(_decl("e", end, const=True))
+        row.add(S.For("t", _v("s"), _v("e"), Block().add(
+            S.Assign(E.Load(oc, o), E.Load(oc, t)), S.Assign(E.Load(ov, o), E.Load(ov, t)),
+            S.Update(o, "+", E.Binary("!=", E.Load(ov, t), _i(0))))))
+        row.add(S.Assign(end, E.Cast(self.idx_t, o)), S.Assign(_v("s"), _v("e")))
+        return Block().add(_decl("o", 0), _decl("s", 0), S.For("r", _i(0), x(rows), row),
+                           S.Assign(_v(f"on{L}"), o))
 
     def mask_bound(self):
-        """C expression bounding the result's entries by the entries of inputs read at the
+        """The expression bounding the result's entries by the entries of inputs read at the
         result's own subscripts (a mask: ``M[i,j]`` in ``sum_k M[i,j] A[i,k] B[k,j]``), one per
         term of the statement's pattern; None when some term has no such input."""
         outs = set(self.outs)
@@ -266,22 +332,24 @@ class ResultMixin:
             m = sorted(t & masks)
             if not m:
                 return None
-            parts.append(self.abi.int(("nnz", accs[m[0]].operand)))
-        return "(" + " + ".join(parts or ["0"]) + ")"
+            parts.append(x(self.abi.int(("nnz", accs[m[0]].operand))))
+        return E.Paren(sum_of(parts) or _i(0))
 
     def finish_output(self, top):
         mode = self.spec.mode
+        t = _v("t")
         if mode == "dense-count":
-            tot = self.red_total()
-            n = " * ".join(self.ext[v] for v in self.outs) or "1"
-            body = Block().add(f"if (ocnt[t] < {tot}) {{ {C.reduce_step(self.stmt.reduce, 'o[t]', self.zero(), self.odt)}"
-                               f"{self.fold_count()} }}")
-            top.add(For("t", "0", n, body))
+            n = sum_of([x(self.ext[v]) for v in self.outs], "*") or _i(1)
+            o = E.Load(_v("o"), t)
+            fold = (S.Reduce(self.stmt.reduce, o, self.zero_value(), self.odt),) + self.fold_count_stmts()
+            body = Block().add(S.If(E.Binary("<", E.Load(_v("ocnt"), t), self.red_total_expr()), S.Inline(fold),
+                                    oneline=True))
+            top.add(S.For("t", _i(0), n, body))
         if mode.startswith("dense"):
             return
         if self.direct:
-            top.add("on1 = op1[osz0];", "free(h); h = NULL;")
-            top.add(If("nz > 0", self._squeeze(1, "osz0")))
+            top.add(S.Assign(_v("on1"), E.Load(_v("op1"), _v("osz0"))), S.Inline((S.Free(_v("h")), S.Assign(_v("h"), E.Null()))))
+            top.add(S.If(E.Binary(">", _v("nz"), _i(0)), self._squeeze(1, "osz0")))
         elif mode == "sort":
             from lazysparse.compiler.lower.assembly import emit_sort_assembly
             emit_sort_assembly(self, top)
@@ -294,44 +362,50 @@ class ResultMixin:
             # only when the values loop counted a zero; otherwise every entry stays)
             L = len(self.outs) - 1
             if mode == "map" and self.zeros_after:
-                top.add(Line("#pragma omp parallel for schedule(static) num_threads((int)ls_cnt) "
-                             "if(ls_cnt > 1) reduction(+:nz)"),
-                        For("t", "0", "mnz", Block().add("nz += (ov[t] == 0);")))
+                cnt = _v("ls_cnt")
+                top.add(S.ParallelFor(S.For("t", _i(0), _v("mnz"), Block().add(
+                    S.Update(_v("nz"), "+", E.Paren(E.Binary("==", E.Load(_v("ov"), t), _i(0)))))),
+                    S.Schedule("static"), cnt, E.Binary(">", cnt, _i(1)), (S.Reduction("+", "nz"),)))
             squeeze = self._squeeze(L, self.dense_count)
-            top.add(squeeze if mode == "mask" else If("nz > 0", squeeze, Block().add(f"on{L} = mnz;")))
+            top.add(squeeze if mode == "mask" else S.If(E.Binary(">", _v("nz"), _i(0)), squeeze,
+                                                        Block().add(S.Assign(_v(f"on{L}"), _v("mnz")))))
         nd = len(self.outs)
-        it = self.oit
-        if self.kd < nd and self.olv[self.kd].kind == "compressed":
-            l = self.kd
-            if l == 0 and self.ocoo:
-                top.add(f"op0[1] = on{nd - 1};")
-            elif l == 0:
-                top.add("op0[1] = on0;")
-            elif mode not in ("mask", "map"):  # (those write every row's end)
-                body = Block().add(f"if (op{l}[t] < op{l}[t - 1]) op{l}[t] = op{l}[t - 1];")
-                top.add(For("t", "1", f"({self.dense_count}) + 1", body))
+        self._close_positions(top, nd)
         # shrink to the final sizes (capacity came from an estimate), then hand buffers back:
         # pointers into p[], counts into d[]
-        leaf = f"on{nd - 1}"
+        it, leaf = self.oit, f"on{nd - 1}"
         for kind, l in self.obufs:
             if kind == "crd":
-                top.add(f"LS_FIT({it}, oc{l}, {leaf if self.ocoo else f'on{l}'}, occ{l});")
+                top.add(_fit(it, f"oc{l}", leaf if self.ocoo else f"on{l}", f"occ{l}"))
             elif kind == "vals":
-                top.add(f"LS_FIT({self.oct}, ov, {leaf}, ovc);")
+                top.add(_fit(self.oct, "ov", leaf, "ovc"))
             elif kind == "pos" and l != self.kd:
-                top.add(f"LS_FIT({it}, op{l}, on{l - 1} + 1, opc{l});")
+                top.add(_fit(it, f"op{l}", f"on{l - 1} + 1", f"opc{l}"))
         publish = []
         for kind, l in self.obufs:
             name = {"pos": f"op{l}", "crd": f"oc{l}", "vals": "ov"}[kind]
-            publish.append(f"{self.abi.ptr(('obuf', kind, l))} = (void *){name};")
+            publish.append(S.Assign(x(self.abi.ptr(("obuf", kind, l))), E.Cast(T.Ptr(T.Opaque("void")), _v(name))))
         top.add(*publish)
         for l in range(nd):
             if self.olv[l].kind != "dense":
-                top.add(f"{self.abi.int(('ocount', l))} = on{l};")
+                top.add(S.Assign(x(self.abi.int(("ocount", l))), _v(f"on{l}")))
         # failure path (a jump from a failed allocation): partial output buffers back through
         # p[] (the glue frees them), temporaries freed here
-        self.fail_path = (["return 0;", "ls_fail:"] + publish + [f"free({n});" for n in self.temps]
-                          + ([workspace.FREE] if self.ws else []) + ["return 1;"])
+        self.fail_path = ([S.Return(_i(0)), FAIL_LABEL] + publish + [S.Free(_v(n)) for n in self.temps]
+                          + ([workspace.FREE] if self.ws else []) + [S.Return(_i(1))])
+
+    def _close_positions(self, top, nd):
+        """The first compressed level's positions completed: its one segment's end, or each
+        row's end lifted to the row before it where the loops skipped rows."""
+        if self.kd < nd and self.olv[self.kd].kind == "compressed":
+            l = self.kd
+            if l == 0:
+                top.add(S.Assign(E.Load(_v("op0"), _i(1)), _v(f"on{nd - 1}" if self.ocoo else "on0")))
+            elif self.spec.mode not in ("mask", "map"):  # (those write every row's end)
+                op, t = _v(f"op{l}"), _v("t")
+                prev = E.Load(op, E.Binary("-", t, _i(1)))
+                body = Block().add(S.If(E.Binary("<", E.Load(op, t), prev), S.Assign(E.Load(op, t), prev), oneline=True))
+                top.add(S.For("t", _i(1), E.Binary("+", E.Paren(self.dense_count), _i(1)), body))
 
     def _plain_transposition(self):
         """The one sparse access of a transposition (``direct``) that reads it at the loop
@@ -357,19 +431,31 @@ class ResultMixin:
             self.prelude_extra.append(THREAD_NUM)
         p, c = f"p{a.slot}_1", f"c{a.slot}_1"
         n = self.ext[self.order[0]]
-        team_size(top, self.abi, f"(double)({level_count(a.spec.format, a.slot, 1)})")
-        top.add("h = (int64_t *)ls_calloc((size_t)ls_nt * ((size_t)osz0 + 2), sizeof(int64_t));",
-                "if (!h) goto ls_fail;")
+        team_size(top, self.abi, E.Cast(DOUBLE, par(level_count(a.spec.format, a.slot, 1))))
+        h, osz0, t = _v("h"), _v("osz0"), _v("t")
+        rows = E.Binary("*", E.Cast(T.SIZE, _v("ls_nt")), E.Paren(E.Binary("+", E.Cast(T.SIZE, osz0), _i(2))))
+        top.add(S.Assign(h, E.Alloc(IDX, rows, zero=True)), _fails(E.Unary("!", h)))
         self.row_range = self._row_range(p, n)
-        region = Block().add(
-            Decl("const int64_t", "tid", "(int64_t)omp_get_thread_num()"),
-            Decl("int64_t *", "ht", "h + tid * (osz0 + 2)"), *self.row_range,
-            For("t", f"(int64_t){p}[ls_r0]", f"(int64_t){p}[ls_r1]",
-                Block().add(f"ht[(int64_t){c}[t] + 1]++;")))
-        top.add(Line("#pragma omp parallel num_threads((int)ls_nt) if(ls_nt > 1)"), region)
-        cursor = Block().add(Decl("int64_t *", "hh", "h + tt * (osz0 + 2)"),
-                             Decl("const int64_t", "k", "hh[r + 1]"), "hh[r] = at;", "at += k;")
-        top.add(Block().add(Decl("int64_t", "at", "0"),
-                            For("r", "0", "osz0", Block().add(For("tt", "0", "ls_nt", cursor))),
-                            "h[osz0] = at;"))
+        region = Block().add(*self._thread_rows("tid"), *self.row_range,
+                             S.For("t", E.Cast(IDX, E.Load(_v(p), _v("ls_r0"))), E.Cast(IDX, E.Load(_v(p), _v("ls_r1"))),
+                                   Block().add(S.Update(E.Load(_v("ht"), E.Binary("+", E.Cast(IDX, E.Load(_v(c), t)), _i(1))),
+                                                        "+", _i(1)))))
+        top.add(S.Parallel(region, _v("ls_nt"), E.Binary(">", _v("ls_nt"), _i(1))))
+        hh, at = _v("hh"), _v("at")
+        cursor = Block().add(S.Declare("hh", T.Ptr(IDX), self._thread_hist("tt")),
+                             _decl("k", E.Load(hh, E.Binary("+", _v("r"), _i(1))), const=True),
+                             S.Assign(E.Load(hh, _v("r")), at), S.Update(at, "+", _v("k")))
+        top.add(Block().add(_decl("at", 0),
+                            S.For("r", _i(0), osz0, Block().add(S.For("tt", _i(0), _v("ls_nt"), cursor))),
+                            S.Assign(E.Load(h, osz0), at)))
         self.row_span = ("ls_r0", "ls_r1")
+
+    @staticmethod
+    def _thread_hist(t):
+        """Thread ``t``'s histogram of a transposition's count pass (``osz0 + 2`` counts each)."""
+        return E.Binary("+", E.Var("h"), E.Binary("*", E.Var(t), E.Paren(E.Binary("+", E.Var("osz0"), E.Int(2)))))
+
+    def _thread_rows(self, tid):
+        """A transposition's region opens with its thread number and histogram (``ht``)."""
+        return [S.Declare(tid, IDX, E.Cast(IDX, E.ThreadNum()), const=True),
+                S.Declare("ht", T.Ptr(IDX), self._thread_hist(tid))]

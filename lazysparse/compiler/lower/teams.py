@@ -1,27 +1,78 @@
 """Thread teams, shared by both lowerers (lowering.py, fused.py): the chunk of a parallel loop
-(``omp_chunk``), the work estimate that decides whether a loop runs on the threads asked for
+(``chunk_size``), the work estimate that decides whether a loop runs on the threads asked for
 (``work_estimate``, ``team_size``), each thread's own run of chunks (``owned_runs``), private
 copies of a dense result summed on threads (``private_team``, ``private_copy``, ``add_copies``,
 ``release_copies``) and the buffers a kernel keeps between calls (``KEEP``), with the measured
-ratios that gate them.
+ratios that gate them; and the expression helpers the lowering modules share while some of
+their inputs are still C text (``x``, ``par``, ``sum_of``).
 """
 from __future__ import annotations
 
-from lazysparse.compiler.codegen.c import spelling as C
+import re
+
 from lazysparse.ir.nodes import Index, accesses_of
 from lazysparse.compiler.lower.locate import TEAM_NUM, THREAD_NUM
 from lazysparse.compiler.lower.operands import level_count
-from lazysparse.compiler.loopir.nodes import Block, Decl, For, If, Line, While
+from lazysparse.compiler.loopir import expr as E
+from lazysparse.compiler.loopir import stmt as S
+from lazysparse.compiler.loopir import types as T
+from lazysparse.compiler.loopir.nodes import Block, Comment, Decl, RawText
+
+DOUBLE = T.scalar("float64")  # work estimates and byte counts compared as doubles
+_SLOT = re.compile(r"([dp])\[(\d+)\]")
+
+
+def x(e) -> E.Expr:
+    """``e`` as an expression: an expression as is, a name, a number, an argument slot
+    (``d[k]``, ``p[k]``: what ``ABI`` hands out), or else transitional C text from lowering
+    code not yet converted (a Raw)."""
+    if isinstance(e, str):
+        m = _SLOT.fullmatch(e)
+        if m:
+            return E.Load(E.Var(m[1]), E.Int(int(m[2])))
+    return E.var(e)
+
+
+def par(e) -> E.Expr:
+    """``(e)``: parenthesised as the generated text always had it."""
+    return E.Paren(x(e))
+
+
+def elem_type(t):
+    """An element type: a loopir type as is, C text (callers not yet converted) as CText."""
+    return T.of(t)
+
+
+def sum_of(terms, op="+"):
+    """``terms`` joined by ``op``, left to right (None when there are none)."""
+    out = None
+    for t in terms:
+        out = t if out is None else E.Binary(op, out, t)
+    return out
+
+
+def keep_call(name, *args):
+    """A call of the kept buffers' support routines (``KEEP``)."""
+    return E.SupportCall(name, tuple(x(a) for a in args))
 
 
 def omp_chunk(nt, count):
-    """C expression of the chunk of a parallel loop of ``count`` iterations
-    on ``nt`` threads (here and compiler/lower/fused.py): about 64 chunks a thread, at least 16
+    """Transitional C text of ``chunk_size``, for lowering code not yet converted
+    (compiler/lower/fused_parallel.py declares its chunk with it)."""
+    per = f"(({count}) / (64 * (int64_t){nt}))"
+    return f"({nt} > 1 ? ({per} > 16 ? {per} : 16) : (({count}) > 0 ? ({count}) : 1))"
+
+
+def chunk_size(nt, count):
+    """The chunk of a parallel loop of ``count`` iterations on ``nt`` threads (here and
+    compiler/lower/fused.py): about 64 chunks a thread, at least 16
     iterations (balance on skewed rows at a small dispatch cost), and the whole loop as one
     chunk on one thread. (A fixed chunk of 16 made a one-thread 8M-element sum 1.5-2x slower:
     the team of one still fetched 500k chunks.)"""
-    per = f"(({count}) / (64 * (int64_t){nt}))"
-    return f"({nt} > 1 ? ({per} > 16 ? {per} : 16) : (({count}) > 0 ? ({count}) : 1))"
+    nt, c = x(nt), par(count)
+    per = E.Paren(E.Binary("/", c, E.Paren(E.Binary("*", E.Int(64), E.Cast(T.INDEX, nt)))))
+    return E.Paren(E.Select(E.Binary(">", nt, E.Int(1)), E.Paren(E.Select(E.Binary(">", per, E.Int(16)), per, E.Int(16))),
+                            E.Paren(E.Select(E.Binary(">", c, E.Int(0)), c, E.Int(1)))))
 
 
 # The autoscheduler's thread decision: a parallel loop runs on the threads asked for
@@ -36,10 +87,10 @@ def omp_chunk(nt, count):
 
 
 def work_estimate(stmts, ext, abi):
-    """C expression (a double) of the innermost iterations of a loop nest computing ``stmts``:
+    """The innermost iterations (a double) of a loop nest computing ``stmts``:
     ``(statement, spec_of)`` pairs, ``spec_of(access)`` giving ``(slot, spec)`` of a sparse
     input read there or None (dense operands, temporaries). Per statement: the stored entries of
-    its sparse inputs, summed, times the extents (``ext``: index -> C expression) of the indices
+    its sparse inputs, summed, times the extents (``ext``: index -> its expression) of the indices
     none of them holds; summed over the statements. SpMV: nnz; SpMM: nnz * columns; SDDMM: nnz *
     K; a dense product: I * K * J. Sums over several operands (A + B) count each one's entries,
     as their merged loop visits them; a product of two sparse operands counts the entries, not
@@ -54,12 +105,12 @@ def work_estimate(stmts, ext, abi):
             slot, sp = got
             held.update(ix for ix in a.indices if isinstance(ix, Index))
             leaf = level_count(sp.format, slot, len(sp.format.levels) - 1)
-            entries.append(f"(double)({leaf if leaf is not None else abi.int(('nnz', slot))})")
-        factors = (["(" + " + ".join(entries) + ")"] if entries else []) + \
-            [f"(double)({ext[v]})" for v in tuple(stmt.out_indices) + tuple(stmt.reduce_indices)
+            entries.append(E.Cast(DOUBLE, par(leaf if leaf is not None else abi.int(("nnz", slot)))))
+        factors = ([E.Paren(sum_of(entries))] if entries else []) + \
+            [E.Cast(DOUBLE, par(ext[v])) for v in tuple(stmt.out_indices) + tuple(stmt.reduce_indices)
              if v not in held]
-        total.append(" * ".join(factors) or "1.0")
-    return " + ".join(f"({t})" for t in total) or "0.0"
+        total.append(sum_of(factors, "*") or E.Lit(1.0, "float64"))
+    return sum_of([E.Paren(t) for t in total]) or E.Lit(0.0, "float64")
 
 
 def team_size(blk, abi, work, name="ls_nt", report=True):
@@ -68,10 +119,12 @@ def team_size(blk, abi, work, name="ls_nt", report=True):
     (``("parmin",)``), else one (a negative estimate: one, whatever the threshold); the kernel
     reports it in ``("team",)`` (tests read it) unless
     ``report`` is off (a team for a kernel's preparation, before its main loops')."""
-    nt = abi.int(("threads",))
-    blk.add(Decl("const int64_t", name, f"({nt} > 1 && ({work}) >= (double){abi.int(('parmin',))}) ? {nt} : 1"))
+    nt = x(abi.int(("threads",)))
+    big = E.Binary(">=", par(work), E.Cast(DOUBLE, x(abi.int(("parmin",)))))
+    blk.add(S.Declare(name, T.INDEX, E.Select(E.Paren(E.Binary("&&", E.Binary(">", nt, E.Int(1)), big)), nt, E.Int(1)),
+                      const=True))
     if report:
-        blk.add(Line(f"{abi.int(('team',))} = {name};"))
+        blk.add(S.Assign(x(abi.int(("team",))), E.Var(name)))
     return name
 
 
@@ -82,16 +135,22 @@ def team_ids(prelude, *more):
     for pre in (THREAD_NUM, TEAM_NUM, *more):
         if pre not in prelude:
             prelude.append(pre)
-    return [Decl("const int64_t", "tid", "(int64_t)omp_get_thread_num()"),
-            Decl("const int64_t", "ls_tn", "(int64_t)omp_get_num_threads()")]
+    return [S.Declare("tid", T.INDEX, E.Cast(T.INDEX, E.ThreadNum()), const=True),
+            S.Declare("ls_tn", T.INDEX, E.Cast(T.INDEX, E.NumThreads()), const=True)]
 
 
 def owned_runs_setup(nt, count):
     """Before the parallel region of ``owned_runs``: the chunk count and each run's counter
     (shared by the team)."""
-    return [Decl("const int64_t", "ls_nch", f"(({count}) + ls_chunk - 1) / ls_chunk"),
-            Line(f"int64_t ls_next[8 * {nt}];  /* a run's next chunk, a cache line each */"),
-            For("ls_w", "0", nt, Block().add(f"ls_next[8 * ls_w] = ls_w * ls_nch / {nt};"))]
+    nt, w, chunk = x(nt), E.Var("ls_w"), E.Var("ls_chunk")
+    nch = E.Binary("/", E.Paren(E.Binary("-", E.Binary("+", par(count), chunk), E.Int(1))), chunk)
+    return [S.Declare("ls_nch", T.INDEX, nch, const=True),
+            # (the empty Inline keeps the generated text's two spaces before the comment)
+            S.Inline((S.Declare("ls_next", T.Array(T.INDEX, E.Binary("*", E.Int(8), nt))), S.Inline(()),
+                      Comment("a run's next chunk, a cache line each"))),
+            S.For("ls_w", E.Int(0), nt, Block().add(
+                S.Assign(E.Load(E.Var("ls_next"), E.Binary("*", E.Int(8), w)),
+                         E.Binary("/", E.Binary("*", w, E.Var("ls_nch")), nt))))]
 
 
 def owned_runs(nt, count):
@@ -101,93 +160,134 @@ def owned_runs(nt, count):
     left of theirs (a counter per run, taken with an atomic add; ``Lowerer.owned_chunks``:
     why). Returns (the block to add to the region, the chunk's block), the chunk's bounds
     being ``ls_r0`` and ``ls_r1``."""
+    nt, c = x(nt), par(count)
+    w, k, r0, chunk_n = E.Var("ls_w"), E.Var("ls_k"), E.Var("ls_r0"), E.Var("ls_chunk")
     chunk = Block()
+    end = E.Binary("+", r0, chunk_n)
     region = Block().add(
-        Decl("const int64_t", "ls_me", "(int64_t)omp_get_thread_num()"),
-        For("ls_s", "0", nt, Block().add(
-            Decl("const int64_t", "ls_w", f"(ls_me + ls_s) % {nt}"),
-            Decl("const int64_t", "ls_e", f"(ls_w + 1) * ls_nch / {nt}"),
-            While("1", Block().add(
-                Decl("int64_t", "ls_k"), Line("#pragma omp atomic capture"),
-                "ls_k = ls_next[8 * ls_w]++;", "if (ls_k >= ls_e) break;",
-                Decl("const int64_t", "ls_r0", "ls_k * ls_chunk"),
-                Decl("const int64_t", "ls_r1", f"ls_r0 + ls_chunk < ({count}) ? ls_r0 + ls_chunk : ({count})"),
+        S.Declare("ls_me", T.INDEX, E.Cast(T.INDEX, E.ThreadNum()), const=True),
+        S.For("ls_s", E.Int(0), nt, Block().add(
+            S.Declare("ls_w", T.INDEX, E.Binary("%", E.Paren(E.Binary("+", E.Var("ls_me"), E.Var("ls_s"))), nt), const=True),
+            S.Declare("ls_e", T.INDEX, E.Binary("/", E.Binary("*", E.Paren(E.Binary("+", w, E.Int(1))), E.Var("ls_nch")), nt),
+                      const=True),
+            S.While(E.Int(1), Block().add(
+                S.Declare("ls_k", T.INDEX),
+                S.Atomic(S.Assign(k, E.PostInc(E.Load(E.Var("ls_next"), E.Binary("*", E.Int(8), w)))), "capture"),
+                S.If(E.Binary(">=", k, E.Var("ls_e")), S.Break(), oneline=True),
+                S.Declare("ls_r0", T.INDEX, E.Binary("*", k, chunk_n), const=True),
+                S.Declare("ls_r1", T.INDEX, E.Select(E.Binary("<", end, c), end, c), const=True),
                 chunk)))))
     return region, chunk
 
 
-def private_team(body, abi, T, work, packed="1", counts=False):
+def private_team(body, abi, elem, work, packed="1", counts=False, ctext=None):
     """Private copies of a dense result summed on threads (paper 001's "temporary" race
     strategy: ``Lowerer.emit_private``, ``FusedLowerer``'s loop over a summed index): declares
     the team (``ls_nt``: the caller's threads when the work pays for the copies,
     ``PRIVATE_RATIO``, and they fit the kept buffers' limit), the copies of ``ls_osz`` elements
-    of C type ``T`` for threads 1.. (``ls_pv``, kept by the kernel between calls: ``KEEP``), the
-    result's own pointer ``ls_o0`` (read from ``o``) and the team that runs (``ls_pt``: one when
-    the copies cannot be allocated; a dense kernel has no failure path). ``counts``: a max, min
-    or product whose entries are counted per point (mode "dense-count": ``ocnt``) gets copies of
-    the counts too (``ls_pc``, ``ls_c0``)."""
-    nt = abi.int(("threads",))
-    item = f"(sizeof({T}) + sizeof(int64_t))" if counts else f"sizeof({T})"
-    copies = f"(double)({nt} - 1) * (double)ls_osz * (double){item}"
-    ratio = (f"((double)ls_osz * (double)sizeof({T}) <= {PRIVATE_SMALL:.1f} ? "
-             f"{PRIVATE_RATIO[0]:.1f} : {PRIVATE_RATIO[1]:.1f})")
-    team_size(body, abi, f"(!({packed}) || {copies} > (double)LS_KEEP_MAX "
-                         f"|| {ratio} * (double)ls_osz > ({work})) ? -1.0 : ({work})")
-    body.add(Decl(f"{T} *", "ls_pv", "NULL"),
-             Decl("const int", "ls_own", "ls_nt > 1 && ls_keep_take()"),
-             Decl(f"{T} *const", "ls_o0", "o"), Decl("int64_t", "ls_pt", "ls_nt"))
-    get = Block().add(f"ls_pv = ({T} *)ls_keep_get(ls_own, 0, {_copies_size(T)});")
+    of ``elem`` (a loopir type, or C text from callers not yet converted) for threads 1..
+    (``ls_pv``, kept by the kernel between calls: ``KEEP``), the result's own pointer ``ls_o0``
+    (read from ``o``) and the team that runs (``ls_pt``: one when the copies cannot be
+    allocated; a dense kernel has no failure path). ``counts``: a max, min or product whose
+    entries are counted per point (mode "dense-count": ``ocnt``) gets copies of the counts too
+    (``ls_pc``, ``ls_c0``). ``packed``: the condition that the result's strides pack it.
+    ``ctext``: the C text of ``elem`` (``_ctext``)."""
+    et = elem_type(elem)
+    nt, osz = x(abi.int(("threads",))), E.Cast(DOUBLE, E.Var("ls_osz"))
+    item = E.Paren(E.Binary("+", E.SizeOf(et), E.SizeOf(T.INDEX))) if counts else E.SizeOf(et)
+    copies = E.Binary("*", E.Binary("*", E.Cast(DOUBLE, E.Paren(E.Binary("-", nt, E.Int(1)))), osz), E.Cast(DOUBLE, item))
+    ratio = E.Paren(E.Select(E.Binary("<=", E.Binary("*", osz, E.Cast(DOUBLE, E.SizeOf(et))), E.Lit(PRIVATE_SMALL, "float64")),
+                             E.Lit(PRIVATE_RATIO[0], "float64"), E.Lit(PRIVATE_RATIO[1], "float64")))
+    w = par(work)
+    off = sum_of([E.Unary("!", par(packed)), E.Binary(">", copies, E.Cast(DOUBLE, E.Var("LS_KEEP_MAX"))),
+                  E.Binary(">", E.Binary("*", ratio, osz), w)], "||")
+    team_size(body, abi, E.Select(E.Paren(off), E.Lit(-1.0, "float64"), w))
+    pv, pt = E.Var("ls_pv"), E.Var("ls_pt")
+    body.add(S.Declare("ls_pv", T.Ptr(et), E.Null()),
+             S.Declare("ls_own", T.INT, E.Binary("&&", E.Binary(">", E.Var("ls_nt"), E.Int(1)), keep_call("keep_take")),
+                       const=True),
+             # (a const pointer: no loopir type spells ``T *const`` yet)
+             Decl(f"{_ctext(et, ctext)} *const", "ls_o0", "o"), S.Declare("ls_pt", T.INDEX, E.Var("ls_nt")))
+    get = Block().add(S.Assign(pv, E.Cast(T.Ptr(et), keep_call("keep_get", "ls_own", 0, _copies_size(et)))))
     if counts:
-        body.add(Decl("int64_t *", "ls_pc", "NULL"), Decl("int64_t *const", "ls_c0", "ocnt"))
-        get.add(f"ls_pc = (int64_t *)ls_keep_get(ls_own, 1, {_copies_size('int64_t')});")
-    body.add(If("ls_nt > 1", get), "if (!ls_pv) ls_pt = 1;")
+        body.add(S.Declare("ls_pc", T.Ptr(T.INDEX), E.Null()), Decl(f"{_ctext(T.INDEX)} *const", "ls_c0", "ocnt"))
+        get.add(S.Assign(E.Var("ls_pc"), E.Cast(T.Ptr(T.INDEX), keep_call("keep_get", "ls_own", 1, _copies_size(T.INDEX)))))
+    body.add(S.If(E.Binary(">", E.Var("ls_nt"), E.Int(1)), get), S.If(E.Unary("!", pv), S.Assign(pt, E.Int(1)), oneline=True))
     if counts:
-        body.add("if (!ls_pc) ls_pt = 1;")
-    body.add(f"{abi.int(('team',))} = ls_pt;")
+        body.add(S.If(E.Unary("!", E.Var("ls_pc")), S.Assign(pt, E.Int(1)), oneline=True))
+    body.add(S.Assign(x(abi.int(("team",))), pt))
 
 
-def _copies_size(T):
-    return f"(size_t)(ls_pt - 1) * (size_t)ls_osz * sizeof({T})"
+# Transitional: the C text of the index type, for the sites below that the printer cannot
+# spell yet (a const pointer, ``T *const``; a memset under a one-line ``if``)
+CTEXT_INDEX = "int64_t"
 
 
-def private_copy(T, ident=None, counts=False):
+def _ctext(t, ctext=None):
+    """Transitional: the C text of element type ``t`` for a site no loopir node spells yet
+    (``ctext``: the caller's; C text given as the type; the index type's)."""
+    if ctext is not None:
+        return ctext
+    if isinstance(t, T.CText):
+        return t.text
+    if t == T.INDEX:
+        return CTEXT_INDEX
+    raise TypeError(f"{t!r} needs its C text here (the caller passes ctext)")
+
+
+def _copies_size(et):
+    return E.Binary("*", E.Binary("*", E.Cast(T.SIZE, E.Paren(E.Binary("-", E.Var("ls_pt"), E.Int(1)))),
+                                  E.Cast(T.SIZE, E.Var("ls_osz"))), E.SizeOf(et))
+
+
+def private_copy(elem, ident=None, counts=False, ctext=None):
     """The thread's result inside the region (thread ``tid``): its copy, started at zero (or at
-    ``ident``, a max's or min's identity), or for thread 0 the result itself, as ``o`` (and
-    ``ocnt``, with ``counts``): the loops are emitted unchanged. Put the loops in a block of
-    their own with these: their restrict ``o`` must end before ``add_copies`` reads the copies
-    through ``ls_o0``."""
-    out = [Decl(f"{T} *restrict", "o", "tid ? ls_pv + (tid - 1) * ls_osz : ls_o0"),
-           f"if (tid) memset(o, 0, (size_t)ls_osz * sizeof({T}));" if ident is None else
-           If("tid", Block().add(For("e", "0", "ls_osz", Block().add(f"o[e] = {ident};"))))]
+    ``ident``, a max's or min's identity: an expression), or for thread 0 the result itself, as
+    ``o`` (and ``ocnt``, with ``counts``): the loops are emitted unchanged. Put the loops in a
+    block of their own with these: their restrict ``o`` must end before ``add_copies`` reads the
+    copies through ``ls_o0``. (``ctext``: as ``private_team``'s.)"""
+    et, tid, osz = elem_type(elem), E.Var("tid"), E.Var("ls_osz")
+
+    def own(name, pool, first, t):
+        mine = E.Binary("+", E.Var(pool), E.Binary("*", E.Paren(E.Binary("-", tid, E.Int(1))), osz))
+        return S.Declare(name, T.Ptr(t, restrict=True), E.Select(tid, mine, E.Var(first)))
+    out = [own("o", "ls_pv", "ls_o0", et),
+           # (a memset under a one-line ``if``: the printer puts a Memset in braces there)
+           RawText(f"if (tid) memset(o, 0, (size_t)ls_osz * sizeof({_ctext(et, ctext)}));") if ident is None else
+           S.If(tid, Block().add(S.For("e", E.Int(0), osz, Block().add(S.Assign(E.load("o", "e"), x(ident))))))]
     if counts:
-        out += [Decl("int64_t *restrict", "ocnt", "tid ? ls_pc + (tid - 1) * ls_osz : ls_c0"),
-                "if (tid) memset(ocnt, 0, (size_t)ls_osz * sizeof(int64_t));"]
+        out += [own("ocnt", "ls_pc", "ls_c0", T.INDEX), RawText(f"if (tid) memset(ocnt, 0, (size_t)ls_osz * sizeof({CTEXT_INDEX}));")]
     return out
 
 
-def add_copies(T, dtype, red="sum", counts=False):
+def add_copies(elem, dtype, red="sum", counts=False):
     """After the loops, in the region: each thread folds the copies into its share of the
     result (``red``: sum, max, min, prod; ``counts``: the entry counts added), in thread order
     (the same values from call to call at one thread count)."""
-    add = Block().add(Decl(f"const {T} *restrict", "q_", "ls_pv + (t - 1) * ls_osz"))
-    step = Block().add(C.reduce_step(red, "ls_o0[e]", "q_[e]", dtype))
+    et, e, tid, tn, osz = elem_type(elem), E.Var("e"), E.Var("tid"), E.Var("ls_tn"), E.Var("ls_osz")
+
+    def copy(pool):
+        return E.Binary("+", E.Var(pool), E.Binary("*", E.Paren(E.Binary("-", E.Var("t"), E.Int(1))), osz))
+    add = Block().add(S.Declare("q_", T.Ptr(et, const=True, restrict=True), copy("ls_pv")))
+    step = Block().add(S.Reduce(red, E.Load(E.Var("ls_o0"), e), E.Load(E.Var("q_"), e), str(dtype)))
     if counts:
-        add.add(Decl("const int64_t *restrict", "qc_", "ls_pc + (t - 1) * ls_osz"))
-        step.add("ls_c0[e] += qc_[e];")
-    add.add(For("e", "e0_", "e1_", step))
-    return If("ls_tn > 1", Block().add(
-        Line("#pragma omp barrier"),
-        Decl("const int64_t", "e0_", "ls_osz * tid / ls_tn"),
-        Decl("const int64_t", "e1_", "ls_osz * (tid + 1) / ls_tn"),
-        For("t", "1", "ls_tn", add)))
+        add.add(S.Declare("qc_", T.Ptr(T.INDEX, const=True, restrict=True), copy("ls_pc")))
+        step.add(S.Update(E.Load(E.Var("ls_c0"), e), "+", E.Load(E.Var("qc_"), e)))
+    add.add(S.For("e", E.Var("e0_"), E.Var("e1_"), step))
+    return S.If(E.Binary(">", tn, E.Int(1)), Block().add(
+        S.Barrier(),
+        S.Declare("e0_", T.INDEX, E.Binary("/", E.Binary("*", osz, tid), tn), const=True),
+        S.Declare("e1_", T.INDEX, E.Binary("/", E.Binary("*", osz, E.Paren(E.Binary("+", tid, E.Int(1)))), tn), const=True),
+        S.For("t", E.Int(1), tn, add)))
 
 
-def release_copies(T, counts=False):
+def release_copies(elem, counts=False):
     """After the region: the copies back to the kernel's pool."""
-    out = [f"ls_keep_put(ls_own, 0, ls_pv, {_copies_size(T)});"]
+    et = elem_type(elem)
+    out = [S.ExprStmt(keep_call("keep_put", "ls_own", 0, "ls_pv", _copies_size(et)))]
     if counts:
-        out.append(f"ls_keep_put(ls_own, 1, ls_pc, {_copies_size('int64_t')});")
-    return out + ["if (ls_own) ls_keep_give();"]
+        out.append(S.ExprStmt(keep_call("keep_put", "ls_own", 1, "ls_pc", _copies_size(T.INDEX))))
+    return out + [S.If(E.Var("ls_own"), S.ExprStmt(keep_call("keep_give")), oneline=True)]
 
 
 # The threads' buffers of a sparse result appended on threads (emit_par_rows), kept by the
