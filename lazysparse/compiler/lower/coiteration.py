@@ -192,7 +192,7 @@ class CoiterationMixin:
             if [a.q for a in iters] != [q] or len(pat) != 1:
                 raise NotImplementedError(
                     f"Schedule.pos: chunks of T{self.acc_by_q[q].slot}'s entries over {v.name!r} in "
-                    f"`{self.stmt!r}`, where the loop also walks other operands (not lowered yet; issue 6)")
+                    f"`{self.stmt!r}`, where the loop also walks other operands (not lowered yet)")
         located = locate.choose(self, depth, iters, pat, keys)
         for d, pr in self.search_pairs(pat, keys, iters, byq, located):
             # one segment much shorter than the other: it drives, the other is searched

@@ -238,7 +238,7 @@ class Lowerer(CoiterationMixin, RowMixin, ReductionMixin, ParallelMixin, Prefetc
             if v not in self.split_done:
                 raise NotImplementedError(
                     f"Schedule.split: the loop over {v.name!r} in `{self.stmt!r}` walks stored entries, "
-                    f"not a range of coordinates; splitting it is not lowered yet (issue 6): walk its "
+                    f"not a range of coordinates; splitting it is not lowered yet: walk its "
                     f"positions (fuse, pos) and split those")
 
     def _finish(self, top):

@@ -45,7 +45,7 @@ def _hints(lw, name, vector_ok=True, v=None):
     if v is None or not lw.in_acc or lw.order[-1] != v or lw.count:
         raise NotImplementedError(
             f"Schedule.parallelize: vector lanes with races='parallel-reduction' on {name!r}, whose "
-            f"loop does not sum innermost into one scalar in `{lw.stmt!r}` (not lowered yet; issue 6)")
+            f"loop does not sum innermost into one scalar in `{lw.stmt!r}` (not lowered yet)")
     op = _SIMD_OPS[lw.stmt.reduce]
     return f, S.SimdHint((S.Reduction(op, "acc"), S.Reduction("+", "cnt")))
 
@@ -114,7 +114,7 @@ def open_chunks(lw, depth, v, blk):
     a = lw.acc_by_q[q]
     if a.lvl >= len(a.lvars) or a.lvars[a.lvl] != v:
         raise NotImplementedError(f"Schedule.pos: the chunks of T{a.slot}'s entries over {v.name!r} "
-                                  f"open where its level is not reached (not lowered yet; issue 6)")
+                                  f"open where its level is not reached (not lowered yet)")
     b, z = lw.range_exprs(a)
     u, f = f"{a.q}_{a.lvl}", E.Int(rel.factor)
     kb, kz, klo = E.Var(f"kb{u}"), E.Var(f"kz{u}"), E.Var(f"klo{u}")
@@ -166,7 +166,7 @@ def emit_tiles(lw, blk):
         # the result's levels are appended, or flushed, as its outer loops end: tiles cut them
         raise NotImplementedError(
             f"Schedule.split: tiles of stored entries for `{lw.stmt!r}` with a {lw.ofmt!r} result "
-            f"assembled by {mode!r} (not lowered yet; issue 6): ask for a dense result, or one "
+            f"assembled by {mode!r} (not lowered yet): ask for a dense result, or one "
             "whose order the loops scatter into (a workspace over every level)")
     a = lw.acc_by_q[t.q]
     xi = lw.vname[t.i]
