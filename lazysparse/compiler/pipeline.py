@@ -1,6 +1,9 @@
 """The driver: materialize lazy DAG nodes. A single operation runs as one statement
-(``statement.py``); a DAG of several is planned as a program and fused where loops are shared
-(``fused_pipeline.py``), else run operation by operation. Common subexpressions are computed once.
+(``statement.py``: ``plan_statement`` makes its plan as a value, then the runner lowers, builds
+and calls it); a DAG of several is planned as a program and fused where loops are shared
+(``fused_pipeline.py``), else run operation by operation. Both go through the stages of
+``stages.py`` (``Plan`` -> ``lower`` -> ``Lowered`` -> ``build`` -> ``Compiled``). Common
+subexpressions are computed once.
 """
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ from lazysparse.compiler.plan import skew as SKEW
 from lazysparse.compiler.plan.decompose import may_split
 from lazysparse.compiler.fused_pipeline import try_fused
 from lazysparse.compiler.statement import (  # noqa: F401  (the driver's entry points)
-    _BOUND, STATS, convert_storage, execute, kernel_log, plan_cache_clear)
+    _BOUND, STATS, StatementPlan, convert_storage, execute, kernel_log, plan_cache_clear, plan_statement)
 from lazysparse.runtime.threads import get_num_threads
 
 FUSION_VALUES = ("auto", "max", "none")

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import math
 import threading
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -15,14 +17,13 @@ from lazysparse.ir.nodes import Access, Index, Statement, accesses_of, identity_
 from lazysparse.compiler.plan import patterns as P
 from lazysparse.compiler import opcount as counting
 from lazysparse.compiler.schedule import LOOPS_FORCED, WS_FORCED
+from lazysparse.compiler.stages import Plan
 from lazysparse.compiler.plan.passes import ACTIVE as _PASSES
 from lazysparse.runtime import kernel_cache, memory
 from lazysparse.runtime import work as W
 from lazysparse.compiler.plan import kernel as PL
 from lazysparse.compiler.plan import workspace as WS
-from lazysparse.runtime.threads import get_num_threads
 from lazysparse.compiler.plan import loops as LOOPS
-from lazysparse.compiler.plan.decompose import may_split
 
 # The plan caches below are shared by every Python thread. Each entry is a pure function of its
 # key, and a dict's get, set and setdefault are atomic (under free-threaded Python too, which
@@ -94,8 +95,38 @@ _COUNTING = counting.ON  # ls.opcount sessions open: bound plans (normal kernels
 _RULES = {}
 
 
-def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=None, planned=False):
-    """Plan ``stmt0`` over these operands, build or find its kernel, bind its warm path, run it."""
+@dataclass(frozen=True, eq=False)
+class StatementPlan:
+    """What planning decided for one statement over concrete operands, before anything runs:
+    a view (``view``: the result is a relabelling of the operand's arrays), operands to convert
+    first (``converted``: slot -> format; the statement is then planned again on them), or a
+    ``KernelSpec`` (``spec``) with the sizes-dependent choices of this call (workspace, index
+    width). ``stage`` is the compiler stage's ``Plan`` (lowered and built by the runner)."""
+    stmt: Statement       # the statement with shared operands split into slots
+    storages: tuple       # its operands, one per slot
+    extra: tuple          # slots added by the split (each repeats an operand)
+    out_fmt: Any          # the result format of the density rule or the request (None: sparse default)
+    fixed: Any            # the format when it does not depend on densities (False: none fixed)
+    rule: Any             # the density rule (None when ``fixed``)
+    sdec: tuple           # decisions on 0-d operands' values the plan holds for
+    dense_walk: bool      # the kernel walks a sparse operand's implicit zeros (work guard)
+    view: bool = False
+    converted: tuple = ()  # ((slot, format), ...)
+    fmt: Any = None        # the result's format
+    spec: Any = None       # KernelSpec
+    key: Any = None        # the loop plan's key: a runner is kept per (key, index width, mode)
+    choice: Any = None     # the workspace choice (policy, capacity, why), or None
+    wsplan: Any = None     # what a bound plan checks again for a workspace, or None
+
+    @property
+    def stage(self) -> Plan:
+        return Plan.of_statement(self.spec)
+
+
+def plan_statement(stmt0, storages0, specs0, out_shape, req_format=None, name="materialize"):
+    """Plan ``stmt0`` over these operands (``specs0``: their specs): the passes in order,
+    each a cached pure function of its key, and the guards (memory, work) that refuse a plan
+    this call cannot afford. Runs no kernel."""
     stmt, storages, extra = PL.split_shared_slots(stmt0, storages0)
     specs = specs0 + tuple(specs0[k] for k in extra)
     nd = len(out_shape)
@@ -118,17 +149,11 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=Non
                    else rule(storages, out_shape))
     else:
         out_fmt = fixed or None
-    bkey = None
-    if intern(stmt0) is stmt0:
-        bkey = (id(stmt0), *[id(s) for s in specs0], req_format) + ((_PLANNED,) if planned else ())
+    base = dict(stmt=stmt, storages=tuple(storages), extra=tuple(extra), out_fmt=out_fmt, fixed=fixed,
+                rule=rule, sdec=sdec, dense_walk=dense_walk)
     # a relabelling whose result format mirrors the operand is a view: no kernel
-    if _is_relabel(stmt) and out_fmt is not None:
-        view = _relabel_view(stmt, storages[0], out_fmt, out_shape, req_format)
-        if view is not None:
-            if bkey is not None and fixed is not None:
-                _BOUND[bkey] = lambda sts, shape, name, buf=None, stmt0=stmt0: _relabel_view(
-                    stmt, sts[0], out_fmt, shape, req_format)
-            return view
+    if _is_relabel(stmt) and out_fmt is not None and _is_view(stmt, storages[0].format, out_fmt):
+        return StatementPlan(**base, view=True)
     okey, (order, converted, fmt, mode), lplan = _loops(stmt, specs, out_fmt, decisions, sched, name)
     for v, value in (lplan.bounds if lplan is not None else ()):
         if ext[v] != value:
@@ -136,43 +161,61 @@ def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=Non
                              f"`{stmt!r}` it ranges over {ext[v]} (a bound must hold for every input)")
     if converted:
         accs = accesses_of(stmt.expr)
-        storages = list(storages)
-        for k in converted:
-            acc = next(a for a in accs if a.operand == k)
-            fmt_k = PL.concordant_format(specs[k], acc, order, storages[k])
-            storages[k] = convert_storage(storages[k], fmt_k)
-        return execute(stmt, storages, out_shape, fmt, name, buf, True)
+        conv = tuple((k, PL.concordant_format(specs[k], next(a for a in accs if a.operand == k), order,
+                                              storages[k])) for k in converted)
+        return StatementPlan(**base, converted=conv, fmt=fmt)
     mode, choice, wsplan = _assembly(stmt, fmt, order, mode, lplan, storages, out_shape, name)
     idt = _index_width_and_guards(stmt, pat, fmt, mode, storages, out_shape, name)
     if dense_walk:  # the work guard, after the memory guard (a dense result refused says more)
         W.check(stmt, ext, name)
-    runner = _RUNNERS.get((okey, idt, mode))
+    spec = PL.KernelSpec(stmt, specs, PL.OperandSpec(fmt, stmt.dtype, idt, ()), order, mode, decisions, lplan)
+    return StatementPlan(**base, fmt=fmt, spec=spec, key=(okey, idt, mode), choice=choice, wsplan=wsplan)
+
+
+def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=None, planned=False):
+    """Plan ``stmt0`` over these operands, build or find its kernel, bind its warm path, run it."""
+    p = plan_statement(stmt0, storages0, specs0, out_shape, req_format, name)
+    stmt, storages, out_fmt, fixed = p.stmt, p.storages, p.out_fmt, p.fixed
+    bkey = None
+    if intern(stmt0) is stmt0:
+        bkey = (id(stmt0), *[id(s) for s in specs0], req_format) + ((_PLANNED,) if planned else ())
+    if p.view:
+        view = _relabel_view(stmt, storages[0], out_fmt, out_shape, req_format)
+        if bkey is not None and fixed is not None:
+            _BOUND[bkey] = lambda sts, shape, name, buf=None, stmt0=stmt0: _relabel_view(
+                stmt, sts[0], out_fmt, shape, req_format)
+        return view
+    if p.converted:
+        storages = list(storages)
+        for k, fmt_k in p.converted:
+            storages[k] = convert_storage(storages[k], fmt_k)
+        return execute(stmt, storages, out_shape, p.fmt, name, buf, True)
+    runner = _RUNNERS.get(p.key)
     if runner is not None:
         STATS["plan_hits"] += 1
     else:
-        ospec = PL.OperandSpec(fmt, stmt.dtype, idt, ())
-        runner = _get_runner(PL.KernelSpec(stmt, specs, ospec, order, mode, decisions, lplan))
-        _RUNNERS[(okey, idt, mode)] = runner
-    if choice is not None:  # the capacity the glue passes (d[]), and explain's reason
-        WS_CALL.capacity = choice.capacity
-        runner.ws_why = choice.why
+        runner = _RUNNERS[p.key] = _get_runner(p.spec)
+    fmt, idt = p.spec.output.format, p.spec.output.index_dtype
+    if p.choice is not None:  # the capacity the glue passes (d[]), and explain's reason
+        WS_CALL.capacity = p.choice.capacity
+        runner.ws_why = p.choice.why
     log = getattr(_LOG, "items", None) if _LOGGING[0] else None
     if log is not None:
         log.append((runner.spec, runner))
-    if (bkey is not None and sched is None and (fmt.is_dense or idt == "int32")
-            and (wsplan is None or WS_FORCED.choice is None)):
+    if (bkey is not None and LOOPS_FORCED.schedule is None and (fmt.is_dense or idt == "int32")
+            and (p.wsplan is None or WS_FORCED.choice is None)):
         # one generated function per (key, runner, format): operands whose density verdicts
         # differ, used in turn, switch between bound plans without compiling glue each time.
         # A workspace's policy and capacity depend on sizes: its bound plan chooses them again
         # (``_workspace``'s rule) and declines when the policy would change
-        bfn = _BINDS.get((bkey, runner, out_fmt, sdec))
+        bk = (bkey, runner, out_fmt, p.sdec)
+        bfn = _BINDS.get(bk)
         if bfn is None:
             with _BIND_LOCK:
-                bfn = _BINDS.get((bkey, runner, out_fmt, sdec))
+                bfn = _BINDS.get(bk)
                 if bfn is None:
-                    bfn = _BINDS[(bkey, runner, out_fmt, sdec)] = _bind(
-                        stmt0, extra, runner, out_fmt, None if fixed is not None else rule,
-                        fmt.is_sparse, wsplan, sdec, dense_walk)
+                    bfn = _BINDS[bk] = _bind(stmt0, p.extra, runner, out_fmt, None if fixed is not None else p.rule,
+                                             fmt.is_sparse, p.wsplan, p.sdec, p.dense_walk)
         _BOUND[bkey] = bfn
     if _COUNTING[0]:
         t = counting.tally()
@@ -441,16 +484,26 @@ def _relabel_view(stmt, src, out_fmt, out_shape, req_format=None):
     return view
 
 
-def _new_view(stmt, src, out_fmt, out_shape):
+def _mirrored(stmt, fmt):
+    """The format whose arrays a relabelling of an operand in ``fmt`` reads as they are."""
     acc = stmt.expr
-    if src.format.is_dense and out_fmt.is_dense:
-        perm = [acc.indices.index(ix) for ix in stmt.out_indices]
+    return Format(fmt.levels, tuple(stmt.out_indices.index(acc.indices[m]) for m in fmt.order))
+
+
+def _is_view(stmt, src_fmt, out_fmt):
+    """Whether the relabelling ``stmt`` of an operand in ``src_fmt`` is a view in ``out_fmt``."""
+    if src_fmt.is_dense:
+        return out_fmt.is_dense
+    return _mirrored(stmt, src_fmt) == out_fmt
+
+
+def _new_view(stmt, src, out_fmt, out_shape):
+    if not _is_view(stmt, src.format, out_fmt):
+        return None
+    if src.format.is_dense:
+        perm = [stmt.expr.indices.index(ix) for ix in stmt.out_indices]
         return Storage.wrap_dense(np.transpose(src.vals, perm))
-    if not src.format.is_dense:
-        mirrored = Format(src.format.levels, tuple(stmt.out_indices.index(acc.indices[m]) for m in src.format.order))
-        if mirrored == out_fmt:
-            return Storage(out_shape, out_fmt, src.pos, src.crd, src.vals, src.index_dtype)
-    return None
+    return Storage(out_shape, out_fmt, src.pos, src.crd, src.vals, src.index_dtype)
 
 
 def convert_storage(st: Storage, fmt: Format) -> Storage:
