@@ -18,7 +18,8 @@ import sys
 import threading
 import weakref
 from contextlib import contextmanager
-from typing import NamedTuple
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -441,23 +442,47 @@ def passes(*names):
         _BOUND.clear()
 
 
-def _build(prog, specs, scalars):
-    """The fused kernel's plan entry, or ``(None, program, None, None)``: run the program one
-    kernel per operation, each temporary only where the plan's masks need it."""
+@dataclass(frozen=True, eq=False)
+class ProgramPlan:
+    """What planning decided for a program of several operations over its inputs' specs:
+    the fusion plan (``fusion``: its loop tree, masks and temporaries), and the program to run
+    one kernel per operation when the tree shares no loop or the lowerer declines it
+    (``per_op``: each temporary only where the plan's masks need it). ``stage`` is the
+    compiler stage's ``Plan`` of the fused kernel, or None when no loop is shared."""
+    fusion: Any
+    per_op: Any
+    specs: Any
+    shares_loops: bool
+
+    @property
+    def stage(self):
+        return stages.Plan.of_program(self.fusion, self.specs) if self.shares_loops else None
+
+
+def plan_program(prog, specs, scalars) -> ProgramPlan:
+    """Plan ``prog`` (decomposed, associated and inlined) over its inputs' specs and the
+    values of its 0-d inputs; runs and builds nothing."""
     plan = plan_fusion(prog, specs, "auto", scalars, _PASSES[0])
     # (a masked sum whose reader multiplies it by its mask is substituted into that reader)
     folded = inline(prog, folds_into_reader(prog, plan.masks))
     # (one kernel per operation: a cheap 0-d value is computed inside its readers instead)
     per_op = masked_program(folded, plan.masks)
-    ops = (None, inline(per_op, cheap_scalars(per_op)), None, [])  # [], the scratch pool (_run_ops)
-    if not _shares_loops(plan.tree):
+    return ProgramPlan(plan, inline(per_op, cheap_scalars(per_op)), specs, _shares_loops(plan.tree))
+
+
+def _build(prog, specs, scalars):
+    """The fused kernel's plan entry, or ``(None, program, None, [])``: run the program one
+    kernel per operation."""
+    pp = plan_program(prog, specs, scalars)
+    ops = (None, pp.per_op, None, [])  # [], the scratch pool (_run_ops)
+    if pp.stage is None:
         return ops
     try:
-        lowered = stages.lower(stages.Plan.of_program(plan, specs))
+        lowered = stages.lower(pp.stage)
     except Unsupported:
         return ops
     abi, like = lowered.abi, lowered.extra
-    return plan, stages.build(lowered).kernel, abi, (like, _Fixed(plan, abi, specs, like))
+    return pp.fusion, stages.build(lowered).kernel, abi, (like, _Fixed(pp.fusion, abi, specs, like))
 
 
 def _counting_kernel(plan, fx):

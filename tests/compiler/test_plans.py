@@ -63,3 +63,34 @@ def test_plan_refuses_what_the_run_refuses(monkeypatch):
     assert str(planned.value) == str(ran.value)
     monkeypatch.delenv("LAZYSPARSE_MEMORY_LIMIT")
     assert _plan(A + 1.0).spec.output.format.is_dense
+
+
+def _program(arr):
+    from lazysparse.compiler.plan.decompose import decompose
+    from lazysparse.compiler.fused_pipeline import plan_program
+    prog, _, inputs = decompose([arr._node])
+    specs = {vid: PL.operand_spec(st) for vid, st in inputs.items()}
+    return plan_program(prog, specs, {})
+
+
+@pytest.mark.parametrize("case", ["sddmm", "chain"])
+def test_program_plan_runs_nothing_and_the_run_follows_it(case):
+    """A program's plan as a value: where it shares loops (SDDMM does) the run is one fused
+    kernel, else one kernel per operation."""
+    from lazysparse.compiler.fused_pipeline import FusedRun
+    A = _csr(6, shape=(24, 18))
+    U = np.random.default_rng(0).random((24, 5))
+    V = np.random.default_rng(1).random((18, 5))
+    W = np.random.default_rng(2).random((5, 3))
+    arr, dense = {"sddmm": (A * (ls.asarray(U) @ ls.asarray(V).T), A.todense() * (U @ V.T)),
+                  "chain": ((ls.asarray(U) @ ls.asarray(V).T) @ np.ones((18, 3)) + U @ W,
+                            (U @ V.T) @ np.ones((18, 3)) + U @ W)}[case]
+    before = _counts()
+    pp = _program(arr)
+    assert _counts() == before
+    if case == "sddmm":
+        assert pp.stage is not None and pp.stage.kind == "fused"
+    with ST.kernel_log() as log:
+        out = arr.materialize()
+    assert any(isinstance(e, FusedRun) for e in log) == (pp.stage is not None)
+    np.testing.assert_allclose(np.asarray(out.todense()), np.asarray(dense), rtol=1e-12)
