@@ -33,13 +33,12 @@ from lazysparse.compiler.plan.fusion import PASSES, folds_into_reader, masked_pr
 from lazysparse.compiler.plan.inline import cheap_scalars, elementwise, inline, tiny
 from lazysparse.compiler.plan.kernel import _scalar_value, operand_spec
 from lazysparse.compiler.plan.siblings import share_reads
-from lazysparse.runtime import aligned, interrupt, kernel_cache, memory
+from lazysparse.runtime import aligned, glue, kernel_cache, memory
 from lazysparse.compiler import opcount as counting
 from lazysparse.compiler.runner import POISON, _poisoned
 from lazysparse.compiler import statement as execute_statement
 from lazysparse.compiler.statement import _BOUND, GUARD_MIN, convert_storage
 from lazysparse.compiler.plan.passes import ACTIVE
-from lazysparse.runtime.threads import PAR_MIN_WORK, get_num_threads
 
 _PLANS = {}  # (program, input specs, 0-d values) -> (plan, kernel, abi, (like, _Fixed)), or
 #   (None, program, None, scratch pool): run the program one kernel per operation (_run_ops)
@@ -526,14 +525,9 @@ class _Fixed:
 
 
 def glue_source(abi, fx, like) -> str:
-    """Python source of ``call(inputs, name, fn)``, the marshalling of one fused kernel: the
-    memory guard, the result's buffers, ``p[]``/``d[]``, the kernel ``fn`` and the result's
-    storage, as straight-line code for this kernel's ABI (what ``runner.glue_source`` does for
-    single-operation kernels: an interpreted walk of the ABI cost 26 us a call warm, and
-    several times that right after a kernel has swept the caches). ``p``/``d`` come from a pool
-    and the lines for an input run only when its slot holds another storage than in that set's
-    previous call (storages are immutable). Only names and integers made here reach the
-    source, never user strings."""
+    """Python source of ``call(inputs, name, fn)``, the call of one fused kernel
+    (runtime/glue.py): the memory guard, the result's buffers, ``p[]``/``d[]``, the kernel
+    ``fn`` and the result's storage."""
     vids = _glue_inputs(abi, like)
     L = ["def call(inputs, name, fn):"]
     L += [f"    s{v} = inputs[{v}]" for v in vids]
@@ -551,65 +545,32 @@ def glue_source(abi, fx, like) -> str:
         L.append(f"    out = empty(s{like}.vals.shape[0], ODT)")
         for kind in kinds:
             L.append(f"    o{kind} = [None if a is None else empty(a.shape, a.dtype) for a in s{like}.{kind}]")
-    per = {v: [] for v in vids}
-    always = []
-    for k, desc in enumerate(abi.p):
-        if desc[0] == "in":
-            v, what = desc[1], desc[2]
-            arr = f"s{v}.vals" if what == "vals" else f"s{v}.{what}[{int(desc[3])}]"
-            if what == "vals" and fx.specs[v].dense:  # a strided view has no buffer
-                per[v] += ["try:", f"    b{k} = fb(BC, {arr}, False)", "except ValueError:",
-                           f"    b{k} = addr({arr})", f"p[{k}] = b{k}"]
-            else:
-                per[v].append(f"b{k} = fb(BC, {arr}, False); p[{k}] = b{k}")
-        elif desc[0] == "out":
-            arr = "out" if desc[1] == "vals" else f"o{desc[1]}[{int(desc[2])}]"
-            always.append(f"b{k} = fb(BC, {arr}, True); p[{k}] = b{k}")
-        else:  # pragma: no cover - lower_fused records only these
-            raise AssertionError(desc)
-    for k, desc in enumerate(abi.d):
+    def out_array(desc):
+        return "out" if desc[1] == "vals" else f"o{desc[1]}[{int(desc[2])}]"
+
+    def d_value(desc):
         tag = desc[0]
-        if tag == "ext":
-            continue  # fixed by the plan: written once into each new set (new_bufs)
-        if tag == "threads":
-            always.append(f"d[{k}] = nt")
-        elif tag == "parmin":  # the autoscheduler's thread threshold (runtime/threads.py)
-            always.append(f"d[{k}] = PARMIN[0]")
-        elif tag == "team":
-            continue  # the kernel writes it
-        elif tag == "stride":
-            per[desc[1]].append(f"d[{k}] = s{desc[1]}.vals.strides[{int(desc[2])}] // "
-                                f"{np.dtype(fx.specs[desc[1]].dtype).itemsize}")
-        elif tag == "size":
-            sp = fx.specs[desc[1]]
-            per[desc[1]].append(f"d[{k}] = s{desc[1]}.shape[{int(sp.format.order[desc[2]])}]")
-        elif tag == "out" and len(desc) == 2:  # ("out", "len"): the result's values
+        if tag in ("ext", "team"):
+            return None  # fixed by the plan (written once into each new set: new_bufs), or the kernel's
+        if tag == "out" and len(desc) == 2:  # ("out", "len"): the result's values
             if like is None:
-                always.append(f"d[{k}] = {int(np.prod(fx.out_shape, dtype=np.int64))}")
-            else:
-                per[like].append(f"d[{k}] = s{like}.vals.shape[0]")
-        elif tag == "out":  # ("out", "len", "pos" / "crd", level): the like input's array
-            per[like].append(f"d[{k}] = s{like}.{desc[2]}[{int(desc[3])}].shape[0]")
-        else:  # pragma: no cover
-            raise AssertionError(desc)
-    L += ["    try:", "        p, d, memo = bufs = pool.pop()", "    except IndexError:",
-          "        p, d, memo = bufs = new_bufs()"]
+                return str(int(np.prod(fx.out_shape, dtype=np.int64))), "always"
+            return f"s{like}.vals.shape[0]", like
+        if tag == "out":  # ("out", "len", "pos" / "crd", level): the like input's array
+            return f"s{like}.{desc[2]}[{int(desc[3])}].shape[0]", like
+        raise AssertionError(desc)  # pragma: no cover - lower_fused records only these
+    per, always, _ = glue.marshal(abi, {v: (f"s{v}", fx.specs[v]) for v in vids}, out_array, d_value,
+                                  threads="nt")
+    L += glue.indent(glue.TAKE_BUFS)
     for j, v in enumerate(vids):
-        if per[v]:
-            L += [f"    m = memo[{j}]", f"    if m is None or m() is not s{v}:"]
-            L += ["        " + ln for ln in per[v]]
-            L.append(f"        memo[{j}] = wref(s{v})")
+        L += glue.indent(glue.remembered(j, f"s{v}", per[v]))
     if any(desc[0] == "threads" for desc in abi.d):
         L.append("    nt = nthreads()")
     L += ["    " + ln for ln in always]
     # on this thread, or off it when it may be long (runtime/interrupt.py): its operands' values
     # and its result's, a bound on the work of kernels whose loops walk stored entries or dense rows
     size = " + ".join([f"s{v}.vals.size" for v in vids] + ["out.size"])
-    L += [f"    w = {size}",
-          "    if w < SMALL:",
-          "        rc = fn(p, d)",
-          "    else:",
-          "        rc = GATE.run(fn, p, d, w, (inputs, bufs, out))"]
+    L += glue.indent(glue.gated_call(size, "(inputs, bufs, out)", lambda fn: [f"rc = {fn}(p, d)"]))
     L += ["    pool.append(bufs)", "    if rc:",
           "        raise MemoryError(f'{name}: out of memory for the temporaries of a fused kernel')"]
     if like is None:
@@ -630,7 +591,6 @@ def _glue_inputs(abi, like):
 
 
 def _compile_glue(source, abi, fx):
-    import _cffi_backend
     from lazysparse.runtime.kernel_cache import ffi
     n_in = len(_glue_inputs(abi, fx.like))
 
@@ -640,20 +600,15 @@ def _compile_glue(source, abi, fx):
         for k, v in fx.d:
             d[k] = v
         return p, d, [None] * n_in
-
-    def addr(arr):  # the storage, kept alive by the caller, holds arr
-        return ffi.cast("void *", arr.__array_interface__["data"][0])
-    env = dict(fb=_cffi_backend.from_buffer, BC=ffi.BCharA, addr=addr, NULL=ffi.NULL,
-               new_bufs=new_bufs, pool=[], wref=weakref.ref, new=object.__new__, Storage=Storage,
-               wrap_dense=Storage.wrap_dense, empty=_poisoned if POISON else aligned.empty,
-               ODT=fx.odt, OSHAPE=fx.out_shape, nthreads=get_num_threads, PARMIN=PAR_MIN_WORK,
-               GATE=interrupt.Gate(), SMALL=interrupt.SMALL,
-               check_dense=memory.check_dense, RESULT_WHAT=lambda: f"the result of {fx.writer(None)}",
+    env = glue.environment(ffi, [], new_bufs, None)  # (the kernel is the call's argument fn)
+    env.update(wrap_dense=Storage.wrap_dense, empty=_poisoned if POISON else aligned.empty,
+               ODT=fx.odt, OSHAPE=fx.out_shape, check_dense=memory.check_dense,
+               RESULT_WHAT=lambda: f"the result of {fx.writer(None)}",
                TEMP_WHAT=[(lambda vid=vid: f"the temporary {fx.writer(vid)} of a fused kernel")
                           for vid, _, _ in fx.temps])
-    exec(compile(source, "<lazysparse fused glue>", "exec"), env)
+    fn = glue.compile_glue(source, env, "<lazysparse fused glue>")
     fx.pool = env["pool"]  # (the argument arrays a call puts back: tests read what it reported)
-    return env["call"]
+    return fn
 
 
 def _run(plan, kernel, abi, fixed, inputs, name):

@@ -4,16 +4,13 @@ from __future__ import annotations
 import math
 import os
 import threading
-import weakref
 
 import numpy as np
 
 from lazysparse.compiler import stages
 from lazysparse.formats import Storage
 from lazysparse.ir import ops
-from lazysparse.runtime import aligned, interrupt, tuning
-from lazysparse.runtime.cpu_caches import STREAM_MIN
-from lazysparse.runtime.threads import PAR_MIN_WORK, get_num_threads
+from lazysparse.runtime import aligned, glue, tuning
 from lazysparse.runtime.tuning import split_flag  # noqa: F401  (tests and callers import it from here)
 
 
@@ -129,24 +126,17 @@ def glue_source(spec, abi, sites=None, prologue=()) -> str:
     L.append("    " + "".join(f"s{k}, " for k in range(n_in)) + "= sts" if n_in else "    pass")
     fmt = spec.output.format
     L += _result_lines(spec, abi, ext)
-    per_slot, always, by_shape = _slot_lines(spec, abi, ext, out_pos, src)
-    L.append("    try:")
-    L.append("        p, d, memo = bufs = pool.pop()")
-    L.append("    except IndexError:")
-    L.append("        p, d, memo = bufs = new_bufs()")
+    per_slot, always, by_shape = glue.marshal(
+        abi, {k: (f"s{k}", sp) for k, sp in enumerate(spec.inputs)},
+        lambda desc: "out" if desc[1] == "vals" else "cnt", _int_slots(spec, abi, ext, out_pos, src))
+    L += glue.indent(glue.TAKE_BUFS)
     site_slots = {slot for slot, *_ in sites.sites} if sites is not None else set()
     if site_slots:
         L.append("    fresh = False")
     L.append("    same = True")
     for k in range(n_in):
-        if per_slot[k]:
-            L.append(f"    m = memo[{k}]")
-            L.append(f"    if m is None or m() is not s{k}:")
-            L += ["        " + ln for ln in per_slot[k]]
-            L.append(f"        memo[{k}] = wref(s{k})")
-            L.append("        same = False")
-            if k in site_slots:
-                L.append("        fresh = True")
+        L += glue.indent(glue.remembered(k, f"s{k}", per_slot[k],
+                                         ["same = False"] + (["fresh = True"] if k in site_slots else [])))
     if site_slots:  # schedule flags: the measured choice for these operands, or still measuring
         L.append("    if fresh:")
         L.append(f"        memo[{n_in}] = tstart(sts, d)")
@@ -155,15 +145,9 @@ def glue_source(spec, abi, sites=None, prologue=()) -> str:
         L += ["        " + ln for ln in by_shape]
         L.append(f"        memo[{n_in + 1}] = shape")
     L += ["    " + ln for ln in always]
-    # the call itself, on this thread, or off it when it may be long (runtime/interrupt.py):
-    # the same lines twice, with the kernel or the gate's handle on it
+    # the call itself, on this thread, or off it when it may be long (runtime/interrupt.py)
     keep = "(sts, bufs, out)" if fmt.is_dense else "(sts, bufs)"
-    L += [f"    w = {work_expr(spec, ext)}",
-          "    if w < SMALL:"]
-    L += ["        " + ln for ln in _call_lines(site_slots, n_in, "fn")]
-    L.append("    else:")
-    L.append(f"        kfn = GATE.bind(fn, w, {keep})")
-    L += ["        " + ln for ln in _call_lines(site_slots, n_in, "kfn")]
+    L += glue.indent(glue.gated_call(work_expr(spec, ext), keep, lambda fn: _call_lines(site_slots, n_in, fn)))
     if fmt.is_dense:  # Storage.wrap_dense, inline: a frame fewer after the kernel
         nones = "[" + "None, " * len(stmt.out_indices) + "]"
         L += ["    pool.append(bufs)",
@@ -174,8 +158,6 @@ def glue_source(spec, abi, sites=None, prologue=()) -> str:
     else:
         L += ["    st = wrap_sparse(p, d, shape)", "    pool.append(bufs)", "    return st"]
     return "\n".join(L) + "\n"
-
-
 
 
 def _result_lines(spec, abi, ext) -> list:
@@ -216,54 +198,24 @@ def _result_lines(spec, abi, ext) -> list:
     return L
 
 
-def _slot_lines(spec, abi, ext, out_pos, src):
-    """The glue's marshalling lines: ``(per input slot, always, by result shape)``."""
+def _int_slots(spec, abi, ext, out_pos, src):
+    """The statement kernels' own integer slots (``glue.marshal``'s ``d_value``): sizes from the
+    result's shape, stored entries, the result's capacity hint, the workspace's capacity."""
     stmt, fmt, n_in = spec.stmt, spec.output.format, len(spec.inputs)
-    # Lines per input slot, run only when the slot holds a different storage than in this
-    # thread's previous call (a weak reference remembers it): storages are immutable, so the
-    # pointers and sizes already in p[]/d[] are still right. Iterative code (A @ x in a loop)
-    # then marshals only what changed.
-    per_slot = {k: [] for k in range(n_in)}
-    always = []
-    by_shape = []  # lines that depend on the result's shape alone
-    for k, desc in enumerate(abi.p):
-        if desc[0] == "out":
-            always.append(f"b{k} = fb(BC, {'out' if desc[1] == 'vals' else 'cnt'}, True); p[{k}] = b{k}")
-        elif desc[0] == "in":
-            slot, what = desc[1], desc[2]
-            if what == "vals" and spec.inputs[slot].dense:
-                # a strided view has no buffer: the address of its first element
-                per_slot[slot] += ["try:", f"    b{k} = fb(BC, s{slot}.vals, False)", "except ValueError:",
-                                   f"    b{k} = addr(s{slot}.vals)", f"p[{k}] = b{k}"]
-            elif what == "vals":
-                per_slot[slot].append(f"b{k} = fb(BC, s{slot}.vals, False); p[{k}] = b{k}")
-            else:
-                per_slot[slot].append(f"b{k} = fb(BC, s{slot}.{what}[{desc[3]}], False); p[{k}] = b{k}")
-        elif desc[0] == "obuf":
-            always.append(f"p[{k}] = NULL")  # stale pointers from the last call belong to NumPy now
-        else:
-            raise AssertionError(desc)
-    for k, desc in enumerate(abi.d):
-        tag, dest = desc[0], always
+
+    def value(desc):
+        tag = desc[0]
         if tag == "ext":
-            val = ext(desc[1])
-            dest = by_shape if desc[1] in out_pos else per_slot[src[desc[1]][0]]
-        elif tag == "stride":
-            it = np.dtype(spec.inputs[desc[1]].dtype).itemsize
-            val, dest = f"s{desc[1]}.vals.strides[{desc[2]}] // {it}", per_slot[desc[1]]
-        elif tag == "size":
-            val = f"s{desc[1]}.shape[{spec.inputs[desc[1]].format.order[desc[2]]}]"
-            dest = per_slot[desc[1]]
-        elif tag == "ostride":  # the result is a new C-order array: its strides follow its shape
-            val = " * ".join(f"shape[{j}]" for j in range(desc[1] + 1, len(stmt.out_indices))) or "1"
-            dest = by_shape
-        elif tag == "osize":
-            val, dest = f"shape[{fmt.order[desc[1]]}]", by_shape
-        elif tag == "nnz":  # stored entries of an input (a bound on a result in its pattern)
-            val, dest = f"s{desc[1]}.nnz", per_slot[desc[1]]
-        elif tag == "zeros":  # 1 when an input stores an explicit zero (Storage.has_zero)
-            val, dest = f"int(s{desc[1]}.has_zero())", per_slot[desc[1]]
-        elif tag == "ohint":
+            return ext(desc[1]), ("shape" if desc[1] in out_pos else src[desc[1]][0])
+        if tag == "ostride":  # the result is a new C-order array: its strides follow its shape
+            return " * ".join(f"shape[{j}]" for j in range(desc[1] + 1, len(stmt.out_indices))) or "1", "shape"
+        if tag == "osize":
+            return f"shape[{fmt.order[desc[1]]}]", "shape"
+        if tag == "nnz":  # stored entries of an input (a bound on a result in its pattern)
+            return f"s{desc[1]}.nnz", desc[1]
+        if tag == "zeros":  # 1 when an input stores an explicit zero (Storage.has_zero)
+            return f"int(s{desc[1]}.has_zero())", desc[1]
+        if tag == "ohint":
             # the same operands as this buffer set's previous call (no slot re-marshalled):
             # storages never change, so the result has the previous call's entries exactly. A
             # capacity from the bound (A + B: both operands' entries) would be shrunk at the end,
@@ -271,20 +223,12 @@ def _slot_lines(spec, abi, ext, out_pos, src):
             # 0.8 ms of system time a call)
             leaf = next((j for j, ds in enumerate(abi.d) if ds[0] == "ocount"
                          and ds[1] == len(fmt.levels) - 1), None)
-            val = ("hint(sts, shape)" if leaf is None or not n_in else
-                   f"d[{leaf}] if same and d[{leaf}] > 0 else hint(sts, shape)")
-        elif tag == "threads":
-            val = "nthreads()"
-        elif tag == "parmin":  # the autoscheduler's thread threshold (runtime/threads.py)
-            val = "PARMIN[0]"
-        elif tag == "streammin":  # entries past the caches (runtime/cpu_caches.py)
-            val = "STREAMMIN[0]"
-        elif tag == "wscap":  # set by execute for this call (compiler/pipeline.py, _workspace)
-            val = "WS_CALL.capacity"
-        else:
-            continue  # slots the kernel writes
-        dest.append(f"d[{k}] = {val}")
-    return per_slot, always, by_shape
+            return ("hint(sts, shape)" if leaf is None or not n_in else
+                    f"d[{leaf}] if same and d[{leaf}] > 0 else hint(sts, shape)"), "always"
+        if tag == "wscap":  # set by execute for this call (compiler/statement.py, _workspace)
+            return "WS_CALL.capacity", "always"
+        return None  # slots the kernel writes
+    return value
 
 
 def _call_lines(site_slots, n_in, fn):
@@ -331,27 +275,17 @@ def _ws_call():
 
 
 def _compile_glue(source, runner, extra_env=None):
-    import _cffi_backend
-    ffi = runner._ffi
-    fb, BC = _cffi_backend.from_buffer, ffi.BCharA
-
-    def addr(arr):  # the caller keeps arr alive for the call
-        return ffi.cast("void *", arr.__array_interface__["data"][0])
-
     spec = runner.spec
     ident = (ops.reduce_identity(spec.stmt.reduce, runner.odtype)
              if spec.mode == "dense-count" else None)
-    env = dict(fb=fb, BC=BC, addr=addr, new=object.__new__, Storage=Storage, pool=runner._pool, wref=weakref.ref, OFMT=spec.output.format, NULL=ffi.NULL, new_bufs=runner._bufs,
-               fn=runner.kernel.fn, failed=runner._failed, hint=runner._hint,
+    env = glue.environment(runner._ffi, runner._pool, runner._bufs, runner.kernel.fn)
+    env.update(OFMT=spec.output.format, failed=runner._failed, hint=runner._hint,
                wrap_sparse=runner._wrap_sparse,
                tstart=runner.sites.start if runner.sites is not None else None,
-               zeros=aligned.zeros, empty=_poisoned if POISON else aligned.empty, ones=np.ones, full=np.full, ODT=runner.odtype,
-               I64=np.dtype(np.int64), IDENT=ident, nthreads=get_num_threads, PARMIN=PAR_MIN_WORK,
-               STREAMMIN=STREAM_MIN,
-               WS_CALL=_ws_call(), GATE=interrupt.Gate(), SMALL=interrupt.SMALL)
+               zeros=aligned.zeros, empty=_poisoned if POISON else aligned.empty, ones=np.ones, full=np.full,
+               ODT=runner.odtype, I64=np.dtype(np.int64), IDENT=ident, WS_CALL=_ws_call())
     env.update(extra_env or {})
-    exec(compile(source, "<lazysparse glue>", "exec"), env)
-    return env["call"]
+    return glue.compile_glue(source, env, "<lazysparse glue>")
 
 
 # LAZYSPARSE_POISON=1 (the test suite sets it) fills results that kernels are trusted to
