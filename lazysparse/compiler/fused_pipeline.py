@@ -25,7 +25,6 @@ import numpy as np
 
 from lazysparse.formats import Storage
 from lazysparse.compiler import stages
-from lazysparse.compiler.lower.fused import Unsupported
 from lazysparse.compiler.plan.associate import associate
 from lazysparse.compiler.plan.decompose import decompose
 from lazysparse.compiler.plan.fusion import Loop, plan_fusion
@@ -476,6 +475,7 @@ def _build(prog, specs, scalars):
     ops = (None, pp.per_op, None, [])  # [], the scratch pool (_run_ops)
     if pp.stage is None:
         return ops
+    from lazysparse.compiler.lower.fused import Unsupported  # (loaded with the lowerer: stages.lower)
     try:
         lowered = stages.lower(pp.stage)
     except Unsupported:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import threading
 from contextlib import contextmanager
 
-from lazysparse.compiler.lower import counting as K
 
 ON = [0]           # open sessions in any thread: compiler/statement.py skips bound plans while > 0
 _LOCAL = threading.local()
@@ -43,6 +42,7 @@ class Tally:
 
     def add(self, counts, slot_storage):
         """``counts``: the kernel's counters; ``slot_storage(k)``: the storage in slot k or None."""
+        from lazysparse.compiler.lower import counting as K  # (the counters' layout; loaded with the lowerer)
         for k in range(4):
             self.ops[k] += counts[k]
         self.temp += counts[K.TEMP]
@@ -84,6 +84,7 @@ def _counters(kernel):
 
 def run(kernel, fn, slot_storage, t):
     """Zero ``kernel``'s counters, ``fn()``, credit the counts to ``t``; returns ``fn()``."""
+    from lazysparse.compiler.lower import counting as K
     ptr, ffi = _counters(kernel), _ffi()
     ffi.memmove(ptr, bytes(8 * K.N_COUNTERS), 8 * K.N_COUNTERS)
     out = fn()

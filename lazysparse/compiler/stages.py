@@ -9,9 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from lazysparse.compiler.codegen.c import printer as c_printer
-from lazysparse.compiler.lower.fused import lower_fused
-from lazysparse.compiler.lower.lowering import lower as lower_statement
 from lazysparse.runtime.kernel_cache import load_kernel
 
 TARGETS = ("c",)
@@ -77,6 +74,12 @@ def lower(plan: Plan, target: str = "c", count: bool = False) -> Lowered:
     for a fused plan the lowerer declines (the driver then runs the program per operation)."""
     if target not in TARGETS:
         raise ValueError(f"lower: unknown target {target!r}; this build has {TARGETS}")
+    # the lowerers and printers load on the first lowering: creating the loop IR's frozen node
+    # classes is a third of the package's import, which a process that finds every plan bound
+    # (or only builds arrays) never needs
+    from lazysparse.compiler.codegen.c import printer as c_printer
+    from lazysparse.compiler.lower.fused import lower_fused
+    from lazysparse.compiler.lower.lowering import lower as lower_statement
     if plan.kind == "fused":
         block, abi, extra = lower_fused(plan.decision, plan.operand_specs, count=count)
     else:
