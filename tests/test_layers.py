@@ -18,10 +18,7 @@ CONTRACTS = re.findall(r'^id = "([a-z_]+)"$', _TOML[_TOML.index("[tool.importlin
 
 # contracts that the code does not keep yet, each with what is missing (strict: a contract that
 # starts to hold fails here until it is taken off this list)
-PENDING = {
-    "compiler": ("lowering modules still take C type names and NumPy-op text from codegen (lower/lowering, "
-                 "operands, values, stores, fused_outputs, fused_parallel)"),
-}
+PENDING = {}
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,6 @@
-"""Expressions of the loop IR: variables, literals, operators, loads, casts, selects, calls of
-named math functions and of named runtime support routines, and SIMD vector operations over
+"""Expressions of the loop IR: variables, literals, operators, loads, casts, selects, NumPy's
+scalar operations and casts (with NumPy's semantics), calls of named math functions and of
+named runtime support routines, operation counts of an instrumented build, and SIMD vector operations over
 lanes (loads, gathers, broadcasts, arithmetic, compares, reductions, compress) with their lane
 masks. Frozen values; printers spell them (the C printer: compiler/codegen/c/exprs.py).
 
@@ -112,6 +113,62 @@ class Select(Expr):
 
 
 @dataclass(frozen=True)
+class NumOp(Expr):
+    """NumPy's elementwise operation ``op`` (a ufunc's name, ``where``, ``cast``, or one of
+    ir.ops' extras: ``relu``, ``sigmoid``) on ``args`` already converted to ``in_dtypes``,
+    giving a value of ``dtype``: NumPy's semantics (NaN, integer division by zero, shifts...),
+    as the printers spell them."""
+    op: str
+    args: tuple
+    in_dtypes: tuple
+    dtype: str
+
+    def __post_init__(self):
+        object.__setattr__(self, "args", tuple(self.args))
+        object.__setattr__(self, "in_dtypes", tuple(str(np.dtype(d)) for d in self.in_dtypes))
+        object.__setattr__(self, "dtype", str(np.dtype(self.dtype)))
+
+
+@dataclass(frozen=True)
+class NumCast(Expr):
+    """``value`` (of dtype ``src``) converted to dtype ``dst`` as NumPy's ``astype`` does:
+    itself when the dtypes are equal, a test against zero to bool, a complex value's real part
+    to a real dtype."""
+    value: Expr
+    src: str
+    dst: str
+
+    def __post_init__(self):
+        object.__setattr__(self, "src", str(np.dtype(self.src)))
+        object.__setattr__(self, "dst", str(np.dtype(self.dst)))
+
+
+@dataclass(frozen=True)
+class Counted(Expr):
+    """``a``, adding ``counts`` (``(counter, n)`` pairs) to an instrumented build's counters
+    (ls.opcount) when it is evaluated: the operations of a ``where`` branch that runs."""
+    counts: tuple
+    a: Expr
+
+
+# NumPy operations whose spelling calls a math function that has SIMD variants (glibc's
+# libmvec), by the kinds of input for which it does: a loop that calls one vectorises into
+# calls of the vector variant (compiler/lower/stores.py keeps such loops free of other work)
+_VECTOR_MATH = {op: "biufc" for op in (
+    "exp", "log", "sin", "cos", "tan", "tanh", "sinh", "cosh", "arcsin", "arccos", "arctan",
+    "arcsinh", "arccosh", "arctanh", "cbrt", "log2", "log10", "exp2", "sigmoid", "arctan2",
+    "hypot", "logaddexp", "logaddexp2")}
+_VECTOR_MATH.update({"log1p": "biuf", "expm1": "biuf", "power": "fc"})
+
+
+def vector_math(e: NumOp) -> bool:
+    """Whether NumPy operation ``e`` calls a math function that has SIMD variants."""
+    kinds = _VECTOR_MATH.get(e.op)
+    k = np.dtype(e.in_dtypes[0]).kind if e.in_dtypes else "f"
+    return kinds is not None and k in kinds
+
+
+@dataclass(frozen=True)
 class Call(Expr):
     """A named math function (``exp``, ``log1p``, ``sqrt``...) of its arguments."""
     fn: str
@@ -138,10 +195,22 @@ class AddrOf(Expr):
 
 
 @dataclass(frozen=True)
+class Deref(Expr):
+    """The value at the address ``a`` (a pointer-valued expression)."""
+    a: Expr
+
+
+@dataclass(frozen=True)
 class Field(Expr):
     """A field of a support routine's state (``ism.an``)."""
     a: Expr
     name: str
+
+
+@dataclass(frozen=True)
+class Zero(Expr):
+    """The zero of ``type`` (every lane or member zero, for an aggregate such as a vector)."""
+    type: object
 
 
 @dataclass(frozen=True)

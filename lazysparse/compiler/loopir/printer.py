@@ -31,7 +31,8 @@ def _t(t):
     if isinstance(t, T.Scalar):
         return t.name
     if isinstance(t, T.Ptr):
-        return ("const " if t.const else "") + _t(t.elem) + "*" + (" restrict" if t.restrict else "")
+        return (("const " if t.const else "") + _t(t.elem) + "*" + (" fixed" if t.fixed else "")
+                + (" restrict" if t.restrict else ""))
     if isinstance(t, T.Vec):
         return f"{t.dtype}x{t.lanes}"
     if isinstance(t, T.Mask):
@@ -68,6 +69,10 @@ def _e(e):
         return f"{_e(e.base)}[{_e(e.index)}]"
     if isinstance(e, E.Select):
         return f"({_e(e.cond)} ? {_e(e.a)} : {_e(e.b)})"
+    if isinstance(e, E.NumOp):
+        return f"np.{e.op}<{', '.join(e.in_dtypes)} -> {e.dtype}>({', '.join(_e(a) for a in e.args)})"
+    if isinstance(e, E.NumCast):
+        return f"np.astype<{e.src} -> {e.dst}>({_e(e.value)})"
     if isinstance(e, (E.Call, E.SupportCall)):
         name = e.fn if isinstance(e, E.Call) else "@" + e.routine
         return f"{name}({', '.join(_e(a) for a in e.args)})"

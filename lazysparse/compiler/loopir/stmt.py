@@ -78,7 +78,7 @@ class SimdHint:
 class For(Stmt):
     """``for var in [lo, hi)`` (``step``: a statement advancing ``var``; None: by one), the
     variable of the index type declared by the loop. ``unroll``: unroll by this factor;
-    ``simd``: a SimdHint."""
+    ``simd``: a SimdHint. ``oneline`` (layout): the loop and its one statement on one line."""
     var: str
     lo: object
     hi: object
@@ -86,6 +86,7 @@ class For(Stmt):
     step: object = None
     unroll: int = None
     simd: SimdHint = None
+    oneline: bool = False
 
 
 @dataclass(frozen=True)
@@ -155,10 +156,17 @@ class While(Stmt):
 
 @dataclass(frozen=True)
 class If(Stmt):
+    """``if cond: then else: orelse``. ``bare`` (layout, with ``oneline``): the one statement of
+    ``then`` printed without braces, whatever it is."""
     cond: object
     then: object
     orelse: object = None
     oneline: bool = False
+    bare: bool = False
+
+    def __post_init__(self):
+        if self.bare and (not self.oneline or self.orelse is not None):
+            raise ValueError("If: a bare arm is a one-line if's, without an else")
 
 
 @dataclass(frozen=True)
@@ -221,6 +229,16 @@ class Resize(Stmt):
     elem: object
     ptr: object
     n: object
+
+
+@dataclass(frozen=True)
+class Fit(Stmt):
+    """Shrink the array ``ptr`` of ``elem`` (capacity variable ``cap``) to ``n`` elements when
+    over an eighth of it is spare."""
+    elem: object
+    ptr: object
+    n: object
+    cap: object
 
 
 @dataclass(frozen=True)

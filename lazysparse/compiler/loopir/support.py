@@ -22,6 +22,13 @@ THREAD_NUM = Support("thread_num")   # ThreadNum() where the target may lack thr
 TEAM_NUM = Support("num_threads")    # NumThreads() likewise
 
 
+def gallop(index) -> Support:
+    """The galloping search over a sorted coordinate array of dtype ``index`` (the support
+    routine ``gallop_<index>``: ``(crd, lo, hi, x)`` -> the first position in [lo, hi) holding
+    at least x, hi if none)."""
+    return Support("gallop", (("index", index),))
+
+
 def workspace(policy, value, key, reduce, identity, count=None) -> Support:
     """A workspace's routines (compiler/lower/workspace.py): the accumulation ``policy`` over
     values of dtype ``value`` keyed by ``key`` (an index dtype), combining duplicates with

@@ -27,10 +27,12 @@ class Scalar:
 @dataclass(frozen=True)
 class Ptr:
     """A pointer to ``elem``; ``const``: the pointee is read only; ``restrict``: no other
-    pointer in scope reaches the same memory."""
+    pointer in scope reaches the same memory; ``fixed``: the pointer itself is never assigned
+    again."""
     elem: object
     const: bool = False
     restrict: bool = False
+    fixed: bool = False
 
 
 @dataclass(frozen=True)

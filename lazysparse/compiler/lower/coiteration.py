@@ -17,6 +17,7 @@ from lazysparse.compiler.loopir import expr as E
 from lazysparse.compiler.loopir import stmt as S
 from lazysparse.compiler.loopir import types as T
 from lazysparse.compiler.loopir.nodes import Block
+from lazysparse.compiler.loopir.support import gallop
 
 # (transitional: the index type's largest value has no loop IR literal that prints as this)
 INDEX_MAX = E.Raw("INT64_MAX")
@@ -43,29 +44,6 @@ def _width(u):
 def _left(u):
     """Iterator ``u`` has entries left: ``j < z``."""
     return E.lt(f"j{u}", f"z{u}")
-
-
-# The first position in [lo, hi) of a sorted coordinate array holding at least x (hi if none):
-# doubling steps from lo, then a binary search of the last step. Searches for increasing x
-# start where the previous one ended, so k of them over n entries cost O(k log(n / k)).
-GALLOP = """static inline int64_t ls_gallop_T(const T_ *restrict c, int64_t lo, int64_t hi, int64_t x) {
-  int64_t s = 1;
-  while (lo < hi && (int64_t)c[lo] < x) {
-    const int64_t p = lo + s;
-    if (p >= hi || (int64_t)c[p] >= x) {
-      int64_t r = p < hi ? p : hi;
-      lo++;
-      while (lo < r) {
-        const int64_t m = lo + ((r - lo) >> 1);
-        if ((int64_t)c[m] < x) lo = m + 1; else r = m;
-      }
-      return lo;
-    }
-    lo = p;
-    s <<= 1;
-  }
-  return lo;
-}"""
 
 
 class CoiterationMixin:
@@ -400,13 +378,13 @@ class CoiterationMixin:
         return [(d, o) for d, o in ((a, b), (b, a)) if not lk or d.q in lk]
 
     def gallop_fn(self, slot):
-        """The C name of the galloping search over coordinates of ``slot``'s index type."""
-        t = self.it_type(slot)
-        name = f"ls_gallop_{t}"
-        src = GALLOP.replace("ls_gallop_T", name).replace("T_", t)
+        """The support routine of the galloping search over coordinates of ``slot``'s index
+        type (``loopir.support.gallop``), put in the kernel's prelude."""
+        dt = str(self.spec.inputs[slot].index_dtype)
+        src = gallop(dt)
         if src not in self.prelude_extra:
             self.prelude_extra.append(src)
-        return name
+        return f"gallop_{dt}"
 
     def emit_search(self, depth, v, blk, drv, prb, U, snap):
         """The intersection of two sorted unique segments driven by ``drv``'s: each of its
@@ -420,7 +398,7 @@ class CoiterationMixin:
         blk.add(S.Declare(jp, T.INDEX, E.Var(f"b{up}")))
         blk.add(S.For(jd, E.Var(f"b{ud}"), E.Var(f"z{ud}"), body))
         body.add(S.Declare(x, T.INDEX, _crd(drv, jd)))
-        gallop = E.Call(self.gallop_fn(prb.slot), (E.Var(cp), E.Var(jp), E.Var(f"z{up}"), E.var(x)))
+        gallop = E.SupportCall(self.gallop_fn(prb.slot), (E.Var(cp), E.Var(jp), E.Var(f"z{up}"), E.var(x)))
         body.add(S.Assign(E.Var(jp), gallop))
         body.add(S.If(E.Binary(">=", E.Var(jp), E.Var(f"z{up}")), S.Break(), oneline=True))
         body.add(S.Declare(f"e{up}", T.INT, E.Binary("==", _crd(prb, jp), E.var(x))))
@@ -503,7 +481,7 @@ class CoiterationMixin:
         self.advance(m, "0", "0", None)  # not read here: no search for it
         self.cascade(body)
         self._walk_q = rq
-        body.add(S.Reduce("sum", E.load("racc", x), E.var(self.value(rest)), self.odt))
+        body.add(S.Reduce("sum", E.load("racc", x), self.value(rest), self.odt))
         self.bound.discard(v)
         for a in self.accs:
             a.restore(snap[a.q])
@@ -515,12 +493,12 @@ class CoiterationMixin:
         b, z = self.range_exprs(m)
         e = self.stmt.expr
         mi = 0 if mfirst else 1
-        mv = self.cast_text("v{}[t]".format(m.slot), self.dtype_of(e.args[mi]), e.in_dtypes[mi])
-        rv = "racc[c{}_{}[t]]".format(m.slot, m.lvl)
-        prod = self.call_text("multiply", [mv, rv] if mfirst else [rv, mv], e.in_dtypes, e.dtype)
+        mv = E.NumCast(E.load(f"v{m.slot}", "t"), self.dtype_of(e.args[mi]), e.in_dtypes[mi])
+        rv = E.load("racc", E.load(f"c{m.slot}_{m.lvl}", "t"))
+        prod = E.NumOp("multiply", [mv, rv] if mfirst else [rv, mv], e.in_dtypes, e.dtype)
         gather = Block().add(S.Declare("b_", T.INDEX, b, const=True), S.Declare("z_", T.INDEX, z, const=True))
         gather.add(S.For("t", E.Var("b_"), E.Var("z_"), Block().add(
-            S.Reduce("sum", E.Load(E.Var("ov"), E.sub("t", "mb0")), E.var(prod), self.odt))))
+            S.Reduce("sum", E.Load(E.Var("ov"), E.sub("t", "mb0")), prod, self.odt))))
         gather.add(S.Memset(E.add(E.Var("racc"), rlo), 0, E.add(E.sub(rhi, rlo), 1), elem),
                    S.Assign(rlo, INDEX_MAX), S.Assign(rhi, E.Int(-1)))
         post.append(S.If(E.Binary(">=", rhi, rlo), gather))

@@ -6,8 +6,6 @@ the kernel (``result_prep``).
 """
 from __future__ import annotations
 
-from lazysparse.compiler.codegen.c import spelling as C
-from lazysparse.compiler.codegen.c.exprs import expr as c_text
 from lazysparse.ir.nodes import Access, Index
 from lazysparse.compiler.plan.program import INPUT
 from lazysparse.compiler.lower import counting
@@ -16,6 +14,7 @@ from lazysparse.compiler.loopir import stmt as S
 from lazysparse.compiler.loopir import types as T
 from lazysparse.compiler.loopir.nodes import Block, RawText
 from lazysparse.compiler.lower.fused_loops import Unsupported, ex
+from lazysparse.compiler.lower.values import counted
 
 
 class FusedOutputMixin:
@@ -59,7 +58,7 @@ class FusedOutputMixin:
             loop = Block()
             loop.add(S.Declare("ls_lo", T.INDEX, E.mul("ls_b", B), const=True))
             for src, dst, n, dt in jobs:
-                loop.add(prep_block(src, dst, n, C.ctype(dt), B))
+                loop.add(prep_block(src, dst, n, T.scalar(dt), B))
             if pragma:
                 blk.add(RawText(pragma))
             blk.add(S.For("ls_b", E.Int(0), nblocks, loop))
@@ -87,20 +86,14 @@ class FusedOutputMixin:
         return E.Load(E.Var(f"v{vid}"), self.position(vid, e.indices, sp.format.ndim - 1))
 
     def value(self, op, e):
-        """The value of expression ``e`` of ``op``. Transitional: NumPy's operations and casts
-        are C text (spelling.call, spelling.cast) until the loop IR has nodes for them, so the
-        value is a Raw expression over the C of its accesses (an access alone is a node)."""
+        """The value of expression ``e`` of ``op``: NumPy's operations and casts over the
+        loads of its accesses."""
         if isinstance(e, Access):
             return self.access_value(op, e)
-        return E.Raw(self._value_text(op, e))
-
-    def _value_text(self, op, e):
-        if isinstance(e, Access):
-            return c_text(self.access_value(op, e))
-        args = [C.cast(self._value_text(op, a), self.dtype_of(op, a), d) for a, d in zip(e.args, e.in_dtypes)]
-        if self.count and e.op == "where":
-            args[1:] = [counting.branch(a, t) for a, t in zip(e.args[1:], args[1:])]
-        return C.call(e.op, args, e.in_dtypes, e.dtype)
+        args = [E.NumCast(self.value(op, a), self.dtype_of(op, a), d) for a, d in zip(e.args, e.in_dtypes)]
+        if self.count and e.op == "where":  # only the branch taken counts (compiler/lower/counting.py)
+            args[1:] = [counted(a, v) for a, v in zip(e.args[1:], args[1:])]
+        return E.NumOp(e.op, args, e.in_dtypes, e.dtype)
 
     def dtype_of(self, op, e):
         if isinstance(e, Access):
@@ -156,14 +149,14 @@ class FusedOutputMixin:
         return E.Load(E.Var("o"), off if off is not None else E.Int(0))
 
 
-def prep_block(src, dst, n, ctype, B):
-    """Transitional: one block of the result's preparation, ``dst[ls_lo:]`` zeroed (``src``
-    None) or copied from ``src``, while ``ls_lo < n``, as C text (Memset and Memcpy are not
-    printed as one-line branches yet)."""
-    cnt = f"({c_text(n)} - ls_lo < {B} ? {c_text(n)} - ls_lo : {B})"
-    if src is None:
-        return RawText(f"if (ls_lo < {c_text(n)}) memset({dst} + ls_lo, 0, (size_t){cnt} * sizeof({ctype}));")
-    return RawText(f"if (ls_lo < {c_text(n)}) memcpy({dst} + ls_lo, {src} + ls_lo, (size_t){cnt} * sizeof({ctype}));")
+def prep_block(src, dst, n, elem, B):
+    """One block of the result's preparation, ``dst[ls_lo:]`` (of ``elem``) zeroed (``src``
+    None) or copied from ``src``, while ``ls_lo < n``."""
+    lo, left = E.Var("ls_lo"), E.sub(n, "ls_lo")
+    cnt = E.Paren(E.Select(E.lt(left, B), left, E.Int(B)))
+    at = E.add(dst, lo)
+    step = S.Memset(at, 0, cnt, elem) if src is None else S.Memcpy(at, E.add(src, lo), cnt, elem)
+    return S.If(E.lt(lo, n), step, oneline=True, bare=True)
 
 
 def result_like(plan, specs):

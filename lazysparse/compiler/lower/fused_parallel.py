@@ -6,7 +6,6 @@ runs over, into private copies of the result), its work estimate against the thr
 """
 from __future__ import annotations
 
-from lazysparse.compiler.codegen.c import spelling as C
 from lazysparse.compiler.plan import patterns as P
 from lazysparse.compiler.plan.fusion import Compute, Loop
 from lazysparse.compiler.plan.program import INPUT
@@ -95,8 +94,8 @@ class FusedParallelMixin:
         no runtime at all without OpenMP. Each thread sums into its own copy of the result
         (``private``) over a static share of the loop, or takes its own run of chunks first."""
         if self.private:
-            # (transitional: teams.py takes the result's C type, and its work and counts as C text)
-            ct = C.ctype(self.prog.values[self.out].dtype)
+            # (transitional: teams.py takes the work and counts as C text)
+            ct = T.scalar(self.prog.values[self.out].dtype)
             ids = teams.team_ids(self.prelude, teams.KEEP)
             body.add(S.Declare("ls_osz", T.INDEX, self.abi.int_expr(("out", "len")), const=True))
             teams.private_team(body, self.abi, ct, self.work())

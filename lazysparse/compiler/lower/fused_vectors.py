@@ -17,7 +17,6 @@ from lazysparse.compiler.loopir import stmt as S
 from lazysparse.compiler.loopir import types as T
 from lazysparse.compiler.loopir.nodes import Block, Decl, RawText
 from lazysparse.compiler.lower.fused_loops import Unsupported
-from lazysparse.compiler.lower.fused_outputs import c_text
 
 
 class FusedVectorMixin:
@@ -112,23 +111,22 @@ static inline float ls_hsum_vf(ls_vf v) {
                 name = self.fresh("hv")
                 ln = f"(LS_VB / {isz})"
                 blk.add(Decl(vt, f"{name}[{w} / {ln}]"))
-                blk.add(RawText(f"for (int64_t {n.var.name} = 0; {n.var.name} < {w}; {n.var.name} += {ln}) "
-                                f"{name}[{n.var.name} / {ln}] = *(const {vt} *)&{c_text(self.access_value(op, e))};"))
-                self.hoisted[key] = (name, ln)
+                blk.add(_over(n.var.name, w, isz, S.Assign(_lane(name, n.var.name, isz),
+                                                         _as_vector(vt, self.access_value(op, e), const=True))))
+                self.hoisted[key] = (name, isz)
                 keys.append(key)
         return keys
 
     def _row_target(self, op, v):
         """The location of ``op``'s result (at ``v``'s C name) when its row is contiguous in ``v``
-        (the result's last index, or a temporary's last kept dimension), as C text (transitional:
-        the vector rows are text), else None."""
+        (the result's last index, or a temporary's last kept dimension), else None."""
         outs = op.stmt.out_indices
         if op.out == self.out:
             if self.out_like is not None or not outs or outs[-1] != v or outs.count(v) != 1:
                 return None
-            return c_text(self.out_target(op))
+            return self.out_target(op)
         if self.temp_row(op.out, Access(0, outs), v):
-            return c_text(self.target(op))
+            return self.target(op)
         return None
 
     HOLD = True  # (hold_rows on: a switch for measurements)
@@ -167,11 +165,10 @@ static inline float ls_hsum_vf(ls_vf v) {
                     continue
                 vt, isz = t
                 name, ln, x = self.fresh("rh"), f"(LS_VB / {isz})", n.var.name
-                over = f"for (int64_t {x} = 0; {x} < {w}; {x} += {ln})"
                 blk.add(Decl(vt, f"{name}[{w} / {ln}]"))
-                blk.add(RawText(f"{over} {name}[{x} / {ln}] = *(const {vt} *)&{tgt};"))
-                self.held[c.op] = (name, ln)
-                out.append((c.op, RawText(f"{over} *({vt} *)&{tgt} = {name}[{x} / {ln}];")))
+                blk.add(_over(x, w, isz, S.Assign(_lane(name, x, isz), _as_vector(vt, tgt, const=True))))
+                self.held[c.op] = (name, isz)
+                out.append((c.op, _over(x, w, isz, S.Assign(_as_vector(vt, tgt), _lane(name, x, isz)))))
         return out
 
     def _alone(self, vid, k, nodes):
@@ -191,36 +188,39 @@ static inline float ls_hsum_vf(ls_vf v) {
         return True
 
     def vector_expr(self, op, e, v, vt, render=True):
-        """``(C, is a vector)`` of ``e`` with ``v`` the first lane of a vector of ``vt``, or
+        """``(value, is a vector)`` of ``e`` with ``v`` the first lane of a vector of ``vt``, or
         None where ``e`` is not ``+ - * / negative`` over values of the sum's type whose dense
         inputs read ``v`` with unit stride (a vector load) or not at all (a scalar the vector
         operation broadcasts), like sparse inputs and temporaries. ``render=False``: only
-        whether it qualifies (the C is empty), before the loops that bind its positions."""
+        whether it qualifies (the value is None), before the loops that bind its positions."""
         dt = self.prog.values[op.out].dtype
         if isinstance(e, Access):
             vid = op.args[e.operand]
             if self.prog.values[vid].dtype != dt:
                 return None
             if v not in e.indices:
-                return (c_text(self.access_value(op, e)) if render else ""), False
+                return (self.access_value(op, e) if render else None), False
             if not (self.vector_row(op, e, v) or self.temp_row(vid, e, v)):
                 return None
             held = self.hoisted.get((vid, tuple(e.indices)))
             if not render:
-                return "", True
+                return None, True
             if held is not None:
-                return f"{held[0]}[{v.name} / {held[1]}]", True
-            return f"(*(const {vt} *)&{c_text(self.access_value(op, e))})", True
+                return _lane(held[0], v.name, held[1]), True
+            return E.Paren(_as_vector(vt, self.access_value(op, e), const=True)), True
         if e.dtype != dt or any(d != dt for d in e.in_dtypes):
             return None
         args = [self.vector_expr(op, a, v, vt, render) for a in e.args]
         if any(a is None for a in args):
             return None
         vec = any(a[1] for a in args)
+        if not render:
+            return (None, vec) if (e.op == "negative" and len(args) == 1 or
+                                   e.op in self.VEC_OPS and len(args) == 2) else None
         if e.op == "negative" and len(args) == 1:
-            return f"(-{args[0][0]})", vec
+            return E.Paren(E.Unary("-", args[0][0])), vec
         if e.op in self.VEC_OPS and len(args) == 2:
-            return f"({args[0][0]} {self.VEC_OPS[e.op]} {args[1][0]})", vec
+            return E.Paren(E.Binary(self.VEC_OPS[e.op], args[0][0], args[1][0])), vec
         return None
 
     def _use_vectors(self):
@@ -242,12 +242,12 @@ static inline float ls_hsum_vf(ls_vf v) {
         nb = f"({w} / {ln})"
         na = f"({nb} < 4 ? {nb} : 4)"  # 1, 2 or 4: widths and lanes are powers of two
         dv, b = self.fresh("dv"), self.fresh("b")
-        lanes = E.Raw(ln)  # (transitional: the target's vector width has no node yet)
+        lanes = _lanes(isz)
         nbv = E.Paren(E.Binary("/", E.var(w), lanes))
         nav = E.Paren(E.Select(E.lt(nbv, 4), nbv, E.Int(4)))
         x, bv, dvv = E.Var("x_"), E.Var(b), E.Var(dv)
         body = Block()
-        body.add(Decl(f"const {vt}", "x_", got[0]))
+        body.add(S.Declare("x_", T.CText(vt), got[0], const=True))
         body.add(S.Declare(b, T.INDEX, E.Binary("/", E.Var(loop.var.name), lanes), const=True))
         body.add(S.If(E.lt(bv, nav), S.Assign(E.Load(dvv, bv), x),
                       S.Update(E.Load(dvv, E.Binary("%", bv, nav)), "+", x), oneline=True))
@@ -271,7 +271,7 @@ static inline float ls_hsum_vf(ls_vf v) {
             return False
         if not all(isinstance(n, Compute) for n in loop.body):
             return False
-        lines, vt0, isz = [], None, None
+        body, vt0, isz = Block(), None, None
         for n in loop.body:
             op = self.prog.ops[n.op]
             t = RowMixin.VEC_TYPES.get(np.dtype(self.prog.values[op.out].dtype).name)
@@ -286,19 +286,38 @@ static inline float ls_hsum_vf(ls_vf v) {
             got = self.vector_expr(op, op.stmt.expr, loop.var, t[0])
             if got is None or not got[1]:
                 return False
-            sign = "+=" if op.stmt.reduce_indices else "="
             held = self.held.get(n.op)
             if held is not None:  # (hold_rows: the row is in vectors across the sparse loop)
-                lines.append(f"{held[0]}[{loop.var.name} / {held[1]}] += {got[0]};")
+                body.add(S.Update(_lane(held[0], loop.var.name, held[1]), "+", got[0]))
+            elif op.stmt.reduce_indices:
+                body.add(S.Update(_as_vector(t[0], tgt), "+", got[0]))
             else:
-                lines.append(f"*({t[0]} *)&{tgt} {sign} {got[0]};")
+                body.add(S.Assign(_as_vector(t[0], tgt), got[0]))
         self._use_vectors()
-        body = Block()
-        for x in lines:
-            body.add(RawText(x))
         x = loop.var.name
         blk.add(RawText(f"for (int64_t {x} = 0; {x} < {w}; {x} += (LS_VB / {isz}))"), body)
         return True
+
+
+def _as_vector(vt, elem, const=False):
+    """The vector of (GCC vector) type ``vt`` whose first lane is the element ``elem``."""
+    return E.Deref(E.Cast(T.CText(f"const {vt} *" if const else f"{vt} *"), E.AddrOf(elem)))
+
+
+def _lanes(isz):
+    """The lanes of a vector of ``isz``-byte values: the target's vector bytes (``LS_VB``,
+    RowMixin.VEC_PRELUDE's) over ``isz``."""
+    return E.Paren(E.Binary("/", E.Var("LS_VB"), E.Int(isz)))
+
+
+def _lane(name, var, isz):
+    """The vector of array ``name`` holding lane ``var`` (vectors of ``isz``-byte values)."""
+    return E.Load(E.Var(name), E.Binary("/", E.Var(var), _lanes(isz)))
+
+
+def _over(var, w, isz, stmt):
+    """``stmt`` for ``var`` over ``[0, w)`` by vectors of ``isz``-byte values, on one line."""
+    return S.For(var, E.Int(0), E.Int(w), stmt, step=S.Update(E.Var(var), "+", _lanes(isz)), oneline=True)
 
 
 def _accesses(e):

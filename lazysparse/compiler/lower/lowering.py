@@ -15,9 +15,6 @@ assembled by sort and combine (``assembly.py``). Everything depends only on the 
 """
 from __future__ import annotations
 
-# (the C text of the result's types, for lowering code not yet converted: ``oct``, ``oit``,
-# ``it_type``)
-from lazysparse.compiler.codegen.c import spelling as C
 from lazysparse.ir.nodes import accesses_of, canonical_positions
 from lazysparse.compiler.plan import fission
 from lazysparse.compiler.plan.kernel import KernelSpec
@@ -38,14 +35,13 @@ from lazysparse.compiler.lower.rows import RowMixin
 from lazysparse.compiler.lower.stores import StoreMixin
 from lazysparse.compiler.lower.values import ValueMixin
 # (names importers of this module use, from where they live now: ``__all__``)
-from lazysparse.compiler.lower.coiteration import GALLOP
 from lazysparse.compiler.lower.operands import declare_operand, level_count
 from lazysparse.compiler.lower.teams import (
     APPEND_WORK, FLAT_WORK, KEEP, PRIVATE_RATIO, PRIVATE_SMALL, add_copies, chunk_size, omp_chunk, owned_runs,
     owned_runs_setup, private_copy, private_team, release_copies, team_ids, team_size, work_estimate)
 
 __all__ = [
-    "lower", "Lowerer", "NoShare", "ABI", "AccessState", "declare_operand", "level_count", "GALLOP",
+    "lower", "Lowerer", "NoShare", "ABI", "AccessState", "declare_operand", "level_count",
     "APPEND_WORK", "FLAT_WORK", "KEEP", "PRIVATE_RATIO", "PRIVATE_SMALL", "add_copies", "chunk_size", "omp_chunk",
     "owned_runs", "owned_runs_setup", "private_copy", "private_team", "release_copies", "team_ids",
     "team_size", "work_estimate",
@@ -89,11 +85,8 @@ class Lowerer(CoiterationMixin, RowMixin, ReductionMixin, ParallelMixin, Prefetc
         self.red = list(self.stmt.reduce_indices)
         self.odt = self.stmt.dtype
         self.ofmt = spec.output.format
-        # the result's value and index types; ``oct``/``oit``: their C text, for lowering code
-        # not yet converted (transitional)
+        # the result's value and index types
         self.val_t, self.idx_t = T.scalar(self.odt), T.scalar(spec.output.index_dtype)
-        self.oct = C.ctype(self.odt)
-        self.oit = C.ctype(spec.output.index_dtype)
         self.in_acc = False
         self.acc_name = "acc"
         self.out_partial = False  # some loop over a result index skips coordinates
@@ -132,10 +125,6 @@ class Lowerer(CoiterationMixin, RowMixin, ReductionMixin, ParallelMixin, Prefetc
         ``accs`` holds each state once; ``acc_by_q`` maps every access to its state."""
         self.acc_by_q = [self._occ[c] for c in canon]
         self.accs = [a for q, a in enumerate(self._occ) if canon[q] == q]
-
-    def it_type(self, slot):
-        """Transitional: the C text of operand ``slot``'s index type (coiteration.py's text)."""
-        return C.ctype(self.spec.inputs[slot].index_dtype)
 
     def lower(self) -> Block:
         """The kernel's loop IR, in steps: a workspace's support code, the operands and loop
@@ -202,7 +191,7 @@ class Lowerer(CoiterationMixin, RowMixin, ReductionMixin, ParallelMixin, Prefetc
         self.static_rows = False  # a walk's parallel chunks in a fixed order (emit_flag_versions)
         self.stream_ahead = False  # segment sums prefetch their driver's entries (stream_gate)
         self.span = None  # the parallel loop's bounds when ``parallel`` set them (take_span)
-        self.hoisted = {}  # C of a loop-invariant call -> the constant computed once (``valued``)
+        self.hoisted = {}  # a loop-invariant call's value -> the constant computed once (``valued``)
         # which of its inserts the workspace uses, when its policy has two: measured per call
         # on the first sparse operand (runtime/tuning.py Flags), the branch until then
         self.ws_flag = None

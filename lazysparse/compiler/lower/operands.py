@@ -7,13 +7,12 @@ or a binary search). The ABI, the declarations and the counts serve the fused lo
 """
 from __future__ import annotations
 
-from lazysparse.compiler.codegen.c import spelling as C
 from lazysparse.ir.nodes import Const, Index
 from lazysparse.compiler.plan.kernel import level_vars
 from lazysparse.compiler.loopir import expr as E
 from lazysparse.compiler.loopir import stmt as S
 from lazysparse.compiler.loopir import types as T
-from lazysparse.compiler.loopir.nodes import Block, Decl
+from lazysparse.compiler.loopir.nodes import Block
 
 
 class ABI:
@@ -60,9 +59,9 @@ def declare_operand(top, abi, k, sp):
 
     if sp.dense:
         if sp.ndim == 0:
-            # (transitional: a dereference has no loop IR node yet)
-            t = C.ctype(sp.dtype)
-            top.add(Decl(f"const {t}", f"v{k}s", f"*(const {t} *){abi.ptr(('in', k, 'vals'))}"))
+            top.add(S.Declare(f"v{k}s", T.scalar(sp.dtype),
+                              E.Deref(E.Cast(T.ptr(sp.dtype, const=True), abi.ptr_expr(("in", k, "vals")))),
+                              const=True))
             return
         array(f"v{k}", sp.dtype, ("in", k, "vals"))
         for m in range(sp.ndim):

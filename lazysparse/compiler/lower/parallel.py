@@ -357,12 +357,12 @@ class ParallelMixin:
         if kind == "flat":
             work = E.Binary("*", E.Paren(work), E.Lit(FLAT_WORK, "float64"))
         counts = self.spec.mode == "dense-count"
-        private_team(body, self.abi, self.val_t, work, packed, counts, ctext=self.oct)
+        private_team(body, self.abi, self.val_t, work, packed, counts)
         region = Block().add(*team_ids(self.prelude_extra, KEEP))
         body.add(S.Parallel(region, **_team("ls_pt")))
         red = self.stmt.reduce
         ident = None if red == "sum" else E.Lit(ops.reduce_identity(red, self.odt), self.odt)
-        own = Block().add(*private_copy(self.val_t, ident, counts, ctext=self.oct))
+        own = Block().add(*private_copy(self.val_t, ident, counts))
         region.add(own)
         tid, tn = _v("tid"), _v("ls_tn")
         if kind == "pos":
@@ -486,8 +486,8 @@ class ParallelMixin:
         goes in."""
         packed = self._result_span(blk)
         # (the estimate as the text it always was: a float literal prints as Python's repr)
-        private_team(blk, self.abi, self.val_t, "1e300", packed, ctext=self.oct)
-        own = Block().add(*private_copy(self.val_t, ctext=self.oct))
+        private_team(blk, self.abi, self.val_t, "1e300", packed)
+        own = Block().add(*private_copy(self.val_t))
         region = Block().add(*team_ids(self.prelude_extra, KEEP), own, add_copies(self.val_t, self.odt))
         blk.add(_const("ls_chunk", chunk or chunk_size("ls_pt", count)),
                 S.Parallel(region, **_team("ls_pt")), *release_copies(self.val_t))

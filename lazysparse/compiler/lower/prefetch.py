@@ -137,7 +137,7 @@ class PrefetchMixin:
                 cond = E.Binary("&&", E.Var(self.straddles(a, e.indices.index(v), size)), cond)
             saved = dict(self.vname)
             self.vname[v], self.vname[tail] = f"{lv_crd}[{j} + {self.ROW_AHEAD}]", "0"
-            row = self.value_of_access(a, e)
+            row = self.dense_access_text(a, e)
             self.vname.clear()
             self.vname.update(saved)
             step = 64 // size

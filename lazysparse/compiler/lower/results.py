@@ -47,10 +47,10 @@ def _at_least(a, n):
 FAIL_LABEL = Line("ls_fail:")
 
 
-def _fit(ctext, ptr, n, cap):
-    """``LS_FIT``: the buffer shrunk to ``n`` entries of C type ``ctext`` when over an eighth
-    of it is spare (transitional C text: no loop IR node shrinks a buffer yet)."""
-    return Line(f"LS_FIT({ctext}, {ptr}, {n}, {cap});")
+def _fit(elem, ptr, n, cap):
+    """The buffer ``ptr`` shrunk to ``n`` entries of ``elem`` when over an eighth of it is
+    spare."""
+    return S.Fit(elem, E.Var(ptr), x(n), E.Var(cap))
 
 
 class ResultMixin:
@@ -134,7 +134,7 @@ class ResultMixin:
                 heap.append((it, f"op{l}"))
             if self.olv[l].kind != "dense":
                 heap.append((it, f"oc{l}"))
-        heap.append((self.oct, "ov"))
+        heap.append((self.val_t, "ov"))
         self.temps = []
         if self.spec.mode == "sort":
             self.temps = [f"tc{l}" for l in range(nd)] + ["tv", "perm", "tmp", "h", "nx"]
@@ -373,14 +373,14 @@ class ResultMixin:
         self._close_positions(top, nd)
         # shrink to the final sizes (capacity came from an estimate), then hand buffers back:
         # pointers into p[], counts into d[]
-        it, leaf = self.oit, f"on{nd - 1}"
+        it, leaf = self.idx_t, f"on{nd - 1}"
         for kind, l in self.obufs:
             if kind == "crd":
                 top.add(_fit(it, f"oc{l}", leaf if self.ocoo else f"on{l}", f"occ{l}"))
             elif kind == "vals":
-                top.add(_fit(self.oct, "ov", leaf, "ovc"))
+                top.add(_fit(self.val_t, "ov", leaf, "ovc"))
             elif kind == "pos" and l != self.kd:
-                top.add(_fit(it, f"op{l}", f"on{l - 1} + 1", f"opc{l}"))
+                top.add(_fit(it, f"op{l}", E.add(f"on{l - 1}", 1), f"opc{l}"))
         publish = []
         for kind, l in self.obufs:
             name = {"pos": f"op{l}", "crd": f"oc{l}", "vals": "ov"}[kind]

@@ -195,9 +195,11 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
             if isinstance(e, Access):
                 a = next(it)
                 val = self.value_of_access(a, e)
-                return f"(*(const {vt} *)&{val})" if a.spec.dense and tail in e.indices else val
+                if a.spec.dense and tail in e.indices:  # (the row's vector at this lane)
+                    return E.Paren(E.Deref(E.Cast(T.CText(f"const {vt} *"), E.AddrOf(val))))
+                return val
             args = [vec(arg, it) for arg in e.args]
-            return f"(-{args[0]})" if e.op == "negative" else f"({args[0]} {self.VEC_OPS[e.op]} {args[1]})"
+            return E.Paren(E.Unary("-", args[0]) if e.op == "negative" else E.Binary(self.VEC_OPS[e.op], *args))
         lane = Block()
         e = self.stmt.expr
         # a tile's products are bound by the vector units' throughput, which fused multiply-adds
@@ -209,10 +211,11 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
             if fma:
                 it = iter(self.acc_by_q)
                 # x - 0 is x (also -0) and makes a scalar factor a vector (the intrinsics want one)
-                a, b = (f"({vec(x, it)} - ({vt}){{0}})" for x in e.args)
-                lane.add(f"{name}[lvb] = LS_VFMA_{vt}({a}, {b}, {name}[lvb]);")
+                a, b = (E.Paren(E.Binary("-", vec(x, it), E.Zero(T.CText(vt)))) for x in e.args)
+                row = E.load(name, "lvb")
+                lane.add(S.Assign(row, E.Call(f"LS_VFMA_{vt}", (a, b, row))))
             else:
-                lane.add(f"{name}[lvb] += {vec(e, iter(self.acc_by_q))};")
+                lane.add(S.Update(E.load(name, "lvb"), "+", vec(e, iter(self.acc_by_q))))
         self.vname[tail] = x
         blk.add(S.For("lvb", E.Int(0), E.Raw(nv), lane))
 

@@ -5,15 +5,13 @@ position, a workspace insert), and the counting lines of an instrumented build (
 """
 from __future__ import annotations
 
-# (whether a value calls a libm function with a vector variant: C text's, until the values are
-# loop IR: ``emit_leaf``)
-from lazysparse.compiler.codegen.c.mvec import calls_libm
 from lazysparse.compiler.lower import counting, workspace
 from lazysparse.compiler.lower.teams import sum_of, x
 from lazysparse.compiler.loopir import expr as E
 from lazysparse.compiler.loopir import stmt as S
 from lazysparse.compiler.loopir import types as T
-from lazysparse.compiler.loopir.nodes import Block, RawText
+from lazysparse.compiler.loopir.nodes import Block
+from lazysparse.compiler.loopir.walk import walk
 
 
 def _v(name):
@@ -51,10 +49,10 @@ class StoreMixin:
                  E.Binary("*", E.Paren(x(self.vname[v])), _v(f"os{m}")) for m, v in enumerate(self.outs)]
         return sum_of(terms) or _i(0)
 
-    # Transitional C text of the three above, for lowering code not yet converted (reductions.py,
-    # rows.py: they embed it in their text)
+    # (``zero`` is ``zero_value``; the other two are transitional C text of the two above, for
+    # lowering code not yet converted: reductions.py, rows.py embed it in their text)
     def zero(self):
-        return f"({self.oct})0"
+        return self.zero_value()
 
     def red_total(self):
         return " * ".join(self.ext[r] for r in self.red) or "1"
@@ -86,8 +84,7 @@ class StoreMixin:
         if self.counting_inserts:
             blk.add(_inc("ls_ins"))
             return
-        text = self.leaf_value()
-        val = x(text)
+        val = self.leaf_value()
         mode = self.spec.mode
         if self.count:
             self.emit_count(blk)
@@ -122,17 +119,17 @@ class StoreMixin:
             # 2.8x slower than the call alone (expm1, 150k values: 359 against 130 us; a count
             # pass after it costs 25): its vector registers are saved and restored around every
             # call. Such values are counted after the loop (finish_output)
-            self.zeros_after = not self.count and calls_libm(text)
+            self.zeros_after = not self.count and _vector_math(val)
             if not self.zeros_after:
                 blk.add(S.Update(_v("nz"), "+", E.Paren(E.Binary("==", w, _i(0)))))
         elif mode == "mask":  # at the mask's position: the result has its structure
             pos = self.acc_by_q[self.mask_q].at[len(self.outs) - 1]
             blk.add(S.Reduce("sum", _load("ov", E.Binary("-", E.Paren(x(pos)), _v("mb0"))), val, self.odt))
         elif self.ws:  # Insert; a full accumulation array is sorted and merged (ISM)
-            # (transitional C text: the printer braces a one-line ``if`` under another; the
-            # workspace's second insert is put in by rewriting this text, workspace.with_insert_b)
-            blk.add(RawText(f"if ({workspace.INSERT}{workspace.key_expr(self, self.ws_h)}, {text})) "
-                            + workspace.fails("ls_ism_spill(&ws, &ism)")))
+            # (the workspace's second insert is put in by workspace.with_insert_b)
+            insert = E.SupportCall("ws_insert", (workspace.WS, x(workspace.key_expr(self, self.ws_h)), val))
+            spill = E.SupportCall("ism_spill", (workspace.WS, workspace.ISM))
+            blk.add(S.If(insert, S.If(spill, S.Fail(), oneline=True), oneline=True, bare=True))
 
     def _emit_sort_leaf(self, blk, val):
         """Mode "sort": a transposition's count or placing pass (``direct``), else the entry's
@@ -242,3 +239,8 @@ class StoreMixin:
             S.Declare("c_", T.INDEX, _v(f"occ{L}")), S.Grow(it, _v(f"oc{L}"), c_, more), S.Assign(_v(f"occ{L}"), c_),
             S.Grow(vt, _v("ov"), _v("ovc"), more))), oneline=True))
         blk.add(S.Assign(E.Load(_v(f"oc{L}"), on), E.Cast(it, xv)), S.Assign(E.Load(_v("ov"), on), x(val)), _inc(on))
+
+
+def _vector_math(value):
+    """Whether ``value`` calls a math function that has SIMD variants (libmvec)."""
+    return any(isinstance(n, E.NumOp) and E.vector_math(n) for n in walk(value))

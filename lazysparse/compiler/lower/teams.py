@@ -16,7 +16,7 @@ from lazysparse.compiler.lower.operands import level_count
 from lazysparse.compiler.loopir import expr as E
 from lazysparse.compiler.loopir import stmt as S
 from lazysparse.compiler.loopir import types as T
-from lazysparse.compiler.loopir.nodes import Block, Comment, Decl, RawText
+from lazysparse.compiler.loopir.nodes import Block, Comment
 
 DOUBLE = T.scalar("float64")  # work estimates and byte counts compared as doubles
 _SLOT = re.compile(r"([dp])\[(\d+)\]")
@@ -180,7 +180,7 @@ def owned_runs(nt, count):
     return region, chunk
 
 
-def private_team(body, abi, elem, work, packed="1", counts=False, ctext=None):
+def private_team(body, abi, elem, work, packed="1", counts=False):
     """Private copies of a dense result summed on threads (paper 001's "temporary" race
     strategy: ``Lowerer.emit_private``, ``FusedLowerer``'s loop over a summed index): declares
     the team (``ls_nt``: the caller's threads when the work pays for the copies,
@@ -190,8 +190,7 @@ def private_team(body, abi, elem, work, packed="1", counts=False, ctext=None):
     (read from ``o``) and the team that runs (``ls_pt``: one when the copies cannot be
     allocated; a dense kernel has no failure path). ``counts``: a max, min or product whose
     entries are counted per point (mode "dense-count": ``ocnt``) gets copies of the counts too
-    (``ls_pc``, ``ls_c0``). ``packed``: the condition that the result's strides pack it.
-    ``ctext``: the C text of ``elem`` (``_ctext``)."""
+    (``ls_pc``, ``ls_c0``). ``packed``: the condition that the result's strides pack it."""
     et = elem_type(elem)
     nt, osz = x(abi.int(("threads",))), E.Cast(DOUBLE, E.Var("ls_osz"))
     item = E.Paren(E.Binary("+", E.SizeOf(et), E.SizeOf(T.INDEX))) if counts else E.SizeOf(et)
@@ -206,11 +205,11 @@ def private_team(body, abi, elem, work, packed="1", counts=False, ctext=None):
     body.add(S.Declare("ls_pv", T.Ptr(et), E.Null()),
              S.Declare("ls_own", T.INT, E.Binary("&&", E.Binary(">", E.Var("ls_nt"), E.Int(1)), keep_call("keep_take")),
                        const=True),
-             # (a const pointer: no loopir type spells ``T *const`` yet)
-             Decl(f"{_ctext(et, ctext)} *const", "ls_o0", "o"), S.Declare("ls_pt", T.INDEX, E.Var("ls_nt")))
+             S.Declare("ls_o0", T.Ptr(et, fixed=True), E.Var("o")), S.Declare("ls_pt", T.INDEX, E.Var("ls_nt")))
     get = Block().add(S.Assign(pv, E.Cast(T.Ptr(et), keep_call("keep_get", "ls_own", 0, _copies_size(et)))))
     if counts:
-        body.add(S.Declare("ls_pc", T.Ptr(T.INDEX), E.Null()), Decl(f"{_ctext(T.INDEX)} *const", "ls_c0", "ocnt"))
+        body.add(S.Declare("ls_pc", T.Ptr(T.INDEX), E.Null()),
+                 S.Declare("ls_c0", T.Ptr(T.INDEX, fixed=True), E.Var("ocnt")))
         get.add(S.Assign(E.Var("ls_pc"), E.Cast(T.Ptr(T.INDEX), keep_call("keep_get", "ls_own", 1, _copies_size(T.INDEX)))))
     body.add(S.If(E.Binary(">", E.Var("ls_nt"), E.Int(1)), get), S.If(E.Unary("!", pv), S.Assign(pt, E.Int(1)), oneline=True))
     if counts:
@@ -218,45 +217,32 @@ def private_team(body, abi, elem, work, packed="1", counts=False, ctext=None):
     body.add(S.Assign(x(abi.int(("team",))), pt))
 
 
-# Transitional: the C text of the index type, for the sites below that the printer cannot
-# spell yet (a const pointer, ``T *const``; a memset under a one-line ``if``)
-CTEXT_INDEX = "int64_t"
-
-
-def _ctext(t, ctext=None):
-    """Transitional: the C text of element type ``t`` for a site no loopir node spells yet
-    (``ctext``: the caller's; C text given as the type; the index type's)."""
-    if ctext is not None:
-        return ctext
-    if isinstance(t, T.CText):
-        return t.text
-    if t == T.INDEX:
-        return CTEXT_INDEX
-    raise TypeError(f"{t!r} needs its C text here (the caller passes ctext)")
-
-
 def _copies_size(et):
     return E.Binary("*", E.Binary("*", E.Cast(T.SIZE, E.Paren(E.Binary("-", E.Var("ls_pt"), E.Int(1)))),
                                   E.Cast(T.SIZE, E.Var("ls_osz"))), E.SizeOf(et))
 
 
-def private_copy(elem, ident=None, counts=False, ctext=None):
+def _zero_if(cond, name, et):
+    """``name``'s ``ls_osz`` elements of ``et`` zeroed where ``cond`` holds (one line)."""
+    return S.If(cond, S.Memset(E.Var(name), 0, E.Var("ls_osz"), et), oneline=True, bare=True)
+
+
+def private_copy(elem, ident=None, counts=False):
     """The thread's result inside the region (thread ``tid``): its copy, started at zero (or at
     ``ident``, a max's or min's identity: an expression), or for thread 0 the result itself, as
     ``o`` (and ``ocnt``, with ``counts``): the loops are emitted unchanged. Put the loops in a
     block of their own with these: their restrict ``o`` must end before ``add_copies`` reads the
-    copies through ``ls_o0``. (``ctext``: as ``private_team``'s.)"""
+    copies through ``ls_o0``."""
     et, tid, osz = elem_type(elem), E.Var("tid"), E.Var("ls_osz")
 
     def own(name, pool, first, t):
         mine = E.Binary("+", E.Var(pool), E.Binary("*", E.Paren(E.Binary("-", tid, E.Int(1))), osz))
         return S.Declare(name, T.Ptr(t, restrict=True), E.Select(tid, mine, E.Var(first)))
     out = [own("o", "ls_pv", "ls_o0", et),
-           # (a memset under a one-line ``if``: the printer puts a Memset in braces there)
-           RawText(f"if (tid) memset(o, 0, (size_t)ls_osz * sizeof({_ctext(et, ctext)}));") if ident is None else
+           _zero_if(tid, "o", et) if ident is None else
            S.If(tid, Block().add(S.For("e", E.Int(0), osz, Block().add(S.Assign(E.load("o", "e"), x(ident))))))]
     if counts:
-        out += [own("ocnt", "ls_pc", "ls_c0", T.INDEX), RawText(f"if (tid) memset(ocnt, 0, (size_t)ls_osz * sizeof({CTEXT_INDEX}));")]
+        out += [own("ocnt", "ls_pc", "ls_c0", T.INDEX), _zero_if(tid, "ocnt", T.INDEX)]
     return out
 
 

@@ -12,7 +12,8 @@ import pytest
 import lazysparse
 
 ROOT = pathlib.Path(lazysparse.__file__).parent / "compiler"
-CONVERTED = ["simd", "tiling", "locate", "assembly", "workspace", "counting"]
+CONVERTED = ["simd", "tiling", "locate", "assembly", "workspace", "counting", "values", "stores", "results",
+             "reductions", "coiteration", "fused", "fused_outputs"]
 FORBIDDEN = re.compile(
     r"#\s*pragma|\bomp_|_mm512_|_mm256_|__m512|__m256|__mmask|__builtin_|__atomic|ls_malloc|ls_calloc|"
     r"\b(?:u?int(?:8|16|32|64)_t|double|float|size_t|uintptr_t|unsigned|_Complex)\b|"

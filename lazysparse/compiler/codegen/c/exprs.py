@@ -18,7 +18,8 @@ def ctype(t) -> str:
     if isinstance(t, T.Scalar):
         return _EXTRA.get(t.name) or C.ctype(t.name)
     if isinstance(t, T.Ptr):
-        return ("const " if t.const else "") + ctype(t.elem) + (" *restrict" if t.restrict else " *")
+        quals = " ".join(q for q, on in (("const", t.fixed), ("restrict", t.restrict)) if on)
+        return ("const " if t.const else "") + ctype(t.elem) + " *" + quals
     if isinstance(t, T.Opaque):
         return _OPAQUE[t.name]
     if isinstance(t, T.Vec):
@@ -42,15 +43,17 @@ ATOM, UNARY, SELECT = 16, 15, 3
 def prec(e) -> int:
     if isinstance(e, E.Binary):
         return _PREC[e.op]
-    if isinstance(e, (E.Unary, E.Cast, E.AddrOf, E.Alloc)):
+    if isinstance(e, (E.Unary, E.Cast, E.AddrOf, E.Deref, E.Alloc)):
         return UNARY
     if isinstance(e, E.Select):
         return SELECT
     if isinstance(e, E.Raw):
         return _raw_prec(e.text)
+    if isinstance(e, E.Zero):
+        return UNARY
     if isinstance(e, E.Lit):
         return ATOM if not C.literal(e.value, e.dtype).startswith("-") else UNARY
-    return ATOM
+    return ATOM  # (NumOp, NumCast, Counted too: spelled as calls, in parentheses, or atoms)
 
 
 _TOKEN = re.compile(r"\s*((?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?[A-Za-z]*|[A-Za-z_]\w*|<<|>>|<=|>=|==|!="
@@ -116,6 +119,12 @@ def expr(e) -> str:
         return "NULL"
     if isinstance(e, E.Raw):
         return e.text
+    if isinstance(e, E.NumOp):
+        return C.call(e.op, [expr(a) for a in e.args], e.in_dtypes, e.dtype)
+    if isinstance(e, E.NumCast):
+        return C.cast(expr(e.value), e.src, e.dst)
+    if isinstance(e, E.Counted):
+        return "(" + ", ".join([f"LS_COUNT({k}, {n})" for k, n in e.counts] + [f"({expr(e.a)})"]) + ")"
     if isinstance(e, E.Binary):
         p = _PREC[e.op]
         left = _wrap(e.a, p + _clear(e.op, e.a))
@@ -139,8 +148,12 @@ def expr(e) -> str:
         return _wrap(e.a, ATOM) + "++"
     if isinstance(e, E.AddrOf):
         return "&" + _wrap(e.a, UNARY)
+    if isinstance(e, E.Deref):
+        return "*" + _wrap(e.a, UNARY)
     if isinstance(e, E.Field):
         return _wrap(e.a, ATOM) + "." + e.name
+    if isinstance(e, E.Zero):  # (a compound literal)
+        return f"({ctype(e.type)}){{0}}"
     if isinstance(e, E.SizeOf):
         return f"sizeof({ctype(e.type)})"
     if isinstance(e, E.Alloc):
@@ -172,6 +185,8 @@ _ROUTINES = {"ws_zero": "LS_WS_ZERO"}
 
 
 def routine(name: str) -> str:
+    if name.startswith("gallop_"):  # (one a coordinate dtype: loopir.support.gallop)
+        return f"ls_gallop_{C.ctype(name[7:])}"
     return _ROUTINES.get(name) or f"ls_{name}"
 
 

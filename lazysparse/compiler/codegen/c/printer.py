@@ -85,7 +85,12 @@ def _emit(s, out, ind):
     elif isinstance(s, S.For):
         _hints(s, out, pad)
         step = _line(s.step).rstrip(";") if s.step is not None else f"{s.var}++"
-        out.append(pad + f"for (int64_t {s.var} = {expr(s.lo)}; {s.var} < {expr(s.hi)}; {step}) {{")
+        head = pad + f"for (int64_t {s.var} = {expr(s.lo)}; {s.var} < {expr(s.hi)}; {step})"
+        if s.oneline:
+            body, = _stmts(s.body)
+            out.append(head + " " + _line(body, True))
+            return
+        out.append(head + " {")
         _emit_block(s.body, out, ind + 1)
         out.append(pad + "}")
     elif isinstance(s, S.While) and not s.oneline:
@@ -191,6 +196,8 @@ def _line(s, tight=False) -> str:
         return f"LS_GROW({ctype(s.elem)}, {expr(s.ptr)}, {expr(s.cap)}, {expr(s.need)});"
     if isinstance(s, S.Resize):
         return f"LS_RESIZE({ctype(s.elem)}, {expr(s.ptr)}, {expr(s.n)});"
+    if isinstance(s, S.Fit):
+        return f"LS_FIT({ctype(s.elem)}, {expr(s.ptr)}, {expr(s.n)}, {expr(s.cap)});"
     if isinstance(s, S.Prefetch):
         return (f"__builtin_prefetch((const void *)((uintptr_t)({expr(s.addr)}) + {s.ahead}), "
                 f"{int(s.write)}, {s.locality});")
@@ -203,6 +210,8 @@ def _line(s, tight=False) -> str:
     if isinstance(s, S.Scope):
         return "{ " + " ".join(_line(x, True) for x in s.stmts) + " }"
     if isinstance(s, S.If):
+        if s.bare:  # (no else: one would bind to an ``if`` in the arm)
+            return f"if ({expr(s.cond)}) " + _line(s.then, True)
         return f"if ({expr(s.cond)}) {_arm(s.then)}" + (f" else {_arm(s.orelse)}" if s.orelse is not None else "")
     if isinstance(s, S.While):
         return f"while ({expr(s.cond)}) {_arm(s.body)}"

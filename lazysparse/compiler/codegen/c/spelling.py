@@ -3,9 +3,6 @@ from __future__ import annotations
 
 import numpy as np
 
-# (lowering code still reaches it through this module)
-from lazysparse.compiler.codegen.c.mvec import calls_libm  # noqa: F401
-
 CTYPES = {
     "bool": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
     "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t",
@@ -219,7 +216,7 @@ def _more(op, a, b, k, in_dtypes, out_dtype):
         with np.errstate(all="ignore"):
             z = int(np.reciprocal(np.zeros(1, dtype=np.dtype(in_dtypes[0])))[0])
         lit = literal(z, in_dtypes[0])
-        ones = f"(x_ == 1 || x_ == -1)" if k == "i" else "(x_ == 1)"
+        ones = "(x_ == 1 || x_ == -1)" if k == "i" else "(x_ == 1)"
         return f"({{ {T} x_ = ({a}); (x_ == 0) ? ({T}){lit} : {ones} ? x_ : ({T})0; }})"
     if op in ("floor_divide", "remainder", "fmod"):
         return _divmod(op, a, b, k, T)

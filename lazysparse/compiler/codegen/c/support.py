@@ -100,6 +100,29 @@ static inline int omp_get_num_threads(void) { return 1; }
 #endif"""
 
 
+# The first position in [lo, hi) of a sorted coordinate array holding at least x (hi if none):
+# doubling steps from lo, then a binary search of the last step. Searches for increasing x
+# start where the previous one ended, so k of them over n entries cost O(k log(n / k)).
+GALLOP = """static inline int64_t ls_gallop_T(const T_ *restrict c, int64_t lo, int64_t hi, int64_t x) {
+  int64_t s = 1;
+  while (lo < hi && (int64_t)c[lo] < x) {
+    const int64_t p = lo + s;
+    if (p >= hi || (int64_t)c[p] >= x) {
+      int64_t r = p < hi ? p : hi;
+      lo++;
+      while (lo < r) {
+        const int64_t m = lo + ((r - lo) >> 1);
+        if ((int64_t)c[m] < x) lo = m + 1; else r = m;
+      }
+      return lo;
+    }
+    lo = p;
+    s <<= 1;
+  }
+  return lo;
+}"""
+
+
 def text(s) -> str:
     """The C of support piece ``s`` (a ``loopir.support.Support``, or transitional C text)."""
     if isinstance(s, str):
@@ -110,6 +133,10 @@ def text(s) -> str:
         return THREAD_NUM
     if s.name == "num_threads":
         return TEAM_NUM
+    if s.name == "gallop":
+        from lazysparse.compiler.codegen.c.spelling import ctype
+        t = ctype(s.get("index"))
+        return GALLOP.replace("ls_gallop_T", f"ls_gallop_{t}").replace("T_", t)
     if s.name == "workspace":
         from lazysparse.compiler.codegen.c import exprs, workspace
         from lazysparse.compiler.codegen.c.spelling import ctype
