@@ -53,7 +53,7 @@ class FusedLoopMixin:
         fmt = self.specs[vid].format
         m = fmt.order[level]
         ix = idx[m]
-        if fmt.levels[level].kind != "dense" or not (isinstance(ix, Index) and ix in self.bound):
+        if fmt.levels[level].is_sparse or not (isinstance(ix, Index) and ix in self.bound):
             raise Unsupported(f"no known position for v{vid} level {level}")
         parent = self.position(vid, idx, level - 1) if level else None
         if parent is None:
@@ -195,8 +195,8 @@ class FusedLoopMixin:
             return None
         (vid, path), = next(iter(inner.space))
         fmt = self.specs[vid].format
-        if (tuple(path) != (loop.var, inner.var) or fmt.ndim != 2 or fmt.levels[0].kind != "dense"
-                or fmt.levels[1].kind != "compressed"):
+        if (tuple(path) != (loop.var, inner.var) or fmt.ndim != 2 or fmt.levels[0].is_sparse
+                or not fmt.levels[1].has_pos):
             return None
         ks = self.simd_sums(inner, flat=True)
         if not ks:
@@ -328,7 +328,7 @@ class FusedLoopMixin:
             (vid, path), = next(iter(space))
             fmt = self.specs[vid].format
             level = len(path) - 1
-            if fmt.levels[level].kind != "compressed":
+            if not fmt.levels[level].has_pos:
                 raise Unsupported("non-compressed driver")
             idx = [None] * fmt.ndim
             for q, ix in enumerate(path):

@@ -179,7 +179,7 @@ class StoreMixin:
         last = l == len(self.outs) - 1
         xv = _v(self.vname[v])
         on, on1 = _v(f"on{l}"), _v(f"on{l + 1}")
-        if lv.kind == "dense":
+        if lv.is_dense:
             parent = _v(f"od{l - 1}") if l > 0 else _i(0)
             inner.add(S.Declare(f"od{l}", T.INDEX, E.Binary("+", E.Binary("*", E.Paren(parent), _v(f"osz{l}")), xv)))
             self._recurse(depth, inner)
@@ -214,7 +214,7 @@ class StoreMixin:
             self.emit(depth + 1, inner)
         if self.ws and depth == self.ws_h - 1 and not self.counting_inserts:
             # the last hoisted loop's iteration is done: its entries go out in order
-            dense = all(lv.kind == "dense" for lv in self.olv[:self.ws_h])
+            dense = all(lv.is_dense for lv in self.olv[:self.ws_h])
             workspace.emit_flush(self, inner, self.ws_h, f"od{depth}" if dense else "0")
 
     def append_leaf(self, blk, val):
