@@ -2,7 +2,7 @@
 its walks (``size``, ``iterate``, ``coordinate``, ``locate``, ``append``) in the kernel's terms:
 ``LevelIR`` returns loop IR expressions over one operand level's C names (``p<slot>_<l>``
 positions, ``c<slot>_<l>`` coordinates, ``n<slot>_<l>`` extent, as ``declare_operand`` names
-them), ``LevelText`` the same as C text for the lowering code that still builds text. The
+them; ``LevelIR.output`` the result's), ``LevelText`` the same as C text for the lowering code that still builds text. The
 formats layer sits below the compiler, so the kinds never import these: they call what they
 are given.
 """
@@ -18,6 +18,13 @@ class LevelIR:
 
     def __init__(self, slot, level):
         self.pos, self.crd, self.extent = (E.Var(f"{c}{slot}_{level}") for c in "pcn")
+
+    @classmethod
+    def output(cls, level):
+        """The builder of the result's level ``level``: ``op<l>``, ``oc<l>``, extent ``osz<l>``."""
+        b = cls.__new__(cls)
+        b.pos, b.crd, b.extent = (E.Var(f"{c}{level}") for c in ("op", "oc", "osz"))
+        return b
 
     def load(self, array, i):
         return E.Load(E.var(array), E.var(i))

@@ -9,6 +9,7 @@ from __future__ import annotations
 from lazysparse.ir.nodes import accesses_of
 from lazysparse.compiler.plan import patterns as P
 from lazysparse.compiler.lower import workspace
+from lazysparse.compiler.lower.level_builder import LevelIR
 from lazysparse.compiler.lower.locate import THREAD_NUM
 from lazysparse.compiler.lower.operands import level_count
 from lazysparse.compiler.lower.teams import DOUBLE, par, sum_of, team_size, x
@@ -107,8 +108,8 @@ class ResultMixin:
         while self.kd < nd and self.olv[self.kd].is_dense:
             self.kd += 1
         dense_count = _i(1)
-        for l in range(self.kd):
-            dense_count = E.Binary("*", E.Paren(dense_count), _v(f"osz{l}"))
+        for l in range(self.kd):  # (the positions of the dense levels on top)
+            dense_count = self.olv[l].level_kind.size(LevelIR.output(l), dense_count)
         self.dense_count = dense_count  # (an expression)
         # rows appended on threads: each thread its own buffers, chunks of rows copied into place
         # after (emit_par_rows)

@@ -9,6 +9,7 @@ from __future__ import annotations
 # loop IR: ``emit_leaf``)
 from lazysparse.compiler.codegen.c.mvec import calls_libm
 from lazysparse.compiler.lower import counting, workspace
+from lazysparse.compiler.lower.level_builder import LevelIR
 from lazysparse.compiler.lower.teams import sum_of, x
 from lazysparse.compiler.loopir import expr as E
 from lazysparse.compiler.loopir import stmt as S
@@ -181,7 +182,7 @@ class StoreMixin:
         on, on1 = _v(f"on{l}"), _v(f"on{l + 1}")
         if lv.is_dense:
             parent = _v(f"od{l - 1}") if l > 0 else _i(0)
-            inner.add(S.Declare(f"od{l}", T.INDEX, E.Binary("+", E.Binary("*", E.Paren(parent), _v(f"osz{l}")), xv)))
+            inner.add(S.Declare(f"od{l}", T.INDEX, lv.level_kind.locate(LevelIR.output(l), parent, xv)))
             self._recurse(depth, inner)
             if self.kd == l + 1 and l + 1 < len(self.outs):
                 inner.add(S.Assign(_load(f"op{l + 1}", E.Binary("+", _v(f"od{l}"), _i(1))), on1))
