@@ -1,10 +1,7 @@
-"""lazysparse: lazy sparse and dense arrays compiled to fused native kernels.
-
->>> import numpy as np, lazysparse as ls
->>> A = ls.asarray(np.array([[1.0, 0.0], [0.0, 2.0]]), format="csr")
->>> (A @ np.ones(2)).todense().tolist()
-[1.0, 2.0]
-"""
+"""lazysparse: lazy sparse and dense arrays compiled to fused native kernels. This package
+re-exports the user-facing API (``ls.asarray``, ``ls.einsum``, ``ls.Schedule``, ``ls.explain``, ...):
+operations on an ``Array`` build a lazy DAG, and computing it plans, generates C, compiles and runs
+the kernels."""
 from lazysparse._version import __version__
 
 from lazysparse.formats import Format, dense, csr, csc, coo, dcsr, dcsc, csf

@@ -1,8 +1,6 @@
-"""``python -m lazysparse``: command-line entry points.
-
-    python -m lazysparse demo [--small]      check and time (steady state) three graph kernels against scipy
-    python -m lazysparse bench [options]     side-by-side benchmarks (python -m lazysparse bench --help)
-"""
+"""``python -m lazysparse``: the command-line entry points, ``demo`` (three graph kernels checked
+and timed in their steady state against scipy) and ``bench`` (side-by-side benchmarks); ``USAGE``
+lists them and each command's ``--help`` gives its options."""
 from __future__ import annotations
 
 import sys

@@ -1,7 +1,5 @@
-"""The user-facing ``Array``: either concrete storage or a lazy DAG node.
-
-Operators only build nodes (see ``api/primitives.py``); ``materialize``/``compute`` run the compiler.
-"""
+"""The user-facing ``Array``: either concrete storage or a lazy DAG node. Operators only build nodes
+(see ``api/primitives.py``); ``materialize``/``compute`` run the compiler."""
 from __future__ import annotations
 
 import math

@@ -1,29 +1,9 @@
-"""Affine subscripts (``I[h+r, w+q]``, ``I[2*h+r]``, ``J[i, j+2]``) as window operands.
-
-An operand read at compound subscripts is replaced by its *window*: an array with one axis per
-index of those subscripts, ``W[h, r, w, q] = I[h+r, w+q]``, read at plain subscripts, so the
-statement the compiler plans is ordinary index notation and every pass (fusion, formats,
-workspaces, schedules, threads) applies unchanged (docs/design.md, "Affine subscripts").
-
-* A dense operand's window is a strided view of its buffer (no copy): an index's stride is the
-  sum over the dimensions it appears in of coefficient times that dimension's stride, and the
-  intercepts move the start.
-* A sparse operand's window holds each stored entry once for every assignment of the
-  subscript's indices that reads it: entry ``x`` of ``I[h+r]`` appears at ``(x-r, r)`` for the
-  ``r`` that keep ``x-r`` in range. Its levels are all compressed: outermost the indices the
-  statement puts first when the result is sparse, so the kernel's loops visit only the
-  non-empty windows (the non-empty subsections of "Compiler Support for Sparse Tensor
-  Convolutions") and append
-  the result in order; the taps first when it is dense (each tap adds a shifted copy). Work and
-  storage are bounded by the stored entries times the window size, never by the operand's
-  extent.
-
-Extents follow that paper's rule: an index that appears alone in some subscript takes that axis's
-extent; one that appears only in compound subscripts takes the largest extent that keeps every
-subscript it is the one unknown index of inside its axis ("valid" convolution: ``I[h+r]`` with
-``|I| = N``, ``|r| = K`` gives ``|h| = N-K+1``). Subscripts never read outside the operand:
-padding is the caller's (a padded operand), as in the paper.
-"""
+"""Affine subscripts (``I[h+r, w+q]``, ``I[2*h+r]``, ``J[i, j+2]``) as window operands: an operand
+read at compound subscripts is replaced by its *window*, an array with one axis per index of those
+subscripts (``W[h, r, w, q] = I[h+r, w+q]``) read at plain subscripts, so the statement the
+compiler plans is ordinary index notation and every pass (fusion, formats, workspaces, schedules,
+threads) applies unchanged (docs/design.md, "Affine subscripts"). ``infer_extents`` sizes the
+indices and ``window`` builds the window of a dense or sparse operand."""
 from __future__ import annotations
 
 import math
@@ -65,7 +45,15 @@ def _reach(sub: Affine, extent):
 def infer_extents(uses, extent, where):
     """Give every index of the affine subscripts in ``uses`` (``(ref name, subs, dim, Affine,
     axis size)``) an extent, in place in ``extent`` (index -> extent; ``where``: index -> text
-    naming the operand that fixed it), then check that no subscript reads past its axis."""
+    naming the operand that fixed it), then check that no subscript reads past its axis.
+
+    Extents follow the rule of "Compiler Support for Sparse Tensor Convolutions": an index that
+    appears alone in some subscript takes that axis's extent; one that appears only in compound
+    subscripts takes the largest extent that keeps every subscript it is the one unknown index of
+    inside its axis ("valid" convolution: ``I[h+r]`` with ``|I| = N``, ``|r| = K`` gives
+    ``|h| = N-K+1``). Subscripts never read outside the operand: padding is the caller's (a padded
+    operand), as in the paper.
+    """
     unknown = {v for *_, sub, _n in uses for v, _ in sub.terms if v not in extent}
     while unknown:
         found = {}
@@ -187,6 +175,10 @@ def _copies(forms, axes, shape):
 
 
 def _dense_window(st, forms, axes, shape):
+    """A dense operand's window is a strided view of its buffer (no copy): an index's stride is the
+    sum over the dimensions it appears in of coefficient times that dimension's stride, and the
+    intercepts move the start.
+    """
     from lazysparse.formats.storage import Storage
     base = st.vals
     start = tuple(b for _t, b in forms)
@@ -201,6 +193,14 @@ def _dense_window(st, forms, axes, shape):
 
 
 def _sparse_window(st, forms, axes, shape, name, subs, copies, taps_first):
+    """A sparse operand's window holds each stored entry once for every assignment of the subscript's
+    indices that reads it: entry ``x`` of ``I[h+r]`` appears at ``(x-r, r)`` for the ``r`` that keep
+    ``x-r`` in range. Its levels are all compressed: outermost the indices the statement puts first
+    when the result is sparse, so the kernel's loops visit only the non-empty windows (the non-empty
+    subsections of "Compiler Support for Sparse Tensor Convolutions") and append the result in order;
+    the taps first when it is dense (each tap adds a shifted copy). Work and storage are bounded by
+    the stored entries times the window size, never by the operand's extent.
+    """
     from lazysparse.api.creation import _coords
     from lazysparse.runtime import memory
     coords = _coords(st)

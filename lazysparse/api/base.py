@@ -1,10 +1,8 @@
 """The array value every api module builds: concrete storage or a lazy DAG node, nothing else.
-
-``lazysparse.Array`` (``array.py``, above this package) subclasses ``ArrayBase`` with the
-operators and NumPy protocols. The api modules sit below it, so they construct arrays through
-``ArrayBase._from_storage`` / ``_from_node``, which make instances of that one user-facing class,
-and test membership with ``isinstance(x, ArrayBase)``: no module here imports ``array.py``.
-"""
+``lazysparse.Array`` (``array.py``, above this package) subclasses ``ArrayBase`` with the operators
+and NumPy protocols; the api modules sit below it, so they construct arrays through
+``ArrayBase._from_storage`` / ``_from_node`` (which make instances of that one user-facing class)
+and test membership with ``isinstance(x, ArrayBase)``: no module here imports ``array.py``."""
 from __future__ import annotations
 
 

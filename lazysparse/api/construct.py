@@ -1,11 +1,6 @@
-"""scipy.sparse's constructors and structural filters: ``ls.diags``, ``ls.kron``, ``ls.triu``,
-``ls.tril`` (scipy's names and arguments).
-
-``kron`` is the lazy outer product ``einsum("ij,kl->ikjl")`` computed by the compiler, then
-renumbered (a reshape) into ``(n*p, m*q)``. ``diags`` builds its result from the diagonals, as
-``ls.eye`` does. ``triu``/``tril`` keep the stored entries on one side of a diagonal (a selection,
-eager like indexing; a lazy input is computed first).
-"""
+"""scipy.sparse's constructors and structural filters under scipy's names and arguments:
+``ls.diags``, ``ls.kron``, ``ls.triu``, ``ls.tril``. ``kron`` is computed by the compiler;
+``diags`` builds its result directly and ``triu``/``tril`` select stored entries eagerly."""
 from __future__ import annotations
 
 import numbers
@@ -27,6 +22,8 @@ def diags(diagonals, offsets=0, shape=None, format="csr", dtype=None):
     >>> import lazysparse as ls
     >>> ls.diags([[1, 2, 3], [4, 5]], [0, 1]).todense().tolist()
     [[1, 4, 0], [0, 2, 5], [0, 0, 3]]
+
+    The result is built from the diagonals, as ``ls.eye`` does.
     """
     from lazysparse.api.base import ArrayBase as Array
     from lazysparse.api.creation import _canonical, _from_coords, _result_format
@@ -194,7 +191,11 @@ def _side(x, k, upper, name):
 
 
 def triu(x, k=0):
-    """The entries on and above diagonal ``k`` (scipy's and NumPy's ``triu``), in ``x``'s format."""
+    """The entries on and above diagonal ``k`` (scipy's and NumPy's ``triu``), in ``x``'s format.
+
+    ``triu``/``tril`` keep the stored entries on one side of a diagonal (a selection, eager like
+    indexing; a lazy input is computed first).
+    """
     return _side(x, k, True, "triu")
 
 

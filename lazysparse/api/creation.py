@@ -1,17 +1,8 @@
-"""Creating concrete arrays (``asarray``, ``random``, ``zeros``, ``ones``, ``eye``) and converting them
-to NumPy, scipy.sparse and pydata/sparse.
-
-Inputs become ``Storage`` directly: CSR/CSC/dense buffers are used without copies (int32 indices
-included); COO input is canonicalized (sorted, duplicates summed) on a copy, since our compressed
-levels are ordered and unique. A *format change* is never hand-written here: ``convert`` builds an
-identity node and lets the compiler generate it. ``random``/``eye``/``ones`` build their requested
-format directly from sorted coordinates (``_from_coords``), which is creation, not conversion.
-
-Input value dtypes map to the first supported dtype NumPy can cast them to safely (bool, int32, int64,
-float32, float64, complex64, complex128): int8/int16/uint8/uint16 → int32, uint32 → int64, uint64 →
-float64, float16 → float32, non-native byte order → native; longdouble → float64 and clongdouble →
-complex128 (the nearest we have); other kinds (strings, objects, datetimes) raise ``TypeError``.
-"""
+"""Creating concrete arrays (``asarray``, ``random``, ``zeros``, ``ones``, ``eye``) and converting
+them to NumPy, scipy.sparse and pydata/sparse. Inputs become ``Storage`` directly, without copies
+where the buffers allow; a *format change* is never hand-written here: ``convert`` builds an
+identity node and lets the compiler generate it, while ``random``/``eye``/``ones`` build their
+requested format from sorted coordinates (``_from_coords``), which is creation, not conversion."""
 from __future__ import annotations
 
 import math
@@ -44,7 +35,14 @@ _LOOSE_S = Level("singleton", ordered=False, unique=False)
 
 # -- dtypes --------------------------------------------------------------------------------------
 def _value_dtype(dt, name="asarray"):
-    """The supported value dtype a NumPy dtype is stored as (see the module docstring)."""
+    """The supported value dtype a NumPy dtype is stored as.
+
+    Input value dtypes map to the first supported dtype NumPy can cast them to safely (bool, int32,
+    int64, float32, float64, complex64, complex128): int8/int16/uint8/uint16 -> int32, uint32 ->
+    int64, uint64 -> float64, float16 -> float32, non-native byte order -> native; longdouble ->
+    float64 and clongdouble -> complex128 (the nearest there is); other kinds (strings, objects,
+    datetimes) raise ``TypeError``.
+    """
     dt = np.dtype(dt)
     if dt in _VALUE_SET:
         return dt
@@ -425,6 +423,15 @@ def asarray(obj, *, format=None, dtype=None, copy=False, device=None, check=True
     >>> a = ls.asarray(m)
     >>> a.format, a.nnz, np.shares_memory(a.storage.vals, m.data)
     (ls.csr, 2, True)
+
+    >>> import numpy as np, lazysparse as ls
+    >>> A = ls.asarray(np.array([[1.0, 0.0], [0.0, 2.0]]), format="csr")
+    >>> (A @ np.ones(2)).todense().tolist()
+    [1.0, 2.0]
+
+    CSR/CSC/dense buffers are used without copies (int32 indices included); COO input is
+    canonicalized (sorted, duplicates summed) on a copy, since compressed levels are ordered and
+    unique.
     """
     if (type(obj) is np.ndarray and obj.dtype in _VALUE_SET and format is None and dtype is None
             and not copy and device is None):

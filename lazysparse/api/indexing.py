@@ -1,17 +1,8 @@
-"""``Array.__getitem__``: NumPy's basic indexing, plus one integer or boolean array.
-
-``A[i]``, ``A[:, j]``, ``A[2:10:3, ::-1]``, ``A[..., None]``, ``A[[4, 1, 4]]``, ``A[mask]``
-(a 1-d mask along one axis), ``A[1, [0, 2]]``, as NumPy and scipy.sparse read them. Indexing is
-eager, as it is in scipy: a lazy array is computed first, and the result is concrete.
-
-* Dense storage: NumPy indexes the buffer (a view for basic indexing, as NumPy returns one).
-* Sparse storage: each stored entry's coordinates are mapped axis by axis (an integer keeps the
-  entries at it and drops the axis, a slice ``start:stop:step`` keeps ``x = start + k*step``
-  for ``0 <= k < len`` as coordinate ``k``, an integer array keeps an entry once per position
-  that names its coordinate), then stored in the operand's format when the result has its
-  dimensions, else in COO. Work is O(stored entries), or O(entries of the rows asked for) when
-  the outer axis of a CSR/CSC operand is an integer or a unit-step slice.
-"""
+"""``Array.__getitem__``: NumPy's basic indexing plus one integer or boolean array (``A[i]``,
+``A[:, j]``, ``A[2:10:3, ::-1]``, ``A[..., None]``, ``A[[4, 1, 4]]``, a 1-d ``A[mask]``,
+``A[1, [0, 2]]``), as NumPy and scipy.sparse read them. Indexing is eager, as it is in scipy: a lazy
+array is computed first and the result is concrete; dense storage is indexed by NumPy (a view for
+basic indexing), sparse storage by mapping each stored entry's coordinates (``_sparse``)."""
 from __future__ import annotations
 
 import operator
@@ -193,6 +184,13 @@ def _rows_of(st, item, entries, row):
 
 
 def _sparse(st, items):
+    """Each stored entry's coordinates are mapped axis by axis (an integer keeps the entries at it and
+    drops the axis, a slice ``start:stop:step`` keeps ``x = start + k*step`` for ``0 <= k < len`` as
+    coordinate ``k``, an integer array keeps an entry once per position that names its coordinate),
+    then stored in the operand's format when the result has its dimensions, else in COO. Work is
+    O(stored entries), or O(entries of the rows asked for) when the outer axis of a CSR/CSC operand
+    is an integer or a unit-step slice.
+    """
     from lazysparse.api.creation import _canonical, _coords, _from_coords, _fits32
     from lazysparse.formats import resolve_format
     new = {}  # item position -> the entries' coordinate along that result axis

@@ -1,12 +1,7 @@
 """Joining arrays: ``ls.concatenate``, ``ls.stack``, ``ls.hstack``, ``ls.vstack`` (NumPy's rules,
-scipy.sparse's and pydata/sparse's names), also reached through ``np.concatenate`` & co.
-
-Eager, as scipy's ``hstack``/``vstack`` are: lazy inputs are computed first. Dense inputs only
-(and no format asked): NumPy joins the buffers. Otherwise every input's stored entries (a dense
-input's nonzero values) are placed at their offset along the axis and stored in ``format``,
-by default the first sparse input's format (the COO of the new rank for ``stack``). Values take
-NumPy's result dtype of the inputs; stored zeros of sparse inputs stay stored, as in scipy.
-"""
+scipy.sparse's and pydata/sparse's names), also reached through ``np.concatenate`` & co. Eager, as
+scipy's ``hstack``/``vstack`` are: lazy inputs are computed first, dense inputs are joined by NumPy
+and anything else by placing every input's stored entries at their offset along the axis."""
 from __future__ import annotations
 
 import operator
@@ -39,6 +34,12 @@ def concatenate(arrays, axis=0, *, format=None, name="concatenate"):
     >>> import numpy as np, lazysparse as ls
     >>> ls.concatenate([ls.eye(2), ls.eye(2)]).shape
     (4, 2)
+
+    Dense inputs only (and no format asked): NumPy joins the buffers. Otherwise every input's stored
+    entries (a dense input's nonzero values) are placed at their offset along the axis and stored in
+    ``format``, by default the first sparse input's format (the COO of the new rank for ``stack``).
+    Values take NumPy's result dtype of the inputs; stored zeros of sparse inputs stay stored, as in
+    scipy.
     """
     from lazysparse.api.base import ArrayBase as Array
     from lazysparse.api.creation import _canonical, _coords, _fits32, _from_coords, _result_format, checked_shape

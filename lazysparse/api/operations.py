@@ -1,10 +1,6 @@
-"""The lazy front end: NumPy-style functions that build DAG nodes and check them eagerly.
-
-Every function here returns a new lazy ``Array``; shapes, dtypes, axes and subscripts are
-validated when the node is built, so errors point at the user's line, not at ``compute()``.
-Contractions (einsum, matmul, dot, tensordot) all go through ``_contract``, which adds NumPy's
-size-1 broadcasting on top of ``build.contraction``.
-"""
+"""The lazy front end: NumPy-style functions that build DAG nodes and check them eagerly. Every
+function here returns a new lazy ``Array``; shapes, dtypes, axes and subscripts are validated when
+the node is built, so errors point at the user's line, not at ``compute()``."""
 from __future__ import annotations
 
 import builtins
@@ -65,6 +61,9 @@ def _contract(out, terms, opname, format=None, name=label_name):
 
     ``terms`` are ``(Array, labels)``; a label repeated within one operand is a diagonal, whose
     extents must agree exactly (as in NumPy).
+
+    Every contraction (einsum, matmul, dot, tensordot) goes through here, which adds NumPy's size-1
+    broadcasting on top of ``build.contraction``.
     """
     fmt = _format(format, len(out), opname)
     labels = {l for _, subs in terms for l in subs}

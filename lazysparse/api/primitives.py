@@ -1,11 +1,7 @@
-"""Building lazy nodes: the primitives every front-end operation is written with.
-
-* ``elementwise(op, *args)``: NumPy broadcasting, Python scalars weakly typed (NEP 50).
-* ``contraction(out_idx, [(array, idx), ...], reduce, expr_fn)``: a general einsum-like node.
-* ``reduction(x, axes, op, keepdims)``.
-
-Shapes and dtypes are checked here, when the user writes the line.
-"""
+"""Building lazy nodes: the primitives every front-end operation is written with, ``elementwise``
+(NumPy broadcasting, Python scalars weakly typed as NEP 50 says), ``contraction`` (a general
+einsum-like node) and ``reduction``. Shapes and dtypes are checked here, when the user writes the
+line."""
 from __future__ import annotations
 
 import numbers

@@ -1,33 +1,14 @@
-"""Shape functions with NumPy's semantics: ``squeeze``, ``expand_dims``, ``moveaxis``, ``swapaxes``,
+"""Shape functions with NumPy's semantics (``squeeze``, ``expand_dims``, ``moveaxis``, ``swapaxes``,
 ``matrix_transpose``, ``broadcast_to``, ``broadcast_arrays``, ``flip``, ``roll``, ``tile``,
-``repeat``, ``pad``, ``diff``, ``ravel``/``flatten`` -- also reached through ``np.squeeze`` & co.
-(``NP_FUNCTIONS``) and as ``Array`` methods (``ARRAY_METHODS``, ``ARRAY_PROPERTIES``).
-
-Lazy where a lazy route exists:
-
-* ``squeeze``: a lazy relabelling that reads coordinate 0 of the squeezed axes (frontend._squeeze);
-* ``moveaxis``/``swapaxes``/``matrix_transpose``: ``ls.transpose`` (an identity permutation
-  returns the input itself: arrays are immutable);
-* ``diff``: ``x[1:] - x[:-1]`` along the axis (``!=`` for bool, as NumPy), ``n`` times: a lazy
-  subtraction of two eager slices.
-
-Eager otherwise (a lazy input is computed first), with NumPy's basic indexing (``expand_dims``,
-``flip``), ``reshape`` (``ravel``/``flatten``) or the storage's coordinates (``broadcast_to``,
-``roll``, ``tile``, ``repeat``, ``pad``). A dense input gives a dense result (NumPy's own function
-on the buffer; ``broadcast_to`` gives NumPy's read-only view, as NumPy does). A sparse input gives
-a sparse result in the input's format when the number of dimensions is unchanged, in COO of the
-new rank otherwise (as indexing does); stored zeros stay stored (and are repeated/tiled/broadcast
-like any stored value). Two choices where sparse storage and NumPy part ways:
-
-* ``pad`` of a sparse array with a nonzero constant (after NumPy's cast to the array's dtype, on
-  a side that is actually padded) would be mostly that constant: the result is dense.
-* ``repeat`` takes integer repeats only (NumPy truncates ``1.5`` to ``1``; that raises here).
-
-Results that would exceed the memory limit (``LAZYSPARSE_MEMORY_LIMIT``, runtime/memory.py) raise
-``MemoryError`` naming the function before anything of that size is allocated. Inputs are never
-written. Errors are NumPy's kinds (``ValueError``, ``TypeError``, ``numpy.exceptions.AxisError``)
-with messages naming the function.
-"""
+``repeat``, ``pad``, ``diff``, ``ravel``/``flatten``), also reached through ``np.squeeze`` & co.
+(``NP_FUNCTIONS``) and as ``Array`` methods (``ARRAY_METHODS``, ``ARRAY_PROPERTIES``). They are lazy
+where a lazy route exists (``squeeze``, the transposes, ``diff``) and eager otherwise (a lazy input
+is computed first): a dense input gives a dense result (NumPy's own function on the buffer), a
+sparse input a sparse result in the input's format when the number of dimensions is unchanged and
+in COO of the new rank otherwise, stored zeros staying stored. Inputs are never written; results
+that would exceed the memory limit (``LAZYSPARSE_MEMORY_LIMIT``, runtime/memory.py) raise
+``MemoryError`` naming the function before anything of that size is allocated, and other errors are
+NumPy's kinds with messages naming the function."""
 from __future__ import annotations
 
 import math
@@ -143,7 +124,10 @@ def _is_identity(perm):
 
 # -- lazy ----------------------------------------------------------------------------------------
 def squeeze(x, axis=None):
-    """``numpy.squeeze``: ``x`` without its size-1 axes (all of them, or those in ``axis``). Lazy."""
+    """``numpy.squeeze``: ``x`` without its size-1 axes (all of them, or those in ``axis``). Lazy.
+
+    Lazy: a relabelling that reads coordinate 0 of the squeezed axes (``frontend._squeeze``).
+    """
     from lazysparse.api.operations import _squeeze
     name = "squeeze"
     x = _arr(x, name)
@@ -168,7 +152,11 @@ def _transpose(x, perm, name):
 
 
 def moveaxis(x, source, destination):
-    """``numpy.moveaxis``: move axes ``source`` to positions ``destination``. Lazy (a transpose)."""
+    """``numpy.moveaxis``: move axes ``source`` to positions ``destination``. Lazy (a transpose).
+
+    Lazy through ``ls.transpose``, as are ``swapaxes`` and ``matrix_transpose``; an identity
+    permutation returns the input itself (arrays are immutable).
+    """
     name = "moveaxis"
     x = _arr(x, name)
     src = _axes(source, x.ndim, name, "source")
@@ -208,7 +196,11 @@ def matrix_transpose(x):
 def diff(x, n=1, axis=-1, prepend=None, append=None):
     """``numpy.diff``: the ``n``-th discrete difference along ``axis`` (``!=`` for bool arrays, as
     NumPy). Each step subtracts two eager slices lazily. ``prepend``/``append`` (None: nothing)
-    are joined along ``axis`` first (a scalar broadcast to one slice), as NumPy does."""
+    are joined along ``axis`` first (a scalar broadcast to one slice), as NumPy does.
+
+    Lazy: ``x[1:] - x[:-1]`` along the axis (``!=`` for bool, as NumPy), ``n`` times, a lazy
+    subtraction of two eager slices.
+    """
     name = "diff"
     x = _arr(x, name)
     n = _int(n, "the order n", name)
@@ -293,7 +285,11 @@ def flatten(x, order="C"):
 def broadcast_to(x, shape):
     """``numpy.broadcast_to``: ``x`` broadcast to ``shape`` (NumPy's rules). A dense input gives
     NumPy's read-only view; a sparse one stores each entry once per position of the broadcast
-    axes (the input's format when the rank is unchanged, COO otherwise)."""
+    axes (the input's format when the rank is unchanged, COO otherwise).
+
+    A dense input gives NumPy's read-only view, as NumPy does; a sparse input's stored entries
+    (stored zeros included) are repeated across the broadcast axes.
+    """
     name = "broadcast_to"
     x = _arr(x, name)
     shape = _shape_arg(shape, name)
@@ -438,7 +434,10 @@ def tile(x, reps):
 def repeat(x, repeats, axis=None):
     """``numpy.repeat``: each element repeated ``repeats`` times (an int, or one count per
     element along ``axis``) along ``axis`` (the flattened array for None). Eager: a sparse input
-    stores each entry once per repeat (its format; the 1-d COO format for ``axis=None``)."""
+    stores each entry once per repeat (its format; the 1-d COO format for ``axis=None``).
+
+    Repeats must be integers: NumPy truncates ``1.5`` to ``1``, which raises here.
+    """
     name = "repeat"
     x = _arr(x, name)
     r = np.asarray(repeats)
@@ -505,7 +504,11 @@ def pad(x, pad_width, mode="constant", constant_values=0):
     """``numpy.pad`` with ``mode="constant"``: ``x`` with ``pad_width`` (before, after) elements
     of ``constant_values`` added along each axis. Eager. A sparse input padded with zeros stays
     sparse (its entries shifted, its format); padded with a nonzero constant the result is dense
-    (it would be mostly that constant). Other modes raise ``ValueError``."""
+    (it would be mostly that constant). Other modes raise ``ValueError``.
+
+    A sparse array padded with a nonzero constant (after NumPy's cast to the array's dtype, on a side
+    that is actually padded) would be mostly that constant, so the result is dense.
+    """
     name = "pad"
     x = _arr(x, name)
     if not (isinstance(mode, str) and mode == "constant"):

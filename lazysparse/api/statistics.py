@@ -1,19 +1,10 @@
-"""NumPy's statistics and comparisons that scipy.sparse and pydata/sparse users call:
-``var``/``std``, the NaN-ignoring reductions, ``argmax``/``argmin``, ``ptp``, ``average``,
-``count_nonzero`` along axes, ``linalg.norm``, ``isclose``/``allclose``/``array_equal``,
-``outer``/``inner``/``vdot`` and the ``*_like`` constructors.
-
-Everything that can be lazy is a composition of the compiler's own operations (elementwise
-ops, ``where`` and the sum/max/min/prod reductions), so each runs as compiled kernels and
-fuses with what surrounds it; nothing here computes values itself except ``argmax``/``argmin``
-(eager, like scipy's: a selection of stored entries, with the first implicit zero of each
-slice found from the sorted coordinates; docs/design.md "Statistics").
-
-A sparse operand stays sparse: the variance sums ``(x - m)**2`` over the nonzeros only (``(x -
-m) * (x != 0)``, which the planner computes on x's pattern) and adds ``m**2`` once per zero (a
-stored zero counts as an implicit one, which contributes the same), so no dense ``x - m`` is
-formed.
-"""
+"""NumPy's statistics and comparisons that scipy.sparse and pydata/sparse users call: ``var``/``std``,
+the NaN-ignoring reductions, ``argmax``/``argmin``, ``ptp``, ``average``, ``count_nonzero`` along
+axes, ``linalg.norm``, ``isclose``/``allclose``/``array_equal``, ``outer``/``inner``/``vdot`` and the
+``*_like`` constructors. Everything that can be lazy is a composition of the compiler's own
+operations (elementwise ops, ``where`` and the sum/max/min/prod reductions), so each runs as
+compiled kernels and fuses with what surrounds it; only ``argmax``/``argmin`` compute values here
+(docs/design.md, "Statistics")."""
 from __future__ import annotations
 
 import math
@@ -142,6 +133,10 @@ def var(x, axis=None, dtype=None, ddof=0, keepdims=False, *, mean=None, correcti
     >>> a = np.array([[0., 2., 0.], [1., 0., 3.]])
     >>> np.allclose(ls.var(ls.asarray(sp.csr_array(a)), axis=1).todense(), a.var(axis=1))
     True
+
+    A sparse operand stays sparse: the variance sums ``(x - m)**2`` over the nonzeros only (``(x - m)
+    * (x != 0)``, which the planner computes on x's pattern) and adds ``m**2`` once per zero (a stored
+    zero counts as an implicit one, which contributes the same), so no dense ``x - m`` is formed.
     """
     fe = _fe()
     name = "var"
@@ -193,6 +188,9 @@ def argmax(x, axis=None, keepdims=False):
     >>> A = ls.asarray(sp.csr_array(np.array([[0., -1.], [-2., 0.], [3., 5.]])))
     >>> A.argmax(axis=1).todense().tolist(), int(A.argmax())
     ([0, 1, 1], 0)
+
+    Eager, like scipy's: a selection of stored entries, with the first implicit zero of each slice
+    found from the sorted coordinates.
     """
     return _arg(x, axis, keepdims, True, "argmax")
 

@@ -1,19 +1,10 @@
-"""Lazy elementwise functions under the names pydata/sparse and the array API use.
-
-NumPy's ufuncs of these names dispatch here already (``np.isnan(A)``, ``np.mod(A, 3)``: NEP 13,
+"""Lazy elementwise functions under the names pydata/sparse and the array API use. NumPy's ufuncs of
+these names dispatch to the lazy front end already (``np.isnan(A)``, ``np.mod(A, 3)``: NEP 13,
 ``frontend.array_ufunc``); these module-level functions give the same lazy nodes to code written
 against ``sparse.isnan`` / ``xp.bitwise_left_shift`` / ``xp.atan2``. Result dtypes are NumPy's; an
 operation NumPy has no loop for (``floor_divide`` of complex values, ``signbit`` of complex) or one
 NumPy computes in a dtype lazysparse does not store (``arctan2`` of bools is float16) raises a
-TypeError naming the function when the line is written.
-
->>> import numpy as np, lazysparse as ls
->>> from lazysparse.api import ufuncs as U
->>> U.isnan(ls.asarray(np.array([1.0, np.nan]))).todense().tolist()
-[False, True]
->>> U.floor_divide(ls.asarray(np.array([7, -7, 5])), np.array([2, 2, 0])).todense().tolist()
-[3, -4, 0]
-"""
+TypeError naming the function when the line is written."""
 from __future__ import annotations
 
 import numbers
@@ -55,6 +46,9 @@ _BINARY = {
     "true_divide": "divide",
 }
 
+# The generated functions compute what NumPy does, e.g.
+#   isnan(ls.asarray(np.array([1.0, np.nan]))).todense().tolist() == [False, True]
+#   floor_divide(ls.asarray(np.array([7, -7, 5])), np.array([2, 2, 0])).todense().tolist() == [3, -4, 0]
 for _name, _op in _UNARY.items():
     globals()[_name] = _unary(_op, _name)
 for _name, _op in _BINARY.items():

@@ -1,18 +1,6 @@
-"""Load balance of SpMV schedules: time per stored entry on an R-MAT graph against a
-uniform random matrix of the same shape and number of entries, on several threads.
-
-    python -m lazysparse.bench.balance [--scale 18] [--threads 2] [--repeat 15] [--clustered]
-    python -m lazysparse.bench.balance --skew 1 1.0001 1.001 1.01   (the k*c^i skew sweep)
-
-Schedules: ``default`` (the compiler's: rows in dynamic chunks, or nonzero tiles where the
-longest row is long enough, compiler/plan/skew.py), ``chunks`` (the rows in dynamic chunks alone,
-the tile choice off), ``rows`` (a plain
-row-parallel loop, ``divide(i0, threads)``: each thread a fixed block of rows), ``tiles``
-(``fuse + pos + split``: each tile the same number of stored entries, rows cut between tiles
-summed atomically). A schedule loses to skew when its R-MAT time per entry exceeds the
-uniform matrix's; the table prints that ratio and scipy's time for scale. ``--clustered``
-keeps R-MAT's heavy rows together (no vertex permutation), where fixed row blocks lose most.
-"""
+"""Load balance of SpMV schedules: time per stored entry on an R-MAT graph against a uniform
+random matrix of the same shape and number of entries, on several threads, for the compiler's
+default schedule and the fixed row, chunk and tile schedules it chooses between."""
 from __future__ import annotations
 
 import argparse
@@ -144,8 +132,25 @@ def table(rows, threads):
     return "\n".join(out)
 
 
+_EPILOG = """\
+examples:
+  python -m lazysparse.bench.balance [--scale 18] [--threads 2] [--repeat 15] [--clustered]
+  python -m lazysparse.bench.balance --skew 1 1.0001 1.001 1.01   (the k*c^i skew sweep)
+
+Schedules: ``default`` (the compiler's: rows in dynamic chunks, or nonzero tiles where the
+longest row is long enough, compiler/plan/skew.py), ``chunks`` (the rows in dynamic chunks alone,
+the tile choice off), ``rows`` (a plain row-parallel loop, ``divide(i0, threads)``: each thread a
+fixed block of rows), ``tiles`` (``fuse + pos + split``: each tile the same number of stored
+entries, rows cut between tiles summed atomically). A schedule loses to skew when its R-MAT time
+per entry exceeds the uniform matrix's; the table prints that ratio and scipy's time for scale.
+``--clustered`` keeps R-MAT's heavy rows together (no vertex permutation), where fixed row blocks
+lose most.
+"""
+
+
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="python -m lazysparse.bench.balance", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m lazysparse.bench.balance", description=__doc__.split("\n\n")[0],
+                                epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--scale", type=int, default=18)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--repeat", type=int, default=15)

@@ -1,32 +1,7 @@
 """Convolutions through affine subscripts ("Compiler Support for Sparse Tensor Convolutions"),
-side by side with SciPy and NumPy.
-
-    python -m lazysparse.bench.conv [--repeat 7] [--sparsity 0.5 0.9 0.99 0.999] [--cases 1d 2d 3d images]
-                                    [--data DIR] [--json PATH]
-
-Cases (that paper's sizes, its third experiment): ``1d`` ``A[i] = I[i+p] F[p]`` on 999,999 points, 3 taps;
-``2d`` ``O[h,w] = I[h+r, w+q] F[r,q]`` on 999 x 999, 3 x 3; ``3d`` on 99^3, 3 x 3 x 3 (inputs
-uniformly random at each ``--sparsity``); ``images``: the corpus's sparse-images-1024 (1,200
-MNIST digits of 32 x 32, binary, about 10% nonzero) as a 1,200 x 32 x 32 tensor, 3 x 3 filter,
-``O[n,h,w] = I[n,h+r,w+q] F[r,q]``; ``4k``: shared/PEERS.md's conv2d row, 4096 x 4096, 3 x 3.
-
-Columns (ms, medians of interleaved rounds; one thread):
-
-* ``ls sparse``: the input a new lazysparse array each call (CSR, or the all-compressed tensor),
-  so its window is built every call: what a pipeline whose input changes pays;
-* ``ls kept``: the same sparse input every call (the window kept with it: another filter, or
-  a second pass);
-* ``ls dense``: the dense input through a strided view, the generated dense loops (the paper's
-  "dense convolution" baseline);
-* ``signal``: ``scipy.signal.correlate(..., mode="valid", method="direct")`` on the dense input;
-* ``shifted``: the idiomatic scipy.sparse code, a sum over the taps of sliced CSR matrices
-  scaled by the tap (1-d and 2-d);
-* ``numpy``: ``sliding_window_view`` + ``tensordot`` on the dense input;
-* ``numba``: shared/PEERS.md's "numba-hand", a loop over the CSR input's entries and the taps
-  into a dense result (2-d; when numba is installed).
-
-Every result is checked against ``signal`` first.
-"""
+side by side with SciPy and NumPy: that paper's 1-d, 2-d and 3-d cases at several sparsities and a
+corpus of sparse images, lazysparse's sparse and dense kernels against ``scipy.signal``, shifted
+scipy.sparse slices, NumPy's sliding windows and a numba loop, every result checked first."""
 from __future__ import annotations
 
 import argparse
@@ -185,9 +160,40 @@ def run_case(name, sparsity, dense, F, notation, repeat):
     return med, bad, int(np.count_nonzero(dense))
 
 
+_EPILOG = """\
+example:
+  python -m lazysparse.bench.conv [--repeat 7] [--sparsity 0.5 0.9 0.99 0.999] [--cases 1d 2d 3d images]
+                                  [--data DIR] [--json PATH]
+
+Cases (that paper's sizes, its third experiment): ``1d`` ``A[i] = I[i+p] F[p]`` on 999,999 points, 3 taps;
+``2d`` ``O[h,w] = I[h+r, w+q] F[r,q]`` on 999 x 999, 3 x 3; ``3d`` on 99^3, 3 x 3 x 3 (inputs
+uniformly random at each ``--sparsity``); ``images``: the corpus's sparse-images-1024 (1,200
+MNIST digits of 32 x 32, binary, about 10% nonzero) as a 1,200 x 32 x 32 tensor, 3 x 3 filter,
+``O[n,h,w] = I[n,h+r,w+q] F[r,q]``; ``4k``: shared/PEERS.md's conv2d row, 4096 x 4096, 3 x 3.
+
+Columns (ms, medians of interleaved rounds; one thread):
+
+* ``ls sparse``: the input a new lazysparse array each call (CSR, or the all-compressed tensor),
+  so its window is built every call: what a pipeline whose input changes pays;
+* ``ls kept``: the same sparse input every call (the window kept with it: another filter, or
+  a second pass);
+* ``ls dense``: the dense input through a strided view, the generated dense loops (the paper's
+  "dense convolution" baseline);
+* ``signal``: ``scipy.signal.correlate(..., mode="valid", method="direct")`` on the dense input;
+* ``shifted``: the idiomatic scipy.sparse code, a sum over the taps of sliced CSR matrices
+  scaled by the tap (1-d and 2-d);
+* ``numpy``: ``sliding_window_view`` + ``tensordot`` on the dense input;
+* ``numba``: shared/PEERS.md's "numba-hand", a loop over the CSR input's entries and the taps
+  into a dense result (2-d; when numba is installed).
+
+Every result is checked against ``signal`` first.
+"""
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m lazysparse.bench.conv", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog=_EPILOG)
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--sparsity", type=float, nargs="+", default=[0.5, 0.8, 0.9, 0.99, 0.999])
     ap.add_argument("--cases", nargs="+", default=["1d", "2d", "3d", "images", "4k"],

@@ -1,21 +1,7 @@
-"""``python -m lazysparse demo``: three graph kernels, checked against scipy/NumPy and timed in
-their steady state.
-
-Runs on the Cora citation graph shipped with the package and on a generated R-MAT power-law graph:
-
-* SpMV   ``y = A @ x``
-* GNN    ``H = A @ (X @ W)``            (X: n x 64 dense, W: 64 x 16)
-* SDDMM  ``S = einsum("ij,ik,jk->ij", A, U, V)``  (U, V: n x 32; one dot product per nonzero of A)
-
-Each lazysparse result is checked against scipy/NumPy; its first call (which plans and compiles)
-is timed apart. The table times the steady state, as a program that calls a kernel again and
-again sees it: lazysparse measures a kernel's loop variants on the data over its first calls on
-an operand (runtime/tuning.py; up to about 2,000 calls on a short kernel), so each kernel is first
-called untimed until that tuner has settled (at least ``MIN_WARM_CALLS`` calls, at most
-``tuning_window()``; each row says how many), scipy ``MIN_WARM_CALLS`` times; then both sides are
-timed in interleaved rounds (median). The exit status is non-zero if any check fails. ``--small``
-(or ``LAZYSPARSE_DEMO_SMALL=1``) uses a smaller R-MAT graph and fewer repeats, for tests.
-"""
+"""``python -m lazysparse demo``: three graph kernels (SpMV, a GNN layer and SDDMM) on the Cora
+citation graph shipped with the package and on a generated R-MAT power-law graph, each checked
+against scipy/NumPy and timed in its steady state, as a program that calls a kernel again and
+again sees it; the exit status is non-zero if any check fails."""
 from __future__ import annotations
 
 import argparse
@@ -121,9 +107,26 @@ def run(small: bool = False, repeat: int | None = None, scale: int | None = None
     return all_ok
 
 
+_EPILOG = """\
+kernels:
+  SpMV   y = A @ x
+  GNN    H = A @ (X @ W)            (X: n x 64 dense, W: 64 x 16)
+  SDDMM  S = einsum("ij,ik,jk->ij", A, U, V)  (U, V: n x 32; one dot product per nonzero of A)
+
+Each lazysparse result is checked against scipy/NumPy; its first call (which plans and compiles)
+is timed apart. lazysparse measures a kernel's loop variants on the data over its first calls on
+an operand (runtime/tuning.py; up to about 2,000 calls on a short kernel), so each kernel is first
+called untimed until that tuner has settled (at least MIN_WARM_CALLS calls, at most
+tuning_window(); each row says how many), scipy MIN_WARM_CALLS times; then both sides are timed
+in interleaved rounds (median). --small (or LAZYSPARSE_DEMO_SMALL=1) uses a smaller R-MAT graph
+and fewer repeats, for tests.
+"""
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m lazysparse demo",
-                                description=" ".join(__doc__.split("\n\n")[0].split()))
+                                description=__doc__,
+                                epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--small", action="store_true",
                    default=os.environ.get("LAZYSPARSE_DEMO_SMALL", "") not in ("", "0"),
                    help="small R-MAT graph and few repeats (also LAZYSPARSE_DEMO_SMALL=1)")

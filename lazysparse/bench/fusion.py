@@ -1,89 +1,8 @@
-"""Side-by-side benchmark of the fused kernels: lazysparse's fusion modes against its peers.
-
-    python -m lazysparse.bench.fusion [--quick] [--data DIR] [--kernels K ...] [--repeat N]
-                                      [--threads 1|2] [--budget S] [--memory-limit 4G]
-                                      [--rmat-scale S ...] [--json PATH]
-
-Kernels (A: a sparse n x m CSR matrix, dense factors random float64, seeded):
-
-* ``sddmm``  ``A * (U @ V.T)``, U: n x K, V: m x K, K in ``--K`` (default 32 128); A's pattern.
-* ``gnn1``   ``(A @ X) @ W``, X: m x 128, W: 128 x 16.
-* ``gnn2``   ``(A * (X @ Y.T)) @ Y``, X: n x 32, Y: m x 32.
-* ``mttkrp`` ``einsum('ijk,jr,kr->ir', X, B, C)`` on the 3-order tensors of the corpus, R in ``--R``
-  (default 16 32).
-
-Columns: lazysparse with ``materialize(fusion="auto")`` (the default), ``"max"`` and ``"none"``;
-then the peers, each written the best idiomatic way we know:
-
-* ``scipy``     scipy.sparse/NumPy: SDDMM as one dot product per stored entry (rows/columns of A's
-  entries gathered in chunks, ``np.einsum('ij,ij->i')``), GNN-1 ``(A @ X) @ W``, GNN-2 that SDDMM
-  ``@ Y``, MTTKRP as ``B[j] * C[k]`` gathered over the coordinates and summed per row with X's
-  values by one sparse product (X as an I x nnz CSR matrix, built once outside the timing, like
-  every peer's format conversion).  This column is
-  also the oracle every other result is checked against.
-* ``pydata``    pydata/sparse: ``sparse.einsum`` for SDDMM and MTTKRP, ``COO @ dense``.
-* ``torch``     ``torch.sparse.sampled_addmm`` on CSR for SDDMM (times A's values), ``torch.sparse.mm``
-  for the GNN products, ``index_add_`` over the coordinates for MTTKRP (torch.sparse has no
-  3-order product).
-* ``graphblas`` python-graphblas (SuiteSparse): masked ``mxm`` with plus_times for SDDMM
-  (``U.mxm(V.T).new(mask=A.S)``, then ``ewise_mult`` with A), ``mxm`` for the GNN products; MTTKRP
-  through the (i,j) x k matricization: ``X(ij,k) @ C``, times ``B`` spread over the (i,j) rows by a
-  0/1 selection matrix, summed to rows i by another (selection matrices built once, outside the
-  timing, like every peer's format conversion).
-* ``finch``     finch-tensor-lite (module ``finchlite``; ``finch`` before 0.5), the compiled numba
-  scheduler (``COMPILE_NUMBA``'s stages under an executor with its kernel cache on, so a repeat does
-  not re-plan or re-compile): ``compute`` of the lazy expression (``lazy``) on A as a
-  dense/sparse_list fiber tensor (the tensor: dense/sparse_list/sparse_list), V given as V.T
-  stored (its compiled ``matrix_transpose`` copy yields zeros in 0.5.0).  Its results are dense (its
-  default formatter), so its SDDMM is skipped where n x m exceeds ``--memory-limit``.
-
-Inputs: every matrix of the corpus (``--data``, else ``LAZYSPARSE_DATA``, else ``../shared/data``)
-with at least ``--min-nnz`` (50,000) stored entries, the R-MAT graphs of ``--rmat-scale`` (default
-18: 2**18 rows, edge factor 16, Graph500 parameters), and the corpus's 3-order tensors for MTTKRP.
-``--quick`` is a smoke run: two small corpus matrices, R-MAT 2**12, the smaller tensor, K=32, R=16,
-three repeats.
-
-Method (shared with ``python -m lazysparse bench``: ``inputs.load_items``, ``timing.measure_interleaved``;
-the cases are in ``fusion_cases``, the trial calls and timing in ``fusion_measure``, the tables in
-``fusion_report``).  Per case, the oracle (the scipy column) runs once.  Then every column gets one *trial
-call*, checked against the oracle (``np.allclose``, rtol 1e-6, atol 1e-6 x the result's largest
-magnitude): lazysparse's columns run their trial in a forked child that is killed after
-``--budget`` seconds (a crash, a MemoryError or an unfused dense product that takes minutes costs
-one budget, not the run; only at one thread: a child forked after the parent ran an OpenMP team
-hangs in its first parallel region, so ``auto@2`` and ``--threads 2`` try in-process); peers run
-it in-process and are dropped when it took longer than the budget (a first call that compiled gets
-one more try).  A column is shown as ``-`` when it raised
-(``"max"`` not implemented yet, a peer that cannot express the kernel), ran past the budget, or
-would form a dense array larger than ``--memory-limit`` (known for pydata's and finch's SDDMM;
-lazysparse's own guard raises ``MemoryError``: ``LAZYSPARSE_MEMORY_LIMIT`` is set to the same
-limit; the process's address space is capped at that limit plus its size once the peers are
-imported plus 4 GiB, as a last net); the reason is in the JSON.  A wrong result is marked ``WRONG`` and not timed.  The
-columns that passed are timed with ``measure_interleaved``: one untimed warm-up each, then
-``--repeat`` rounds, each calling every column once in a shuffled order; medians.  A lazysparse
-call builds a fresh lazy expression and materializes it.  ``first ms`` in the JSON is the trial
-call's time (for lazysparse: planning, C compilation unless the kernel is in the disk cache, and
-the run).
-
-Threads: everything runs with ``--threads`` threads (``OMP_NUM_THREADS`` and friends are set before
-any library loads, by re-executing the interpreter; ``torch.set_num_threads``, GraphBLAS
-``nthreads``, ``ls.set_num_threads``).  With one thread, SDDMM and GNN-1 on inputs with at least
-``--scaling-nnz`` (500,000) entries also get a column ``auto@2``: the same ``fusion="auto"`` call
-under ``ls.set_num_threads(2)``, timed in the same rounds.  The two-thread scaling criterion is
-read from a second measurement of the same two calls, *back to back*: before the interleaved
-rounds, ``--repeat`` rounds in which ``auto`` and ``auto@2`` (shuffled) each run once untimed and
-then once timed (``measure_back_to_back``), as a loop that calls the kernel again and again runs.
-Interleaved with the peers, a two-thread call finds the second vCPU of the development VM halted
-after tens of ms idle, and the host takes a median 58 us but up to 4.5 ms to wake it (measured
-with a plain C OpenMP program, docs/design.md); the region's join waits for it, so the
-interleaved figure measures the host as much as the code.  Both are printed and saved, with the
-machine's own two-thread scaling (a dense triad and a dense product) measured both ways.
-
-Ratios (same run): ``max/auto`` = time of ``"max"`` / time of ``"auto"`` (above 1: auto faster);
-``peer/auto`` = the fastest peer's time / auto's time.  The summary gives their geometric means per
-kernel next to the fused kernels' targets (max/auto: SDDMM 1.5, GNN-1 5, GNN-2 10, MTTKRP 1.0; peer/auto >=
-1.5 and never below 1; auto@1/auto@2 >= 1.7).  Exit status 1 when a lazysparse column gave a wrong
-result or ``"auto"`` failed.
-"""
+"""Side-by-side benchmark of the fused kernels (SDDMM, two GNN layers, MTTKRP): lazysparse's fusion
+modes (``"auto"``, ``"max"``, ``"none"``) against scipy.sparse, pydata/sparse, torch, GraphBLAS and
+finch on the corpus matrices, R-MAT graphs and the corpus's 3-order tensors, every result checked
+against the scipy column before it is timed. ``run`` holds the method; ``--help`` lists the kernels
+and columns."""
 from __future__ import annotations
 
 import argparse
@@ -178,6 +97,28 @@ def _params(kernel, args):
 
 
 def run(args, out=sys.stdout) -> dict:
+    """Run every case and print the tables (the JSON record is returned).
+
+    Method (shared with ``python -m lazysparse bench``: ``inputs.load_items``, ``timing.measure_interleaved``;
+    the cases are in ``fusion_cases``, the trial calls and timing in ``fusion_measure``, the tables in
+    ``fusion_report``). Per case, the oracle (the scipy column) runs once. Then every column gets one
+    *trial call*, checked against the oracle (``np.allclose``, rtol 1e-6, atol 1e-6 x the result's
+    largest magnitude): lazysparse's columns run their trial in a forked child that is killed after
+    ``--budget`` seconds (a crash, a MemoryError or an unfused dense product that takes minutes costs
+    one budget, not the run; only at one thread: a child forked after the parent ran an OpenMP team
+    hangs in its first parallel region, so ``auto@2`` and ``--threads 2`` try in-process); peers run
+    it in-process and are dropped when it took longer than the budget (a first call that compiled gets
+    one more try). A column is shown as ``-`` when it raised (``"max"`` not implemented yet, a peer
+    that cannot express the kernel), ran past the budget, or would form a dense array larger than
+    ``--memory-limit`` (known for pydata's and finch's SDDMM; lazysparse's own guard raises
+    ``MemoryError``: ``LAZYSPARSE_MEMORY_LIMIT`` is set to the same limit; the process's address space
+    is capped at that limit plus its size once the peers are imported plus 4 GiB, as a last net); the
+    reason is in the JSON. A wrong result is marked ``WRONG`` and not timed. The columns that passed
+    are timed with ``measure_interleaved``: one untimed warm-up each, then ``--repeat`` rounds, each
+    calling every column once in a shuffled order; medians. A lazysparse call builds a fresh lazy
+    expression and materializes it. ``first ms`` in the JSON is the trial call's time (for
+    lazysparse: planning, C compilation unless the kernel is in the disk cache, and the run).
+    """
     import numpy as np
     import lazysparse as ls
 
@@ -267,10 +208,77 @@ def run(args, out=sys.stdout) -> dict:
     return res
 
 
+_EPILOG = """\
+example:
+  python -m lazysparse.bench.fusion [--quick] [--data DIR] [--kernels K ...] [--repeat N]
+                                    [--threads 1|2] [--budget S] [--memory-limit 4G]
+                                    [--rmat-scale S ...] [--json PATH]
+
+Kernels (A: a sparse n x m CSR matrix, dense factors random float64, seeded):
+
+* sddmm  A * (U @ V.T), U: n x K, V: m x K, K in --K (default 32 128); A's pattern.
+* gnn1   (A @ X) @ W, X: m x 128, W: 128 x 16.
+* gnn2   (A * (X @ Y.T)) @ Y, X: n x 32, Y: m x 32.
+* mttkrp einsum('ijk,jr,kr->ir', X, B, C) on the 3-order tensors of the corpus, R in --R
+  (default 16 32).
+
+Columns: lazysparse with materialize(fusion="auto") (the default), "max" and "none"; then the
+peers, each written the best idiomatic way we know:
+
+* scipy      scipy.sparse/NumPy: SDDMM as one dot product per stored entry (rows/columns of A's
+  entries gathered in chunks, np.einsum('ij,ij->i')), GNN-1 (A @ X) @ W, GNN-2 that SDDMM @ Y,
+  MTTKRP as B[j] * C[k] gathered over the coordinates and summed per row with X's values by one
+  sparse product (X as an I x nnz CSR matrix, built once outside the timing, like every peer's
+  format conversion). This column is also the oracle every other result is checked against.
+* pydata     pydata/sparse: sparse.einsum for SDDMM and MTTKRP, COO @ dense.
+* torch      torch.sparse.sampled_addmm on CSR for SDDMM (times A's values), torch.sparse.mm for
+  the GNN products, index_add_ over the coordinates for MTTKRP (torch.sparse has no 3-order
+  product).
+* graphblas  python-graphblas (SuiteSparse): masked mxm with plus_times for SDDMM
+  (U.mxm(V.T).new(mask=A.S), then ewise_mult with A), mxm for the GNN products; MTTKRP through
+  the (i,j) x k matricization: X(ij,k) @ C, times B spread over the (i,j) rows by a 0/1 selection
+  matrix, summed to rows i by another (selection matrices built once, outside the timing, like
+  every peer's format conversion).
+* finch      finch-tensor-lite (module finchlite; finch before 0.5), the compiled numba scheduler
+  (COMPILE_NUMBA's stages under an executor with its kernel cache on, so a repeat does not
+  re-plan or re-compile): compute of the lazy expression (lazy) on A as a dense/sparse_list fiber
+  tensor (the tensor: dense/sparse_list/sparse_list), V given as V.T stored (its compiled
+  matrix_transpose copy yields zeros in 0.5.0). Its results are dense (its default formatter), so
+  its SDDMM is skipped where n x m exceeds --memory-limit.
+
+Inputs: every matrix of the corpus (--data, else LAZYSPARSE_DATA, else ../shared/data) with at
+least --min-nnz (50,000) stored entries, the R-MAT graphs of --rmat-scale (default 18: 2**18 rows,
+edge factor 16, Graph500 parameters), and the corpus's 3-order tensors for MTTKRP. --quick is a
+smoke run: two small corpus matrices, R-MAT 2**12, the smaller tensor, K=32, R=16, three repeats.
+
+Threads: everything runs with --threads threads (OMP_NUM_THREADS and friends are set before
+any library loads, by re-executing the interpreter; torch.set_num_threads, GraphBLAS
+nthreads, ls.set_num_threads). With one thread, SDDMM and GNN-1 on inputs with at least
+--scaling-nnz (500,000) entries also get a column auto@2: the same fusion="auto" call
+under ls.set_num_threads(2), timed in the same rounds. The two-thread scaling criterion is
+read from a second measurement of the same two calls, *back to back*: before the interleaved
+rounds, --repeat rounds in which auto and auto@2 (shuffled) each run once untimed and
+then once timed (measure_back_to_back), as a loop that calls the kernel again and again runs.
+Interleaved with the peers, a two-thread call finds the second vCPU of the development VM halted
+after tens of ms idle, and the host takes a median 58 us but up to 4.5 ms to wake it (measured
+with a plain C OpenMP program, docs/design.md); the region's join waits for it, so the
+interleaved figure measures the host as much as the code. Both are printed and saved, with the
+machine's own two-thread scaling (a dense triad and a dense product) measured both ways.
+
+Ratios (same run): max/auto = time of "max" / time of "auto" (above 1: auto faster);
+peer/auto = the fastest peer's time / auto's time. The summary gives their geometric means per
+kernel next to the fused kernels' targets (max/auto: SDDMM 1.5, GNN-1 5, GNN-2 10, MTTKRP 1.0;
+peer/auto >= 1.5 and never below 1; auto@1/auto@2 >= 1.7).
+
+Exit status 1 when a lazysparse column gave a wrong result or "auto" failed.
+"""
+
+
 def parser():
     p = argparse.ArgumentParser(prog="python -m lazysparse.bench.fusion",
                                 description="Fused-kernel benchmark: lazysparse's fusion "
-                                            "modes against scipy, pydata/sparse, torch, GraphBLAS, finch.")
+                                            "modes against scipy, pydata/sparse, torch, GraphBLAS, finch.",
+                                epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true",
                    help="smoke run: two small corpus matrices, R-MAT 2**12, one tensor, K=32, R=16, 3 repeats")
     p.add_argument("--data", help="corpus folder (default: LAZYSPARSE_DATA or ../shared/data)")

@@ -1,14 +1,8 @@
-"""What lazysparse costs beyond its kernels: ``python -m lazysparse.bench.overhead``.
-
-Three figures, the ones API.md and the Foundation issue hold lazysparse to:
-
-* **warm**: building ``A @ x`` (100 x 100 CSR, 10% dense) and materializing it with the kernel in
-  the memory cache, minus the kernel's own run time (the same compiled function called directly on
-  the same buffers). Medians of interleaved rounds.
-* **disk**: a new process that finds the kernel in the on-disk cache: time of its first
-  ``(A @ x).materialize()`` (plan + load of the shared object + run), in a subprocess.
-* **cold**: the same first call with an empty cache directory (plan, generate C, compile, load, run).
-"""
+"""What lazysparse costs beyond its kernels (``python -m lazysparse.bench.overhead``): three figures
+API.md holds lazysparse to, for ``A @ x`` on a 100 x 100 CSR matrix: *warm* (building and
+materializing with the kernel in the memory cache, less the kernel's own run time), *disk* (a new
+process's first call with the kernel in the on-disk cache) and *cold* (a first call with an empty
+cache)."""
 from __future__ import annotations
 
 import json
@@ -32,6 +26,10 @@ print(json.dumps({"first_ms": (time.perf_counter() - t0) * 1e3, "info": ls.cache
 
 
 def warm(repeat: int = 2001) -> dict:
+    """**warm**: building ``A @ x`` (100 x 100 CSR, 10% dense) and materializing it with the kernel in
+    the memory cache, minus the kernel's own run time (the same compiled function called directly on
+    the same buffers). Medians of interleaved rounds.
+    """
     import numpy as np
     import scipy.sparse as sp
 
@@ -72,6 +70,10 @@ def warm(repeat: int = 2001) -> dict:
 
 
 def first_call(cache_dir: str) -> dict:
+    """In a subprocess, the time of a first ``(A @ x).materialize()``: with the kernel in the on-disk
+    cache it is *disk* (plan + load of the shared object + run), with an empty cache directory it is
+    *cold* (plan, generate C, compile, load, run).
+    """
     # as an installed package runs: with byte-compiled modules (the first run writes them)
     env = dict(os.environ, LAZYSPARSE_CACHE_DIR=cache_dir)
     env.pop("PYTHONDONTWRITEBYTECODE", None)

@@ -1,20 +1,8 @@
-"""SpMV against its bandwidth bound and the peers, one process, one run.
-
-    python -m lazysparse.bench.spmv [--threads 2] [--min-nnz 100000] [--rmat-scale 20] [--repeat 50] [--interleaved]
-                                    [--json PATH]   (python docs/plots.py PATH: its plots)
-
-For each corpus matrix with at least ``--min-nnz`` stored entries (and R-MAT graphs on
-request) the bytes SpMV must move are counted once: values, column indices, row positions, x
-and y. A STREAM triad ``a = b + s * c`` over three arrays of that total size is timed in the
-same run, like the SpMV calls (each library's back to back in blocks, the blocks in shuffled
-rounds: ``measure_blocks``; or with ``--interleaved`` one call a library in shuffled rounds), so a matrix that fits in cache is held to cache bandwidth and a large one to
-memory bandwidth; its bandwidth turns the bytes into the bound
-time, and the table prints lazysparse's fraction of it and its ratio to the fastest peer
-(scipy.sparse, MKL through sparse_dot_mkl, SuiteSparse:GraphBLAS, torch.sparse, as installed).
-
-The triad is C compiled here with the system ``cc`` (the yardstick, like STREAM itself; it is
-not part of the library).
-"""
+"""SpMV against its bandwidth bound and the peers, in one process and one run: for each corpus
+matrix the bytes SpMV must move are counted, a STREAM triad over that many bytes timed in the same
+run turns them into a bound time, and the table prints lazysparse's fraction of that bound and its
+ratio to the fastest peer (scipy.sparse, MKL through sparse_dot_mkl, SuiteSparse:GraphBLAS,
+torch.sparse, as installed)."""
 from __future__ import annotations
 
 import argparse
@@ -172,9 +160,25 @@ HEADER = ("| matrix | nnz | MiB moved | triad GB/s | bound ms | lazysparse ms | 
           "peer / lazysparse |\n|---|---:|---:|---:|---:|---:|---:|---|---:|")
 
 
+_EPILOG = """\
+example:
+  python -m lazysparse.bench.spmv [--threads 2] [--min-nnz 100000] [--rmat-scale 20] [--repeat 50] [--interleaved]
+                                  [--json PATH]   (python docs/plots.py PATH: its plots)
+
+For each corpus matrix with at least --min-nnz stored entries (and R-MAT graphs on request) the
+bytes SpMV must move are counted once: values, column indices, row positions, x and y. A STREAM
+triad a = b + s * c over three arrays of that total size is timed in the same run, like the SpMV
+calls (each library's back to back in blocks, the blocks in shuffled rounds: measure_blocks; or
+with --interleaved one call a library in shuffled rounds), so a matrix that fits in cache is held
+to cache bandwidth and a large one to memory bandwidth. The triad is C compiled here with the
+system cc (the yardstick, like STREAM itself; it is not part of the library).
+"""
+
+
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
-    p = argparse.ArgumentParser(prog="python -m lazysparse.bench.spmv", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m lazysparse.bench.spmv", description=__doc__.split("\n\n")[0],
+                                epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--min-nnz", type=int, default=100_000)
     p.add_argument("--rmat-scale", type=int, action="append", default=[])

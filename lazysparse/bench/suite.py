@@ -1,36 +1,7 @@
-"""Side-by-side benchmarks: lazysparse vs scipy.sparse, pydata/sparse and any other installed peer.
-
-    python -m lazysparse bench [--data DIR] [--kernels K ...] [--repeat N] [--threads 1]
-                               [--wait default|passive] [--scaling N] [--rmat-scale S ...] [--json PATH]
-
-(also ``python -m lazysparse.bench.suite``).
-
-Everything runs in one process and one run, so ratios are comparable.  Inputs: every matrix of the
-benchmark corpus (``--data``, else ``LAZYSPARSE_DATA``, else ``../shared/data`` beside the repository;
-3-order tensors are used only by the tensor kernel) and generated R-MAT graphs (Graph500 a=.57,
-b=c=.19, edge factor 16; ``--rmat-scale 20`` gives 2**20 rows and about 16M nonzeros).
-
-Kernels: ``spmv`` A@x, ``spmm`` A@X (128 columns), ``add_t`` A+A.T, ``add_r`` A+B, ``mul_t``
-A*A.T, ``mul_r`` A*B (B: uniform random with A's shape and density), ``sum0``/``sum1`` sums over
-axis 0/1, ``tocsc`` conversion, ``ttv`` einsum('ijk,k->ij') on tensors.  Only on request
-(``--kernels``): ``sddmm`` A*(U@V.T) (K=32), ``gnn`` A@(X@W) (X: n x 64, W: 64 x 16), ``spgemm``
-A@A, ``add3`` A+B+C, ``masked`` A*(A@A) (masked SpGEMM; GraphBLAS: ``mxm`` under the structural
-mask ``A.S``, which skips the final multiply by A's values: on pattern matrices the same result),
-``sumall`` A.sum(), ``max1`` A.max(axis=1), ``maxall`` A.max() (NumPy's semantics: implicit zeros
-count; GraphBLAS and torch reduce stored values only, so they are not asked), ``scale`` 2.5 * A,
-``spmv_t`` A.T@x and ``spmm_t`` A.T@X (128 columns; x and X over A's rows), ``expm1`` and ``tanh``
-(``A.expm1()``, ``A.tanh()``: maps over the stored values that call libm).
-
-Method: each lazysparse result is first checked against scipy (``np.allclose``; failures are marked
-and not timed).  Then every library gets one warm-up call (lazysparse compiles here; its time is
-reported as ``first_ms``) and ``--repeat`` timed calls with ``time.perf_counter``, interleaved:
-each round calls every library once in a shuffled order, so drift on a shared machine hits all
-alike; the median is reported.  A lazysparse call builds a fresh lazy expression and materializes it (build + run, warm
-kernel cache).  Peers run with one thread unless ``--threads`` says otherwise (``OMP_NUM_THREADS``,
-``MKL_NUM_THREADS``, ... are set before any library loads, by re-executing the interpreter;
-``--wait passive`` also makes every OpenMP pool sleep when idle, see ``threads.PASSIVE``).
-Peers that are not installed are skipped; a peer that cannot do a kernel shows ``-``.
-"""
+"""Side-by-side benchmarks (``python -m lazysparse bench``, also ``python -m lazysparse.bench.suite``):
+lazysparse against scipy.sparse, pydata/sparse and any other installed peer on the benchmark
+corpus and generated R-MAT graphs, all in one process and one run so that ratios are comparable;
+``--help`` lists the kernels and ``run`` holds the method."""
 from __future__ import annotations
 
 import argparse
@@ -139,6 +110,19 @@ def _on_threads(ls, fn, n, base):
 
 
 def run(args) -> dict:
+    """Run every kernel on every input and return the JSON record.
+
+    Method: each lazysparse result is first checked against scipy (``np.allclose``; failures are marked
+    and not timed). Then every library gets one warm-up call (lazysparse compiles here; its time is
+    reported as ``first_ms``) and ``--repeat`` timed calls with ``time.perf_counter``, interleaved:
+    each round calls every library once in a shuffled order, so drift on a shared machine hits all
+    alike; the median is reported. A lazysparse call builds a fresh lazy expression and materializes it
+    (build + run, warm kernel cache). Peers run with one thread unless ``--threads`` says otherwise
+    (``OMP_NUM_THREADS``, ``MKL_NUM_THREADS``, ... are set before any library loads, by re-executing
+    the interpreter; ``--wait passive`` also makes every OpenMP pool sleep when idle, see
+    ``threads.PASSIVE``). Peers that are not installed are skipped; a peer that cannot do a kernel
+    shows ``-``.
+    """
     import numpy as np
     import lazysparse as ls
 
@@ -235,9 +219,32 @@ def run(args) -> dict:
     return out
 
 
+_EPILOG = """\
+example:
+  python -m lazysparse bench [--data DIR] [--kernels K ...] [--repeat N] [--threads 1]
+                             [--wait default|passive] [--scaling N] [--rmat-scale S ...] [--json PATH]
+
+Inputs: every matrix of the benchmark corpus (--data, else LAZYSPARSE_DATA, else ../shared/data
+beside the repository; 3-order tensors are used only by the tensor kernel) and generated R-MAT
+graphs (Graph500 a=.57, b=c=.19, edge factor 16; --rmat-scale 20 gives 2**20 rows and about 16M
+nonzeros).
+
+Kernels: spmv A@x, spmm A@X (128 columns), add_t A+A.T, add_r A+B, mul_t A*A.T, mul_r A*B (B:
+uniform random with A's shape and density), sum0/sum1 sums over axis 0/1, tocsc conversion, ttv
+einsum('ijk,k->ij') on tensors. Only on request (--kernels): sddmm A*(U@V.T) (K=32), gnn
+A@(X@W) (X: n x 64, W: 64 x 16), spgemm A@A, add3 A+B+C, masked A*(A@A) (masked SpGEMM;
+GraphBLAS: mxm under the structural mask A.S, which skips the final multiply by A's values: on
+pattern matrices the same result), sumall A.sum(), max1 A.max(axis=1), maxall A.max() (NumPy's
+semantics: implicit zeros count; GraphBLAS and torch reduce stored values only, so they are not
+asked), scale 2.5 * A, spmv_t A.T@x and spmm_t A.T@X (128 columns; x and X over A's rows), expm1
+and tanh (A.expm1(), A.tanh(): maps over the stored values that call libm).
+"""
+
+
 def parser():
     p = argparse.ArgumentParser(prog="python -m lazysparse bench",
-                                description="Side-by-side benchmarks of lazysparse and its peers.")
+                                description="Side-by-side benchmarks of lazysparse and its peers.",
+                                epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--data", help="corpus folder (default: LAZYSPARSE_DATA or ../shared/data)")
     p.add_argument("--no-data", action="store_true", help="skip the corpus; R-MAT graphs only")
     p.add_argument("--matrices", nargs="+", metavar="NAME", help="only these corpus items (file stems)")

@@ -1,12 +1,6 @@
 """Two checkouts of lazysparse side by side: each benchmark script runs from both trees in
 alternating rounds of one run, on one machine, and the report gives lazysparse's after/before
-ratio per case, its geometric mean and the worst case (a refactor's "no speed lost" check).
-
-    python -m lazysparse.bench.versions --before /tmp/old --after . --rounds 5 --out /tmp/ab
-
-A tree is a checkout's root (it goes first on ``PYTHONPATH``); ``--before-modules`` names the
-benchmark modules of an older layout (``lazysparse.bench_fusion`` and so on).
-"""
+ratio per case, its geometric mean and the worst case (a refactor's "no speed lost" check)."""
 import argparse
 import json
 import math
@@ -69,8 +63,18 @@ def run(tree, module, args, json_path, log):
     return time.time() - t
 
 
+_EPILOG = """\
+example:
+  python -m lazysparse.bench.versions --before /tmp/old --after . --rounds 5 --out /tmp/ab
+
+A tree is a checkout's root (it goes first on PYTHONPATH); --before-modules names the benchmark
+modules of an older layout (lazysparse.bench_fusion and so on).
+"""
+
+
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="python -m lazysparse.bench.versions", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m lazysparse.bench.versions", description=__doc__,
+                                epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--before", required=True)
     p.add_argument("--after", required=True)
     p.add_argument("--rounds", type=int, default=3)

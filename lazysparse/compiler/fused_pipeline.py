@@ -1,16 +1,9 @@
 """Running a whole lazy DAG as one fused kernel: decompose, plan, lower, compile, run.
-
 ``try_fused(roots)`` returns the result storage of each root, or None when the DAG is a single
-operation (``compute_nodes`` then runs it as before). A plan that shares no loop, or that needs a construct
-``compiler/lower/fused.py`` does not emit yet, runs one kernel per operation *of the program*: the
-decomposed operations, whose pushed-in reductions already avoid the reduction redundancy
-(``einsum('i,->', b, c)`` multiplies once, not once per element). Every path computes the same
-values; fusion is purely an optimisation.
-
-The compiled kernel is cached by its source (which is built from the plan's IR, the operands'
-formats, dtypes and index widths: the signature); the plan itself is cached by the program and
-the operand specs, so a repeated expression plans once.
-"""
+operation; a plan that shares no loop, or needs a construct ``compiler/lower/fused.py`` does not
+emit, runs one kernel per operation of the decomposed program instead, so every path computes the
+same values and fusion is purely an optimisation. Plans are cached by the program and the operand
+specs, kernels by their source, so a repeated expression plans and compiles once."""
 from __future__ import annotations
 
 import math
@@ -186,7 +179,13 @@ def try_fused(roots, name="materialize", mode="auto"):
     Several roots are planned as one program: common subexpressions once, and each temporary
     only where the union of its readers needs it (the ReACT paper's Listing 6: ``C = A @ B`` read
     by ``C * D`` and ``F / C`` is formed on ``D``'s and ``F``'s patterns only). A plan with
-    several results runs one kernel per operation (compiler/lower/fused.py lowers one result)."""
+    several results runs one kernel per operation (compiler/lower/fused.py lowers one result).
+
+    The unfused fallback runs the decomposed operations, whose pushed-in reductions already avoid
+    the reduction redundancy (``einsum('i,->', b, c)`` multiplies once, not once per element). The
+    compiled kernel is cached by its source (built from the plan's IR, the operands' formats, dtypes
+    and index widths: the signature); the plan itself is cached by the program and the operand specs.
+    """
     dag, stores = _dag_key(roots)
     if mode != "auto":
         dag = (mode, dag)

@@ -1,12 +1,6 @@
 """``ls.opcount``: run a DAG with instrumented builds of its kernels and add up their counters.
-
-``session()`` turns counting on for the calling thread: every kernel the computation runs is
-swapped for its instrumented twin (the same lowering with ``count=True``, compiler/lower/counting.py),
-whose counters are zeroed before and read after each call; operand-slot loads are credited to
-the storage in that slot. Bound plans are skipped while anyone counts (``ON``), so every call
-reaches the point where the kernel is picked. Sessions are serialised: a counting kernel's
-counters are process-global.
-"""
+``session()`` turns counting on for the calling thread, swapping every kernel the computation runs
+for its instrumented twin (the same lowering with ``count=True``, compiler/lower/counting.py)."""
 from __future__ import annotations
 
 import threading
@@ -62,6 +56,11 @@ def tally():
 
 @contextmanager
 def session():
+    """Every kernel the computation runs is swapped for its instrumented twin, whose counters are zeroed
+    before and read after each call; operand-slot loads are credited to the storage in that slot.
+    Bound plans are skipped while anyone counts (``ON``), so every call reaches the point where the
+    kernel is picked. Sessions are serialised: a counting kernel's counters are process-global.
+    """
     with _SESSION:
         t = Tally()
         _LOCAL.tally = t

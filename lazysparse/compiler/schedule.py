@@ -1,17 +1,11 @@
 """``ls.Schedule``: how a performance engineer steers the compiler (Halide's split between the
 algorithm, the lazy expression, and its schedule). It carries the workspace choice ("Compilation
 of Modular and General Sparse Workspaces"), which kernels apply, and the loop transformations of
-"Sparse Iteration Space Transformation Framework" (``split``, ``divide``, ``fuse``, ``pos``,
-``bound``, ``reorder``, ``unroll``, ``parallelize``), which are recorded and checked against
-their provenance (lazysparse/ir/provenance.py) as they are written, bound to a kernel's
-statement by compiler/plan/loops.py and emitted by compiler/lower/tiling.py.
-
-    >>> import lazysparse as ls
-    >>> ls.Schedule().workspace("hash", capacity=64)
-    Schedule().workspace('hash', capacity=64)
-    >>> ls.Schedule().split("i", "i0", "i1", 32).parallelize("i0")
-    Schedule().split('i', 'i0', 'i1', 32).parallelize('i0', unit='cpu-thread', races='no-races')
-"""
+"A Sparse Iteration Space Transformation Framework for Sparse Tensor Algebra" (``split``,
+``divide``, ``fuse``, ``pos``, ``bound``, ``reorder``, ``unroll``, ``parallelize``), which are
+recorded and checked against their provenance (lazysparse/ir/provenance.py) as they are written,
+bound to a kernel's statement by compiler/plan/loops.py and emitted by
+compiler/lower/tiling.py."""
 from __future__ import annotations
 
 import threading
@@ -54,6 +48,14 @@ LOOPS_FORCED = _Loops()
 
 @dataclass(frozen=True)
 class Schedule:
+    """The steps recorded so far; every method returns a new ``Schedule`` with its step added.
+
+    >>> import lazysparse as ls
+    >>> ls.Schedule().workspace("hash", capacity=64)
+    Schedule().workspace('hash', capacity=64)
+    >>> ls.Schedule().split("i", "i0", "i1", 32).parallelize("i0")
+    Schedule().split('i', 'i0', 'i1', 32).parallelize('i0', unit='cpu-thread', races='no-races')
+    """
     steps: tuple = ()
 
     def workspace(self, policy: str, capacity: int | None = None) -> "Schedule":

@@ -1,17 +1,7 @@
-"""Small datasets for the demo, the docs and the benchmarks.
-
-* ``load("cora")``: the Planetoid Cora citation graph (2,708 nodes, 10,556 stored entries), the one
-  matrix shipped inside the package.  Other names are looked up in the benchmark corpus
-  (``data_dir()``) when it is present.
-* ``rmat(scale, edge_factor=16, seed=0)``: a Graph500-style R-MAT power-law graph.
-
->>> from lazysparse import datasets
->>> A = datasets.load("cora")
->>> A.shape, A.nnz
-((2708, 2708), 10556)
->>> datasets.rmat(8, seed=1).shape
-(256, 256)
-"""
+"""Small datasets for the demo, the docs and the benchmarks: ``load("cora")`` gives the Planetoid
+Cora citation graph, the one matrix shipped inside the package (other names are looked up in the
+benchmark corpus, ``data_dir()``, when it is present), and ``rmat`` generates a Graph500-style
+R-MAT power-law graph."""
 from __future__ import annotations
 
 import os
@@ -60,6 +50,11 @@ def load(name: str) -> sp.csr_array:
 
     >>> load("cora").shape
     (2708, 2708)
+
+    >>> from lazysparse import datasets
+    >>> A = datasets.load("cora")
+    >>> A.shape, A.nnz
+    ((2708, 2708), 10556)
     """
     if name in _SHIPPED:
         ref = resources.files(__name__).joinpath(f"{name}.npz")
@@ -98,6 +93,10 @@ def rmat(scale: int, edge_factor: int = 16, seed: int = 0, *, a: float = 0.57, b
     >>> A = rmat(10, seed=3)
     >>> A.shape, A.nnz <= 16 * 1024
     ((1024, 1024), True)
+
+    >>> from lazysparse import datasets
+    >>> datasets.rmat(8, seed=1).shape
+    (256, 256)
     """
     if scale < 0 or scale > 31:
         raise ValueError(f"rmat: scale must be in [0, 31], got {scale}")

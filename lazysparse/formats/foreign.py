@@ -1,12 +1,10 @@
 """Structural checks of foreign containers whose own conversions run unchecked native code.
-
-``asarray`` reads CSR, CSC and COO buffers directly (``validate.py`` checks them). Every other
-container is first converted by its own library, and those conversions trust the internals: a
-broken ``indptr`` in a scipy BSR makes ``tocsr()`` read far outside its arrays (a segfault inside
-``asarray``), a LIL whose ``rows`` list is short is read past its end, a pydata GCXS with a
-decreasing ``indptr`` comes out silently wrong. So the internals those conversions rely on are
-checked here first, in O(nnz), with the same messages as ``validate``.
-"""
+``asarray`` reads CSR, CSC and COO buffers directly (``validate.py`` checks them); every other
+container is first converted by its own library, and those conversions trust the internals (a
+broken ``indptr`` in a scipy BSR makes ``tocsr()`` read far outside its arrays, a LIL whose
+``rows`` list is short is read past its end, a pydata GCXS with a decreasing ``indptr`` comes out
+silently wrong), so the internals they rely on are checked here first, in O(nnz), with the same
+messages as ``validate``."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,24 +1,26 @@
-"""Level kinds as classes behind one interface, so that a new kind is one class in this package.
-
-A ``LevelKind`` says what a level stores (its index ``arrays``), what it can do (``full``:
-every coordinate is stored, so a coordinate is located by arithmetic; ``follows_parent``: one
-child per parent position; whether it may be unordered or non-unique, or outermost), how many
-positions it has (``size``), and the three walks a kernel makes over it: ``iterate`` (the range
-of a parent's children and the coordinate at a position), ``locate`` (the position of a
-coordinate, where that needs no search) and ``append`` (the stores that add a child during
-assembly). The walks are written once against a builder ``b`` the caller hands in (``b.load``,
-``b.add``, ``b.mul``, ``b.paren``, ``b.index``, ``b.store`` and the level's ``b.pos``, ``b.crd``,
-``b.extent``): the lowering's builder returns loop IR, ``NumPyBuilder`` computes on a storage's
-arrays, so the formats layer needs no import of the compiler. ``Level`` (levels.py) is the
-hashable value formats are made of; its ``level_kind`` is one of these classes' instances.
-"""
+"""Level kinds as classes behind one interface, so that a new kind is one class in this package. A
+``LevelKind`` says what a level stores, what it can do, how many positions it has and the walks a
+kernel makes over it, written once against a builder the caller hands in: the lowering's builder
+returns loop IR and ``NumPyBuilder`` computes on a storage's arrays, so the formats layer needs no
+import of the compiler. ``Level`` (levels.py) is the hashable value formats are made of; its
+``level_kind`` is one of these classes' instances."""
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 
 
 class LevelKind(ABC):
-    """One kind of level. Subclasses set the class attributes and the four walks."""
+    """One kind of level. Subclasses set the class attributes and the four walks.
+
+    A kind says what a level stores (its index ``arrays``), what it can do (``full``: every
+    coordinate is stored, so a coordinate is located by arithmetic; ``follows_parent``: one child per
+    parent position; whether it may be unordered or non-unique, or outermost), how many positions it
+    has (``size``), and the walks: ``iterate`` (the range of a parent's children and the coordinate
+    at a position), ``locate`` (the position of a coordinate, where that needs no search) and
+    ``append`` (the stores that add a child during assembly). The walks are written against a
+    builder ``b`` (``b.load``, ``b.add``, ``b.mul``, ``b.paren``, ``b.index``, ``b.store`` and the
+    level's ``b.pos``, ``b.crd``, ``b.extent``).
+    """
 
     name: str = ""
     arrays: tuple = ()            # the index arrays it keeps per level: "pos", "crd"

@@ -1,15 +1,7 @@
-"""Levels, the hashable values formats are made of: a kind's name and two properties. A
-tensor's storage is a stack of levels, one per mode in storage order; what each kind stores and
-how kernels walk it is its class in level_kinds.py (``Level.level_kind``).
-
-* dense: every coordinate 0..N-1 is stored; position = parent_pos * N + coord.
-* compressed: ``pos[parent] .. pos[parent+1]`` delimits the children of a parent, ``crd`` holds
-  their coordinates.
-* singleton: exactly one child per parent position, coordinate in ``crd`` (COO's inner levels).
-
-``ordered``: coordinates increase within a parent; ``unique``: no coordinate repeats within a
-parent. A non-unique level is iterated by segments of equal coordinates (COO's outer level).
-"""
+"""Levels, the hashable values formats are made of: a kind's name (dense, compressed, singleton)
+and two properties, ``ordered`` and ``unique``. A tensor's storage is a stack of levels, one per
+mode in storage order; what each kind stores and how kernels walk it is its class in
+level_kinds.py (``Level.level_kind``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -21,6 +13,13 @@ _KINDS = tuple(KINDS)
 
 @dataclass(frozen=True)
 class Level:
+    """A level: its kind's name and two properties. Kinds: *dense*, every coordinate 0..N-1 is stored,
+    position = parent_pos * N + coord; *compressed*, ``pos[parent] .. pos[parent+1]`` delimits the
+    children of a parent and ``crd`` holds their coordinates; *singleton*, exactly one child per
+    parent position, coordinate in ``crd`` (COO's inner levels). ``ordered``: coordinates increase
+    within a parent; ``unique``: no coordinate repeats within a parent. A non-unique level is
+    iterated by segments of equal coordinates (COO's outer level).
+    """
     kind: str
     ordered: bool = True
     unique: bool = True

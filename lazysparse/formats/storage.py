@@ -1,13 +1,6 @@
-"""Concrete tensor storage: the buffers generated kernels read and write.
-
-Sparse storage keeps, per level ``l`` (storage order, ``format.order[l]`` is the mode):
-``pos[l]`` (compressed levels: ``parent_count + 1`` offsets) and ``crd[l]`` (compressed and
-singleton levels: coordinates), then ``vals`` (one value per leaf position). All index arrays of
-one storage share one dtype, int32 or int64; scipy's int32 arrays are used as they are.
-
-Dense storage keeps ``vals`` as an ndarray of the logical shape with any strides (a NumPy array,
-a transposed view or a Fortran array are used without copies); kernels address it by strides.
-"""
+"""Concrete tensor storage: the buffers generated kernels read and write. ``Storage`` holds, per
+level, the positions and coordinates of its format, then the values; dense storage is an
+ndarray of the logical shape with any strides, used without copies."""
 from __future__ import annotations
 
 import threading
@@ -46,6 +39,14 @@ def memo_of(obj) -> dict:
     return stats
 
 class Storage:
+    """Sparse storage keeps, per level ``l`` (storage order, ``format.order[l]`` is the mode):
+    ``pos[l]`` (compressed levels: ``parent_count + 1`` offsets) and ``crd[l]`` (compressed and
+    singleton levels: coordinates), then ``vals`` (one value per leaf position). All index arrays of
+    one storage share one dtype, int32 or int64; scipy's int32 arrays are used as they are.
+
+    Dense storage keeps ``vals`` as an ndarray of the logical shape with any strides (a NumPy array,
+    a transposed view or a Fortran array are used without copies); kernels address it by strides.
+    """
     __slots__ = ("shape", "format", "pos", "crd", "vals", "index_dtype", "spec", "stats", "__weakref__")
 
     def __init__(self, shape, format: Format, pos, crd, vals, index_dtype=None):

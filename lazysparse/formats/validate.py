@@ -1,10 +1,9 @@
-"""Structural validation of sparse ``Storage`` (the contract in ``storage.py``), O(nnz) and vectorised.
-
-Every defect becomes a ``ValueError`` (or ``TypeError`` for a non-array where an array belongs) whose
-message names the operation, the format, the offending array and the defect, e.g.
+"""Structural validation of sparse ``Storage`` (the contract in ``storage.py``), O(nnz) and
+vectorised: every defect becomes a ``ValueError`` (or ``TypeError`` for a non-array where an array
+belongs) whose message names the operation, the format, the offending array and the defect, e.g.
 ``asarray: invalid CSR input: indices[17]=5000 is out of range for 4000 columns``. Malformed input
-(wrong lengths, negative offsets, 2-d index arrays, ...) is reported, never indexed out of bounds.
-"""
+(wrong lengths, negative offsets, 2-d index arrays, ...) is reported, never indexed out of
+bounds."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,9 +1,7 @@
-"""Lazy DAG nodes: one index-notation statement over child arrays.
-
-Building a node is on every lazy operation's path, so it is just an object. Common
-subexpressions are found when the DAG is computed (``compiler.pipeline.compute_nodes`` keys every
-node by its statement and its children's identities), not when it is built.
-"""
+"""Lazy DAG nodes: one index-notation statement over child arrays. Building a node is on every lazy
+operation's path, so it is just an object; common subexpressions are found when the DAG is
+computed (``compiler.pipeline.compute_nodes`` keys every node by its statement and its children's
+identities), not when it is built."""
 from __future__ import annotations
 
 from lazysparse.ir.nodes import Statement

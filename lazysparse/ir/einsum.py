@@ -1,9 +1,7 @@
-"""Parsing NumPy einsum subscripts into integer index labels.
-
-User text never leaves this module except inside error messages: letters become integers
-(``'A'..'Z'`` -> 0..25, ``'a'..'z'`` -> 26..51, so sorting the integers sorts the letters the way
-NumPy does, uppercase first) and the broadcast dimensions of ``...`` become ``ELLIPSIS + k``.
-"""
+"""Parsing NumPy einsum subscripts into integer index labels. User text never leaves this module
+except inside error messages: letters become integers (``'A'..'Z'`` -> 0..25, ``'a'..'z'`` ->
+26..51, so sorting the integers sorts the letters the way NumPy does, uppercase first) and the
+broadcast dimensions of ``...`` become ``ELLIPSIS + k``."""
 from __future__ import annotations
 
 import string

@@ -1,10 +1,7 @@
-"""Index-notation IR nodes (frozen, hashable, value-free).
-
-A ``Statement`` is one lazy operation: ``out[out_indices] = reduce_{other indices} expr``.
-``Access(k, (i, j))`` reads operand slot ``k``; operands live beside the statement (in the DAG
-node), so two statements that differ only in their operands are the same IR, which is what the
-kernel signature is built from. Subscripts are index variables or constants (broadcast axes).
-"""
+"""Index-notation IR nodes (frozen, hashable, value-free). A ``Statement`` is one lazy operation,
+``out[out_indices] = reduce_{other indices} expr``; ``Access(k, (i, j))`` reads operand slot
+``k``. Operands live beside the statement (in the DAG node), so two statements that differ only in
+their operands are the same IR, which is what the kernel signature is built from."""
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
@@ -42,6 +39,8 @@ class Const(_Hashed):
 
 @dataclass(frozen=True)
 class Access(_Hashed):
+    """A read of operand slot ``operand`` at ``indices``: index variables or constants (broadcast
+    axes)."""
     operand: int
     indices: tuple  # of Index | Const
 

@@ -1,19 +1,6 @@
-"""A recursive-descent parser for the index notation of ``ls.expr``.
-
-Grammar (``sub`` are subscripts; an affine one is kept as its linear form, ``Affine``)::
-
-    statement := NAME ['[' [NAME (',' NAME)*] ']'] '=' expr END
-    expr      := term (('+' | '-') term)*
-    term      := unary (('*' | '/') unary)*
-    unary     := ('-' | '+') unary | primary
-    primary   := NUMBER | '(' expr ')' | NAME '(' [expr (',' expr)*] ')'
-               | NAME '[' [sub (',' sub)*] ']' | NAME
-    sub       := sterm (('+' | '-') sterm)*        sterm := sfactor ('*' sfactor)*
-    sfactor   := INT | NAME | '(' sub ')' | '-' sfactor
-
-The result is a small AST of tuples; it names operands and indices by the user's identifiers,
-which only the front end sees (it maps them to integers and ``Index('i<k>')``).
-"""
+"""A recursive-descent parser for the index notation of ``ls.expr`` (``parse_notation``). The
+result is a small AST of tuples; it names operands and indices by the user's identifiers, which
+only the front end sees (it maps them to integers and ``Index('i<k>')``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -137,6 +124,19 @@ def _number(text, i, toks):
 
 # -- parser -------------------------------------------------------------------------------------
 class _Parser:
+    """The recursive-descent parser behind ``parse_notation``.
+
+    Grammar (``sub`` are subscripts; an affine one is kept as its linear form, ``Affine``)::
+
+    statement := NAME ['[' [NAME (',' NAME)*] ']'] '=' expr END
+    expr      := term (('+' | '-') term)*
+    term      := unary (('*' | '/') unary)*
+    unary     := ('-' | '+') unary | primary
+    primary   := NUMBER | '(' expr ')' | NAME '(' [expr (',' expr)*] ')'
+               | NAME '[' [sub (',' sub)*] ']' | NAME
+    sub       := sterm (('+' | '-') sterm)*        sterm := sfactor ('*' sfactor)*
+    sfactor   := INT | NAME | '(' sub ')' | '-' sfactor
+    """
     def __init__(self, text):
         self.text = text
         self.toks = tokenize(text)

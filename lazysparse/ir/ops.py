@@ -1,12 +1,9 @@
-"""The scalar operations of index notation: NumPy semantics, C spelling, sparsity behaviour.
-
-Result dtypes and argument casts come from NumPy's own ufunc type resolution, so a lazy
-expression has exactly the dtype NumPy would give. Sparsity: ``mul``-like ops annihilate
-(their iteration space is the intersection of their arguments'); every other op is checked
-numerically at zero (``f(0, 0) == 0`` -> union, else the whole space); ``divide`` follows the
-sparse convention that an implicit zero numerator stays zero (docs/design.md, "Semantics the
-project chose").
-"""
+"""The scalar operations of index notation: NumPy semantics, C spelling, sparsity behaviour. Result
+dtypes and argument casts come from NumPy's own ufunc type resolution, so a lazy expression has
+exactly the dtype NumPy would give. Sparsity: ``mul``-like ops annihilate (their iteration space is
+the intersection of their arguments'); every other op is checked numerically at zero (``f(0, 0) ==
+0`` -> union, else the whole space); ``divide`` follows the sparse convention that an implicit
+zero numerator stays zero (docs/design.md, "Semantics the project chose")."""
 from __future__ import annotations
 
 from functools import lru_cache

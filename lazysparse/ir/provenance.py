@@ -1,28 +1,9 @@
 """Provenance of index variables ("A Sparse Iteration Space Transformation Framework for Sparse
-Tensor Algebra", the scheduling paper): the log of loop transformations that code generation
-reads to recover coordinates, bound derived loops and place guards.
-
-Sparse operands store coordinates of the *original* index variables, and the compiler may not
-rewrite them, so a transformation cannot rewrite subscripts as a dense compiler does. Each one
-is recorded instead as a relation between index variables:
-
-==========  =====================================  ==========================================
-relation    edge                                   meaning
-==========  =====================================  ==========================================
-``Split``   ``parent -> (outer, inner)``           ``down``: the inner loop runs ``factor``
-                                                   times; ``up`` (divide): the outer does
-``Fuse``    ``(outer, inner) -> fused``            one loop over ``outer x inner``, same order
-``Pos``     ``coord -> pos``                       the positions of ``access``'s stored entries
-``Bound``   ``parent -> bound``                    a fact: ``parent`` ranges over ``[lo, value)``
-==========  =====================================  ==========================================
-
-The graph is a DAG whose roots are the statement's variables and whose leaves are the loops
-that run. Everything here is a pure function of the (frozen) graph: :meth:`Provenance.derive`
-returns a new graph. Recovery and bounds are returned as expressions (:class:`Expr`), which
-render as C and evaluate on concrete values (the tests round-trip them). Extents are symbols
-``N_<var>``; arrays are named ``<access>_pos`` and ``<access>_crd`` (the level the access's
-``coord`` variable walks).
-"""
+Tensor Algebra", the scheduling paper): the log of loop transformations that code generation reads
+to recover coordinates, bound derived loops and place guards. Sparse operands store coordinates of
+the *original* index variables, which the compiler may not rewrite, so each transformation is
+recorded as a relation between index variables (``Split``, ``Fuse``, ``Pos``, ``Bound``) in a
+``Provenance`` graph instead of rewriting subscripts as a dense compiler does."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -211,6 +192,26 @@ class ProvenanceError(ValueError):
 
 @dataclass(frozen=True)
 class Provenance:
+    """The transformations applied to one statement's index variables, as relations between them.
+
+
+    ==========  =====================================  ==========================================
+    relation    edge                                   meaning
+    ==========  =====================================  ==========================================
+    ``Split``   ``parent -> (outer, inner)``           ``down``: the inner loop runs ``factor``
+                                                       times; ``up`` (divide): the outer does
+    ``Fuse``    ``(outer, inner) -> fused``            one loop over ``outer x inner``, same order
+    ``Pos``     ``coord -> pos``                       the positions of ``access``'s stored entries
+    ``Bound``   ``parent -> bound``                    a fact: ``parent`` ranges over ``[lo, value)``
+    ==========  =====================================  ==========================================
+
+    The graph is a DAG whose roots are the statement's variables and whose leaves are the loops
+    that run. Everything here is a pure function of the (frozen) graph: :meth:`Provenance.derive`
+    returns a new graph. Recovery and bounds are returned as expressions (:class:`Expr`), which
+    render as C and evaluate on concrete values (the tests round-trip them). Extents are symbols
+    ``N_<var>``; arrays are named ``<access>_pos`` and ``<access>_crd`` (the level the access's
+    ``coord`` variable walks).
+    """
     roots: tuple            # the statement's index variables
     relations: tuple = ()
 

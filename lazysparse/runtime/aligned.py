@@ -1,22 +1,9 @@
-"""Result buffers that start on a 64-byte boundary (a cache line, an AVX-512 vector).
-
-NumPy places a large array 16 bytes past a page boundary (its allocation header), so every row
-of a C-order float64 array with a multiple of 8 columns straddles cache lines: each 64-byte
-vector load of a row touches two lines. Kernels that gather whole rows (SpMM's ``Y[k, :]``,
-GNN's ``(X @ W)[k, :]``) pay a split load per vector: in a C harness, the same 16-column SpMM
-loop over MIT8 ran 0.72 ms on an aligned ``Y`` and 1.18 ms at an offset of 16 bytes (32: 1.16,
-64: 0.74). Results and temporaries lazysparse allocates itself are therefore placed on 64-byte
-boundaries, so that a kernel reading one back (the second kernel of a chain, or a user's next
-expression) reads whole lines. User arrays are used where they are (``ls.asarray`` is
-zero-copy); see docs/design.md, "Aligned results".
-
-Only arrays of rows are placed (two dimensions or more): a vector (SpMV's ``y``, a reduction)
-is stored and read element by element or streamed. Placing costs about 2.3 us a call against
-0.2 for ``np.empty`` (a first version at 4 us made SpMV on citeseer_features, 45 us, 15%
-slower), so a result is placed from ``MIN_BYTES`` (1 MB: a kernel that writes that much runs
-for 50 us and more) and a program's temporary from ``TEMP_MIN_BYTES`` (its buffer is made
-once and reused by every later run: compiler/fused_pipeline.py, ``_run_ops``).
-"""
+"""Result buffers that start on a 64-byte boundary (a cache line, an AVX-512 vector), so that a
+kernel gathering whole rows of a result or temporary lazysparse allocated (SpMM's ``Y[k, :]``,
+GNN's ``(X @ W)[k, :]``) reads whole lines instead of paying a split load per vector. Only arrays
+of rows are placed, results from ``MIN_BYTES`` and a program's temporaries from
+``TEMP_MIN_BYTES``; user arrays are used where they are (``ls.asarray`` is zero-copy; see
+docs/design.md, "Aligned results")."""
 from __future__ import annotations
 
 import math
@@ -26,6 +13,15 @@ import cffi
 import numpy as np
 from _cffi_backend import from_buffer
 
+# NumPy places a large array 16 bytes past a page boundary (its allocation header), so every row of
+# a C-order float64 array with a multiple of 8 columns straddles cache lines: in a C harness the
+# same 16-column SpMM loop over MIT8 ran 0.72 ms on an aligned ``Y`` and 1.18 ms at an offset of
+# 16 bytes (32: 1.16, 64: 0.74). A vector (SpMV's ``y``, a reduction) is stored and read element
+# by element or streamed, so only arrays of two dimensions or more are placed. Placing costs about
+# 2.3 us a call against 0.2 for ``np.empty`` (at 4 us it made SpMV on citeseer_features, 45 us,
+# 15% slower), hence the thresholds: a kernel that writes 1 MB runs for 50 us and more, and a
+# program's temporary is made once and reused by every later run (compiler/fused_pipeline.py,
+# ``_run_ops``).
 ALIGN = 64
 MIN_BYTES = 1 << 20        # results
 TEMP_MIN_BYTES = 64 << 10  # temporaries of a program (as fused.SCRATCH_MIN: those kept for reuse)

@@ -1,14 +1,7 @@
-"""What the machine's caches hold, for the kernels' run-time choices.
-
-``STREAM_MIN`` is the size of a segment sum's entries (values and coordinates) from which the
-kernel prefetches them a page ahead (compiler/lower/prefetch.py ``stream_gate``): data that no cache
-keeps from one call to the next. It is half the last-level cache that the first CPU shares
-with its neighbours, as Linux describes it in sysfs (``glibc``'s ``sysconf`` adds up every
-slice of a socket: 384 MiB on the development VM, whose cores share 32 MiB); 16 MiB where
-sysfs says nothing. Kernels read it at each call (a ``d[]`` slot), so it is not compiled in
-and tests can move it (``STREAM_MIN[0] = 0`` streams every operand); ``LAZYSPARSE_STREAM_MIN``
-(bytes) sets it for a process.
-"""
+"""What the machine's caches hold, for the kernels' run-time choices: ``STREAM_MIN``, the size of a
+segment sum's entries (values and coordinates) from which the kernel prefetches them a page ahead
+(compiler/lower/prefetch.py ``stream_gate``), data that no cache keeps from one call to the
+next."""
 from __future__ import annotations
 
 import os
@@ -47,4 +40,9 @@ def _stream_min() -> int:
     return llc // 2 if llc else DEFAULT
 
 
+# Half the last-level cache that the first CPU shares with its neighbours, as Linux describes it in
+# sysfs (glibc's ``sysconf`` adds up every slice of a socket: 384 MiB on the development VM, whose
+# cores share 32 MiB); 16 MiB where sysfs says nothing. Kernels read it at each call (a ``d[]``
+# slot), so it is not compiled in and tests can move it (``STREAM_MIN[0] = 0`` streams every
+# operand); ``LAZYSPARSE_STREAM_MIN`` (bytes) sets it for a process.
 STREAM_MIN = [_stream_min()]

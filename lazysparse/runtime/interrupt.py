@@ -1,24 +1,9 @@
-"""Ctrl-C during a long kernel: the kernel runs on a worker thread while the caller waits.
-
-Python runs its signal handlers in the main thread, between bytecodes; a kernel is one call into
-C, so a SIGINT raised during a kernel would take effect only when the kernel ended. A kernel that
-may be long is therefore run on a thread of its own (cffi releases the GIL for the call) while
-the calling thread waits in short timed waits, where ``KeyboardInterrupt`` is raised at once.
-
-What the interrupted kernel leaves behind is consistent: it keeps running to its end on its
-thread, holding every buffer it writes (the argument arrays, the result buffer, the operands),
-so nothing it touches is freed under it; its result is dropped (a sparse result's buffers, which
-the kernel allocates, are freed with it), and nothing was cached from it (a plan, a kernel and a
-tuning state are all made before the call). The thread is a daemon: the process may exit while it
-runs.
-
-Which calls run off the main thread (``Gate``): the handoff costs tens of microseconds, so only
-calls that are long. A call is taken as long when its work (the kernels' own estimate, as the glue
-computes it) reaches ``BIG`` (millions of steps: milliseconds at least), or when the kernel's
-last measured time per unit of work, times this call's work, reaches ``LONG_S`` (a kernel whose
-steps are dearer than its estimate says: a product of two sparse matrices with dense rows).
-Calls under ``SMALL`` units are neither timed nor handed off: they cost what they did.
-"""
+"""Ctrl-C during a long kernel: the kernel runs on a worker thread while the caller waits. Python
+runs its signal handlers in the main thread, between bytecodes, and a kernel is one call into C,
+so a SIGINT raised during a kernel would take effect only when the kernel ended; a kernel that may
+be long (``Gate``) is therefore run on a thread of its own (``off_main``; cffi releases the GIL
+for the call) while the calling thread waits in short timed waits, where ``KeyboardInterrupt`` is
+raised at once."""
 from __future__ import annotations
 
 import threading
@@ -35,7 +20,15 @@ _Event = threading.Event
 
 def off_main(fn, p, d, keep):
     """``fn(p, d)`` on a worker thread; returns its status. ``keep``: everything the kernel
-    reads or writes (held by the worker until the kernel ends, even when the caller has gone)."""
+    reads or writes (held by the worker until the kernel ends, even when the caller has gone).
+
+    What an interrupted kernel leaves behind is consistent: it keeps running to its end on its
+    thread, holding every buffer it writes (the argument arrays, the result buffer, the operands), so
+    nothing it touches is freed under it; its result is dropped (a sparse result's buffers, which the
+    kernel allocates, are freed with it), and nothing was cached from it (a plan, a kernel and a
+    tuning state are all made before the call). The thread is a daemon: the process may exit while
+    it runs.
+    """
     out = []
     done = _Event()
 
@@ -53,7 +46,15 @@ def off_main(fn, p, d, keep):
 
 class Gate:
     """Per kernel: whether a call of ``size`` units of work runs off the main thread, from the
-    seconds per unit its last timed call took."""
+    seconds per unit its last timed call took.
+
+    The handoff costs tens of microseconds, so only long calls are handed off. A call is taken as
+    long when its work (the kernels' own estimate, as the glue computes it) reaches ``BIG`` (millions
+    of steps: milliseconds at least), or when the kernel's last measured time per unit of work, times
+    this call's work, reaches ``LONG_S`` (a kernel whose steps are dearer than its estimate says: a
+    product of two sparse matrices with dense rows). Calls under ``SMALL`` units are neither timed nor
+    handed off.
+    """
 
     __slots__ = ("rate",)
 

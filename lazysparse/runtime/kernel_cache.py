@@ -1,52 +1,9 @@
-"""Compiled-kernel cache: C source string -> callable ``ls_kernel``, in memory and on disk.
-
-Every generated source defines ``int32_t ls_kernel(void **p, int64_t *d)``. :func:`load_kernel`
-turns such a source into a :class:`Kernel` whose ``fn`` is the cffi function (ABI mode: the
-source is compiled by the system C compiler into a shared object, then ``ffi.dlopen``-ed).
-
-Key
-    sha256 over the source text, the compiler identity (resolved path + ``--version`` line), the
-    flags, the lazysparse version, the machine (``platform.machine()`` + CPU model/flags hash,
-    because builds use ``-march=native``) and the cache format. Never shapes or values: those
-    are not in the source.
-
-Memory
-    ``key -> Kernel``, plus a ``source -> Kernel`` fast path so that a hit costs one dict
-    lookup. Thread-safe; concurrent requests for the same new key compile it exactly once (the
-    first requester builds, the others wait on an Event and count as hits). Loaded libraries
-    are never dlclose-d in a process (code may still be running or referenced through ``fn``).
-
-Disk
-    ``$LAZYSPARSE_CACHE_DIR`` or ``$XDG_CACHE_HOME/lazysparse`` or ``~/.cache/lazysparse``, with a
-    ``v<version>`` subfolder created 0700. An entry is ``<key>.json`` (metadata: the name, size
-    and sha256 of the shared object, the source's sha256, ...) pointing at ``<key>.so`` (or
-    ``<key>-<token>.so`` when the entry had to be rebuilt or that path was already loaded by
-    this process), plus a copy of the source, ``<key>.c``, for people to read: nothing is ever
-    compiled from it. All files are written to a unique temp name in the same directory and
-    ``os.replace``-d into place, the .so before the metadata, so another process never sees a
-    half-written entry. Builds of one key are serialised across processes with ``fcntl.flock``
-    on ``<key>.lock`` (duplicate work avoided; correctness comes from the atomic renames).
-
-Trust
-    The folder is used only when every directory above it is owned by root or the current user
-    and is writable by nobody else unless sticky (as ssh requires of ~/.ssh), and the folder
-    itself is the user's and 0700: otherwise another user could rename it away and put files of
-    theirs in its place between two steps. Then a private ``tempfile.mkdtemp`` folder is used
-    instead (deleted at exit), with a warning naming the directory and what is wrong with it.
-    A kernel is compiled in a private temporary folder of its own, then its bytes are copied
-    into the cache. Entries are read only when they are regular files of the current user that
-    nobody else can write (a FIFO or a symlink is refused, never opened), and a shared object
-    is loaded through the descriptor its bytes were read and hashed from (``_dlopen``), never
-    through a path whose target could change after the check. A refused, corrupt or truncated
-    entry is rebuilt, never loaded. Entries that vanish in the middle (``clear_cache(disk=True)``
-    in another process) are looked up once more, then built again.
-
-No compiler
-    The compiler's identity is part of the key. When no compiler can be found, keys are computed
-    with the last compiler that built kernels into this folder on this machine (a record kept
-    beside the entries, checked like them), so a warm cache still serves its kernels;
-    :class:`CompilerNotFoundError` is raised only when a kernel has to be compiled.
-"""
+"""Compiled-kernel cache: C source string -> callable ``ls_kernel``, in memory and on disk. Every
+generated source defines ``int32_t ls_kernel(void **p, int64_t *d)``; :func:`load_kernel` turns
+such a source into a :class:`Kernel` whose ``fn`` is the cffi function (ABI mode: the source is
+compiled by the system C compiler into a shared object, then ``ffi.dlopen``-ed). The disk cache is
+a trust boundary: a folder is used only when nobody else can change it, and an entry is loaded
+only from the bytes that were verified (``_check_dir``, ``_try_disk``)."""
 from __future__ import annotations
 
 import atexit
@@ -225,7 +182,14 @@ def _unsafe_ancestor(path: str) -> str | None:
 
 
 def _check_dir(path: str) -> str | None:
-    """Create ``path`` (0700) if needed; return None if usable, else the reason it is not."""
+    """Create ``path`` (0700) if needed; return None if usable, else the reason it is not.
+
+    The folder is used only when every directory above it is owned by root or the current user and
+    is writable by nobody else unless sticky (as ssh requires of ~/.ssh), and the folder itself is
+    the user's and 0700: otherwise another user could rename it away and put files of theirs in its
+    place between two steps. Then a private ``tempfile.mkdtemp`` folder is used instead (deleted at
+    exit), with a warning naming the directory and what is wrong with it.
+    """
     try:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         try:
@@ -280,7 +244,18 @@ def _use_fallback(reason: str) -> str:
 
 
 def _disk_dir() -> str:
-    """The directory entries live in, resolved (and created) once."""
+    """The directory entries live in, resolved (and created) once.
+
+    ``$LAZYSPARSE_CACHE_DIR`` or ``$XDG_CACHE_HOME/lazysparse`` or ``~/.cache/lazysparse``, with a
+    ``v<version>`` subfolder created 0700. An entry is ``<key>.json`` (metadata: the name, size and
+    sha256 of the shared object, the source's sha256, ...) pointing at ``<key>.so`` (or
+    ``<key>-<token>.so`` when the entry had to be rebuilt or that path was already loaded by this
+    process), plus a copy of the source, ``<key>.c``, for people to read: nothing is ever compiled
+    from it. All files are written to a unique temp name in the same directory and
+    ``os.replace``-d into place, the .so before the metadata, so another process never sees a
+    half-written entry. Builds of one key are serialised across processes with ``fcntl.flock`` on
+    ``<key>.lock`` (duplicate work avoided; correctness comes from the atomic renames).
+    """
     global _dir
     d = _dir
     if d is not None:
@@ -455,6 +430,11 @@ def _dlopen(path: str, fd: int | None = None):
 # ---------------------------------------------------------------------------------------------
 
 def _key(source: str, info) -> str:
+    """sha256 over the source text, the compiler identity (resolved path + ``--version`` line), the
+    flags, the lazysparse version, the machine (``platform.machine()`` + CPU model/flags hash, because
+    builds use ``-march=native``) and the cache format. Never shapes or values: those are not in the
+    source.
+    """
     h = hashlib.sha256()
     for part in ("lazysparse-kernel", CACHE_FORMAT, _version(), info.identity,
                  " ".join(info.flags), " ".join(info.link_flags), _compiler.machine_id()):
@@ -488,6 +468,14 @@ def _try_disk(d: str, key: str, source_sha: str):
     ``problem`` is None (absent or fine), "rebuilt" (corrupt, truncated, stale) or "rejected"
     (ownership, permissions, not a regular file); ``bad .so name`` is a file to delete once
     replaced.
+
+    Entries are read only when they are regular files of the current user that nobody else can
+    write (a FIFO or a symlink is refused, never opened), and a shared object is loaded through the
+    descriptor its bytes were read and hashed from (``_dlopen``), never through a path whose target
+    could change after the check. A refused, corrupt or truncated entry is rebuilt, never loaded.
+    Entries that vanish in the middle (``clear_cache(disk=True)`` in another process) are looked up
+    once more, then built again. A kernel is compiled in a private temporary folder of its own, then
+    its bytes are copied into the cache.
     """
     try:
         raw = _read_checked(os.path.join(d, key + ".json"), 1 << 16)
@@ -681,6 +669,16 @@ def load_kernel(source: str) -> Kernel:
     compiler (a kernel already on disk is loaded without one) and :class:`CompileError`
     (a ``RuntimeError`` carrying the compiler's stderr and the saved source's path) when the
     source does not compile.
+
+    In memory: ``key -> Kernel``, plus a ``source -> Kernel`` fast path so that a hit costs one dict
+    lookup. Thread-safe; concurrent requests for the same new key compile it exactly once (the first
+    requester builds, the others wait on an Event and count as hits). Loaded libraries are never
+    dlclose-d in a process (code may still be running or referenced through ``fn``).
+
+    Without a compiler: the compiler's identity is part of the key, so keys are computed with the
+    last compiler that built kernels into this folder on this machine (a record kept beside the
+    entries, checked like them), and a warm cache still serves its kernels;
+    :class:`CompilerNotFoundError` is raised only when a kernel has to be compiled.
     """
     k = _by_source.get(source)
     if k is not None:

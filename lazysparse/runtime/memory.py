@@ -1,26 +1,9 @@
-"""The memory guard: no dense result or intermediate larger than ``LAZYSPARSE_MEMORY_LIMIT``.
-
-A lazy expression can ask for a dense array far larger than the machine (``A @ B.T`` of two tall
-sparse matrices inferred dense, ``U @ V.T`` before fusion). Allocating it would swap the machine
-to a halt or get the process killed; instead the planner checks every dense result against the
-limit before the kernel allocates it and raises ``MemoryError`` naming the operation.
-
-``LAZYSPARSE_MEMORY_LIMIT``: bytes, optionally with a K/M/G/T suffix (powers of 1024), e.g.
-``8G``; ``0`` or ``none`` turns the guard off. Default, worked out when first checked: 3/4 of
-the least of the memory this process can still get from each of
-
-* the machine: ``MemAvailable`` on Linux, else physical memory;
-* its address-space limit: ``RLIMIT_AS`` (``ulimit -v``) less the address space already mapped;
-* its control group (a container's memory limit): cgroup v2 ``memory.max`` less
-  ``memory.current``, cgroup v1 ``memory.limit_in_bytes`` less ``memory.usage_in_bytes``, for
-  the process's own group and every group above it.
-
-Either of the last two is far below the machine's memory in a container or a batch job; an
-allocation past them fails however much the machine has (or gets the process killed by the
-kernel's OOM killer), so the guard must refuse first. Every reading is optional: an absent or
-unreadable file, ``max`` or an unlimited value leaves that bound out. The 3/4: the limit is for
-one array, and the process still needs room for its operands and temporaries.
-"""
+"""The memory guard: no dense result or intermediate larger than ``LAZYSPARSE_MEMORY_LIMIT``. A lazy
+expression can ask for a dense array far larger than the machine (``A @ B.T`` of two tall sparse
+matrices inferred dense, ``U @ V.T`` before fusion); allocating it would swap the machine to a
+halt or get the process killed, so the planner checks every dense result against ``limit()``
+before the kernel allocates it (``check_dense``) and raises ``MemoryError`` naming the
+operation."""
 from __future__ import annotations
 
 import os
@@ -133,7 +116,22 @@ def _rlimit_room():
 
 
 def _default():
-    """``(limit, where it came from)``: 3/4 of the least of the bounds in the module docstring."""
+    """``(limit, where it came from)``: 3/4 of the least of the bounds below.
+
+    The bounds: the memory this process can still get from
+
+    * the machine: ``MemAvailable`` on Linux, else physical memory;
+    * its address-space limit: ``RLIMIT_AS`` (``ulimit -v``) less the address space already mapped;
+    * its control group (a container's memory limit): cgroup v2 ``memory.max`` less
+      ``memory.current``, cgroup v1 ``memory.limit_in_bytes`` less ``memory.usage_in_bytes``, for
+      the process's own group and every group above it.
+
+    Either of the last two is far below the machine's memory in a container or a batch job; an
+    allocation past them fails however much the machine has (or gets the process killed by the
+    kernel's OOM killer), so the guard must refuse first. Every reading is optional: an absent or
+    unreadable file, ``max`` or an unlimited value leaves that bound out. The 3/4: the limit is for
+    one array, and the process still needs room for its operands and temporaries.
+    """
     bounds = [(_available(), "the memory available")]
     for room, what in ((_rlimit_room(), "the address space left under RLIMIT_AS"),
                        (_cgroup_room(), "the memory left under the cgroup's limit")):
@@ -177,7 +175,11 @@ def _env_text(raw):
 
 def limit():
     """The limit in bytes, or None. The environment is read on every call, the default once
-    per process."""
+    per process.
+
+    ``LAZYSPARSE_MEMORY_LIMIT``: bytes, optionally with a K/M/G/T suffix (powers of 1024), e.g.
+    ``8G``; ``0`` or ``none`` turns the guard off; unset, ``_default()``.
+    """
     raw = _RAW.get(_RAW_KEY) if _RAW_KEY is not None else None
     text = _env_text(raw)
     if text is not None and text.strip():

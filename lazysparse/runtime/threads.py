@@ -1,18 +1,8 @@
-"""Process-wide thread count for compiled kernels.
-
-The default is ``$LAZYSPARSE_NUM_THREADS`` when set, else 1. It is deliberately 1 rather than the
-CPU count until the parallel scheduler lands: kernels are generated serial today, and a default
-that silently changes results' summation order (parallel reductions) should be opted into.
-Kernels read the value when they are launched (the executor passes it to the kernel /
-``omp_set_num_threads``); changing it never recompiles anything.
-
-The count is capped (``thread_cap``): kernels size per-thread tables by it (a stack array of
-eight counters a thread in the chunked loops) and OpenMP starts that many threads, so an absurd
-count (``set_num_threads(10**6)``) overflowed the stack and crashed the process. Above the cap
-``set_num_threads`` raises ``ValueError``, as ``numba.set_num_threads`` does above
-``NUMBA_NUM_THREADS``; ``LAZYSPARSE_NUM_THREADS`` above it is clamped with a warning (an
-environment variable cannot raise at import).
-"""
+"""Process-wide thread count for compiled kernels (``set_num_threads``, ``get_num_threads``). Kernels
+read the value when they are launched (the executor passes it to the kernel /
+``omp_set_num_threads``), so changing it never recompiles anything. The default is
+``$LAZYSPARSE_NUM_THREADS`` when set, else 1: a default that silently changes results' summation
+order (parallel reductions) should be opted into."""
 from __future__ import annotations
 
 import operator
@@ -44,7 +34,15 @@ def _omp_thread_limit():
 
 def thread_cap() -> int:
     """The most threads kernels may use: ``max(4 * os.cpu_count(), 64)``, lowered to
-    ``OMP_THREAD_LIMIT`` when that is set (OpenMP would not start more)."""
+    ``OMP_THREAD_LIMIT`` when that is set (OpenMP would not start more).
+
+    Kernels size per-thread tables by the count (a stack array of eight counters a thread in the
+    chunked loops) and OpenMP starts that many threads, so an absurd count
+    (``set_num_threads(10**6)``) would overflow the stack and crash the process. Above the cap
+    ``set_num_threads`` raises ``ValueError``, as ``numba.set_num_threads`` does above
+    ``NUMBA_NUM_THREADS``; ``LAZYSPARSE_NUM_THREADS`` above it is clamped with a warning (an
+    environment variable cannot raise at import).
+    """
     cap = max(_PER_CPU * (os.cpu_count() or 1), _FLOOR)
     omp = _omp_thread_limit()
     return min(cap, omp) if omp is not None else cap

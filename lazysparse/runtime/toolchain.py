@@ -1,20 +1,9 @@
 """Find the system C compiler, probe what it supports, and compile C99 sources to shared objects.
-
 Everything here is computed at most once per process (guarded by a lock) and is cheap to ask for
-again: the compiler's resolved path and identity (``cc --version`` first line), the flags that
-this compiler accepts (``-march=native`` and ``-fopenmp`` are probed, and the probe result is
-remembered on disk next to the kernel cache so that a new process does not pay for a probe
-compile), and a CPU identification used in cache keys because on-disk builds use
-``-march=native``. The last compiler that built kernels into a cache directory is remembered
-there too (:func:`remember_compiler`), so that a process without a compiler can still compute
-the keys of, and load, the kernels already on disk.
-
-Every record is read through :func:`read_private`: a regular file, owned by the current user,
-writable by nobody else, of bounded size, opened without following a symlink and without
-blocking (a FIFO planted in its place would otherwise hang every later process).
-
-Compilation always goes through :func:`subprocess.run` with a list argv, never a shell string.
-"""
+again: the compiler's resolved path and identity, the flags it accepts, and a CPU identification
+used in cache keys (``compiler_info``, ``machine_id``). Records kept on disk are read through
+``read_private``, and compilation always goes through :func:`subprocess.run` with a list argv,
+never a shell string."""
 from __future__ import annotations
 
 import hashlib
@@ -248,7 +237,12 @@ def read_fd(fd: int, size: int) -> bytes:
 
 
 def read_private(path: str, max_size: int) -> bytes:
-    """The contents of a file :func:`open_private` accepts (raising as it does)."""
+    """The contents of a file :func:`open_private` accepts (raising as it does).
+
+    A record is read only as a regular file, owned by the current user, writable by nobody else, of
+    bounded size, opened without following a symlink and without blocking (a FIFO planted in its
+    place would otherwise hang every later process).
+    """
     fd, st = open_private(path, max_size)
     try:
         return read_fd(fd, max_size)
@@ -493,6 +487,11 @@ def compiler_info(probe_dir: str | None = None) -> CompilerInfo:
     processes; it is keyed by the compiler's path, version line, mtime and size and the machine.
     Raises :class:`CompilerNotFoundError` when there is no compiler ($CC first when it names a
     program, else cc, gcc, clang on PATH: see ``_find_compiler``).
+
+    The identity is the ``cc --version`` first line; ``-march=native`` and ``-fopenmp`` are probed,
+    and the probe result is remembered on disk next to the kernel cache so that a new process does not
+    pay for a probe compile. The CPU identification goes into cache keys because on-disk builds use
+    ``-march=native``.
     """
     global _info, _probed
     info = _info
@@ -530,7 +529,12 @@ def remember_compiler(probe_dir: str | None) -> None:
     """Record this process's compiler (as probed, before LAZYSPARSE_SIMD/MVEC) in
     ``probe_dir`` as the last one that built kernels there: :func:`remembered_compiler` reads
     it where no compiler can be found. Written once per process and directory, after a compile
-    (a process that only loads kernels leaves the record as it is)."""
+    (a process that only loads kernels leaves the record as it is).
+
+    The last compiler that built kernels into a cache directory is remembered there, so that a
+    process without a compiler can still compute the keys of, and load, the kernels already on
+    disk.
+    """
     with _lock:
         info, probed = _info, _probed
         if not probe_dir or info is None or probed is None or probe_dir in _remember_written:

@@ -1,55 +1,13 @@
-"""Measured choice among a kernel's run-time schedule variants (a first autoscheduler step).
-
-Some schedule decisions cannot be read off cheap statistics. The innermost segment sum (SpMV's
-row, a row sum, any contraction whose innermost index is sparse) has three loops in one kernel,
-picked by ``d[]`` flags: AVX-512 vector, split scalar accumulators, plain scalar (compiler/lower/reductions.py).
-Segment lengths pick well between the two scalar loops (``split_flag``), but whether the vector
-loop wins also depends on column locality and row-length mix: measured on the corpus it is
-25-60% faster than scipy's scalar loop on most matrices and ~15% slower than the split scalar
-loop on cage10 (uniform rows of ~13 entries, two gathers per row).
-
-So where the vector loop is built it is timed against the static scalar choice on the data
-itself, FFTW-style, in the first calls on a new operand (each call still computes the right
-result), and the faster is kept for that operand. How it is timed depends on the kernel:
-
-* **hot runs** (a short kernel that may run several times: a dense result it overwrites
-  entirely): after the first call, two calls run the kernel five times each, ``A, B, A, B, A``
-  then ``B, A, B, A, B``, and all runs but the first count. Each counted run follows a run over
-  the same data, so both variants are timed in the same cache state; timing each variant once
-  per call instead (right after whatever the program did before) let that state decide: on
-  cage10 the wrong loop won 3 times in 10 (docs/design.md, "Run-time schedule tuner").
-* **single runs** (a long kernel, or one whose result cannot be recomputed in place): the calls
-  alternate the variants, ``SAMPLES`` each, and the best time counts. At milliseconds per run
-  the cache state before a call matters little.
-
-The choice is stored on the storage that drives the schedule sites (storages are immutable, so
-it stays valid), so ``A @ x`` in a loop has a first choice within three calls.
-
-Those first calls see each loop before the core's branch predictor has learnt the rows' loop
-exits, which on a kernel called again and again over the same rows (each thread runs the same
-rows every call: compiler/lower/parallel.py ``owned_chunks``) makes some loops 1.5-3x faster than at first,
-and not the same ones on every matrix. So a short kernel (under ``HOT_MAX_S``) is measured a
-second time (``_Settle``): each loop for ``SETTLE_CALLS`` calls in a row (more while it still
-gets faster), the median of the last ``SETTLE_TAIL`` counting, and the fastest is kept; about
-800 calls in all, then it costs nothing.
-A long kernel (a millisecond or more a run: memory-bound) is instead measured again while it
-is in use (``_Recheck``): one call in ``RECHECK_EVERY`` runs the variant not kept, which takes
-over once it is clearly faster, as loops rank by the state of a shared machine's memory.
-``LAZYSPARSE_TUNE=0`` turns measuring off: the static choice (vector where built, else
-``split_flag``) is used.
-
-Python threads may call a kernel on one operand at once, and the GIL does not make a state's
-compound updates atomic (nor is there one under free-threaded Python): unguarded, eight threads
-each read sample count 0, timed the same variant, and the choice took ``min`` of an empty list.
-So a state measures under its own lock, taken without waiting: a call that finds it held (another
-thread is measuring) runs the kernel untimed with flags that are valid at any time (the static
-choice, or the one made), which also keeps two timed runs from overlapping each other. A state
-is replaced on the operand (``_publish``) under one module lock, compared first, so a thread
-that measured a state another thread already replaced never undoes the newer entry. Once the
-choice is a tuple on the storage nothing measures and no lock is taken: the glue reads the one
-reference ``stats[tag]`` (``Sites.start``) or ``chosen`` (set after ``after``, so a thread that
-sees the choice sees what measures next).
-"""
+"""Measured choice among a kernel's run-time schedule variants (a first autoscheduler step). Some
+schedule decisions cannot be read off cheap statistics: the innermost segment sum (SpMV's row, a
+row sum, any contraction whose innermost index is sparse) has three loops in one kernel, picked by
+``d[]`` flags (AVX-512 vector, split scalar accumulators, plain scalar;
+compiler/lower/reductions.py), and whether the vector loop wins depends on column locality and
+row-length mix. So where the vector loop is built it is timed against the static scalar choice on
+the data itself, FFTW-style, in the first calls on a new operand (``_State``, then ``_Settle`` or
+``_Recheck``), every call still computing the right result, and the faster is kept on the storage
+that drives the schedule sites; ``LAZYSPARSE_TUNE=0`` turns measuring off (docs/design.md,
+"Run-time schedule tuner")."""
 from __future__ import annotations
 
 import collections
@@ -157,7 +115,40 @@ class _State:
     Two variants at most: every site's vector loop, or every site's static scalar loop
     (``split_flag`` picks well between the two scalar loops, so they are not measured against
     each other). A counter picks the variant, its flags are precomputed ``d[]`` writes: a
-    measuring call stays cheap beyond its kernel runs."""
+    measuring call stays cheap beyond its kernel runs.
+
+    Segment lengths pick well between the two scalar loops (``split_flag``), but the vector loop,
+    measured on the corpus, is 25-60% faster than scipy's scalar loop on most matrices and ~15% slower
+    than the split scalar loop on cage10 (uniform rows of ~13 entries, two gathers per row). How it is
+    timed depends on the kernel:
+
+    * **hot runs** (a short kernel that may run several times: a dense result it overwrites
+      entirely): after the first call, two calls run the kernel five times each, ``A, B, A, B, A``
+      then ``B, A, B, A, B``, and all runs but the first count. Each counted run follows a run over
+      the same data, so both variants are timed in the same cache state; timing each variant once
+      per call instead (right after whatever the program did before) lets that state decide: on
+      cage10 the wrong loop won 3 times in 10.
+    * **single runs** (a long kernel, or one whose result cannot be recomputed in place): the calls
+      alternate the variants, ``SAMPLES`` each, and the best time counts. At milliseconds per run
+      the cache state before a call matters little.
+
+    The choice is stored on the storage that drives the schedule sites (storages are immutable, so it
+    stays valid), so ``A @ x`` in a loop has a first choice within three calls; a short kernel is then
+    measured again by ``_Settle``, a long one by ``_Recheck``. With ``LAZYSPARSE_TUNE=0`` the static
+    choice (vector where built, else ``split_flag``) is used.
+
+    Python threads may call a kernel on one operand at once, and the GIL does not make a state's
+    compound updates atomic (nor is there one under free-threaded Python): unguarded, eight threads
+    each read sample count 0, timed the same variant, and the choice took ``min`` of an empty list. So
+    a state measures under its own lock, taken without waiting: a call that finds it held (another
+    thread is measuring) runs the kernel untimed with flags that are valid at any time (the static
+    choice, or the one made), which also keeps two timed runs from overlapping each other. A state is
+    replaced on the operand (``_publish``) under one module lock, compared first, so a thread that
+    measured a state another thread already replaced never undoes the newer entry. Once the choice is
+    a tuple on the storage nothing measures and no lock is taken: the glue reads the one reference
+    ``stats[tag]`` (``Sites.start``) or ``chosen`` (set after ``after``, so a thread that sees the
+    choice sees what measures next).
+    """
 
     def __init__(self, sites: Sites, st, default):
         # the storage weakly: its stats dict holds this state until the choice replaces it
@@ -166,10 +157,10 @@ class _State:
         self.samples = None
         self.writes = None    # per variant: the (d index, value) pairs that select it
         self.n = 0            # calls measured so far
-        self.hot = False      # measured in hot runs (module docstring), known after the first call
+        self.hot = False      # measured in hot runs (class docstring), known after the first call
         self.chosen = None    # the winner, once measured (other threads may still hold self)
         self.after = None     # what measures next on this operand (``_Settle``), once chosen
-        self.mu = threading.Lock()  # held by the thread measuring (module docstring)
+        self.mu = threading.Lock()  # held by the thread measuring (``_State``)
 
     def run(self, fn, p, d):
         """The kernel run(s) of one measuring call (the glue's ``fn(p, d)``); returns the
@@ -333,7 +324,7 @@ class _Settle(_Measuring):
         self.times = []
         self.chosen = None
         self.after = None
-        self.mu = threading.Lock()  # held by the thread timing (module docstring)
+        self.mu = threading.Lock()  # held by the thread timing (``_State``)
 
     def pick(self, d):
         """Sets the flags of the variant of the moment."""
@@ -404,7 +395,7 @@ class _Recheck:
         self.writes = [_writes(sites, v) for v in self.variants]
         self.times = [collections.deque(maxlen=RECHECK_RECENT), collections.deque(maxlen=RECHECK_KEEP)]
         self.n = 0
-        # held by the thread timing (module docstring). Taken on every call, as the recheck
+        # held by the thread timing (``_State``). Taken on every call, as the recheck
         # never ends: a few tenths of a microsecond on a kernel of a millisecond or more
         self.mu = threading.Lock()
 
@@ -536,7 +527,7 @@ class _FlagState(_Measuring):
         self.samples = [[], []]
         self.n = 0
         self.chosen = None
-        self.mu = threading.Lock()  # held by the thread measuring (module docstring)
+        self.mu = threading.Lock()  # held by the thread measuring (``_State``)
 
     def _apply(self, chosen, d):
         self.flags.apply(chosen, d)

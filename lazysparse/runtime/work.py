@@ -1,21 +1,10 @@
 """The work guard: no loop over a sparse operand's implicit zeros longer than
-``LAZYSPARSE_WORK_LIMIT`` points.
-
-A statement whose value is nonzero where its sparse operands are zero (``(A + 1).sum()``,
-``exp(A).sum(axis=0)``) iterates its whole index space, not the stored entries: on a 10^6 x 10^6
-operand with a thousand entries that is 10^12 steps, about twenty minutes, to sum what is
-mostly a constant. A dense result of that size is refused by the memory guard
-(runtime/memory.py); a reduction to a small result is not, so it is refused here, before the
-kernel runs, with a message that names the operation and the override.
-
-Only such statements are checked: their kernels walk every point anyway, so the check costs
-nothing beside them. Work over stored entries (SpMV, SpGEMM, ``A + B``) and dense work the user
-asked for (a dense product of dense operands) is never refused.
-
-``LAZYSPARSE_WORK_LIMIT``: points (loop iterations), optionally with a K/M/G/T suffix (powers of
-1024); ``0`` or ``none`` turns the guard off. Default: ``2**36`` (about 6.9e10 points, a minute or
-more of a kernel's time).
-"""
+``LAZYSPARSE_WORK_LIMIT`` points. A statement whose value is nonzero where its sparse operands
+are zero (``(A + 1).sum()``, ``exp(A).sum(axis=0)``) iterates its whole index space, not the
+stored entries: on a 10^6 x 10^6 operand with a thousand entries that is 10^12 steps, about twenty
+minutes, to sum what is mostly a constant. A dense result of that size is refused by the memory
+guard (runtime/memory.py); a reduction to a small result is not, so ``check`` refuses it here,
+before the kernel runs, with a message that names the operation and the override."""
 from __future__ import annotations
 
 import math
@@ -34,7 +23,12 @@ class WorkLimitError(ValueError):
 
 def limit():
     """The limit in points, or None (no limit). Read at each check: tests and users may change
-    the variable between calls, and checks only happen before a kernel that walks every point."""
+    the variable between calls, and checks only happen before a kernel that walks every point.
+
+    ``LAZYSPARSE_WORK_LIMIT``: points (loop iterations), optionally with a K/M/G/T suffix (powers of
+    1024); ``0`` or ``none`` turns the guard off. Default: ``2**36`` (about 6.9e10 points, a minute or
+    more of a kernel's time).
+    """
     from lazysparse.runtime.memory import parse_limit
     raw = os.environ.get(_ENV, "").strip()
     if not raw:
@@ -63,7 +57,12 @@ def points(stmt, ext) -> int:
 
 def check(stmt, ext, name: str) -> None:
     """Raise :class:`WorkLimitError` when ``stmt`` (which ``densifies``) has more points than
-    the limit."""
+    the limit.
+
+    Only such statements are checked: their kernels walk every point anyway, so the check costs
+    nothing beside them. Work over stored entries (SpMV, SpGEMM, ``A + B``) and dense work the user
+    asked for (a dense product of dense operands) is never refused.
+    """
     n = points(stmt, ext)
     lim = limit()
     if lim is not None and n > lim:

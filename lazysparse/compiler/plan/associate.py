@@ -1,30 +1,9 @@
-"""Contraction order (association) as a pass ``Program -> Program``.
-
-``(A @ X) @ W`` as written costs ``nnz(A)*H + I*H*J`` multiplications and gathers rows of ``X`` that
-are H wide; ``A @ (X @ W)`` costs ``K*H*J + nnz(A)*J`` and gathers rows J wide. "ReACT:
-Redundancy-Aware Code Generation for Tensor Expressions" keeps the user's parenthesization ("no
-algebraic rewriting"); NumPy's ``einsum(optimize=True)`` and ``multi_dot`` do not, and neither does
-this pass, for sums of products only (``*`` distributes over ``+``, so the order of the sums is
-free):
-
-1. **Chains are flattened.** A temporary that is a sum of products, read once by one operation
-   that reaches it through products only and itself sums (or does not reduce), is substituted
-   into its reader (``compiler/plan/inline.py``'s substitution): ``sum_h (sum_k A_ik X_kh) W_hj``
-   becomes ``sum_{h,k} A_ik X_kh W_hj``.
-2. **The flattened sums are split** (``decompose._split``) in every order of their reduction
-   variables (the other operations as ``decompose`` splits them), and
-3. **the cheapest program is kept**, by an estimate of the work: per operation the product of
-   its loop extents times the density of each sparse factor (independent patterns), times the
-   density of the mask its reader applies to it (``B .* (U @ V.T)`` computes ``U @ V.T`` at
-   B's pattern only), plus the entries each temporary stores. The order as written stays
-   unless another is at least ``MARGIN`` cheaper, so near-ties (where the estimate cannot
-   tell) keep the user's rounding.
-
-Input densities come from the caller (the nonzero counts, rounded to a power of two so that
-the choice is a function of the cached DAG key). Reassociation changes rounding the way a BLAS
-does; with infinities in the operands ``inf * 0`` can appear in one order and not the other,
-as with ``multi_dot``.
-"""
+"""Contraction order (association) as a pass ``Program -> Program``: chains of sums of products are
+flattened, split in every order of their reduction variables, and the cheapest program by an
+estimate of the work is kept, so ``(A @ X) @ W`` may run as ``A @ (X @ W)``. Unlike "ReACT:
+Redundancy-Aware Code Generation for Tensor Expressions", which keeps the user's parenthesization,
+this does what NumPy's ``einsum(optimize=True)`` and ``multi_dot`` do, for sums of products only
+(docs/design.md, "Association")."""
 from __future__ import annotations
 
 import itertools
@@ -72,7 +51,14 @@ def _density_of(e, op, dens):
 
 def cost(program: Program, density: dict) -> float:
     """Estimated work of ``program``: multiply-adds at the points its loops visit, plus the
-    entries its temporaries store. ``density``: {input value id: nnz / size}."""
+    entries its temporaries store. ``density``: {input value id: nnz / size}.
+
+    Per operation the product of its loop extents times the density of each sparse factor
+    (independent patterns), times the density of the mask its reader applies to it (``B .* (U @
+    V.T)`` computes ``U @ V.T`` at B's pattern only), plus the entries each temporary stores. Input
+    densities come from the caller (the nonzero counts, rounded to a power of two so that the choice
+    is a function of the cached DAG key).
+    """
     ext = program.extents()
     dens = {v.id: density.get(v.id, 1.0) for v in program.values if v.kind == INPUT}
     total = 0.0
@@ -129,7 +115,18 @@ def associate(unsplit: Program, written: Program, density: dict) -> Program:
     sums of products flattened and split in the cheapest estimated order. ``unsplit``:
     ``decompose(split=False)``, one op per lazy operation (the same value ids for inputs).
     A single operation (one ``einsum``) keeps decompose's own split: only chains across
-    operations are reordered."""
+    operations are reordered.
+
+    The steps: (1) **chains are flattened**: a temporary that is a sum of products, read once by
+    one operation that reaches it through products only and itself sums (or does not reduce), is
+    substituted into its reader (``compiler/plan/inline.py``'s substitution): ``sum_h (sum_k A_ik
+    X_kh) W_hj`` becomes ``sum_{h,k} A_ik X_kh W_hj``; (2) **the flattened sums are split**
+    (``decompose._split``) in every order of their reduction variables; (3) **the cheapest program
+    is kept** (``cost``). The order as written stays unless another is at least ``MARGIN`` cheaper, so
+    near-ties (where the estimate cannot tell) keep the user's rounding. Reassociation changes
+    rounding the way a BLAS does; with infinities in the operands ``inf * 0`` can appear in one order
+    and not the other, as with ``multi_dot``.
+    """
     flat = inline(unsplit, only=_link(unsplit))
     if flat.ops == unsplit.ops:
         return written

@@ -1,27 +1,11 @@
-"""The autoscheduler's template space (the autoscheduler of "A Sparse Iteration Space Transformation
-Framework for Sparse Tensor Algebra"): the schedules worth trying for a kernel, as command sequences
-with their split sizes left open, and how much of the whole space the rules prune.
-
-Stage 1 fixes the loops (partition): a collapse of adjacent variables whose inner one is not
-dense (rule 1), each variable split at most once (rule 2), collapsed variables always split in
-position space (rule 3), compressed variables never split in coordinates: their splits are
-``pos`` + ``split`` (rule 4). Stage 2 orders the loops (every order the formats allow: an
-operand's levels in storage order, a split's outer loop before its inner one) and places the
-parallel units. CPU: only the outermost loop may run on threads, and only if it does not come
-from a collapse; a split whose two loops end up adjacent with neither parallel is dropped (the
-template without it is already in the list). GPU: blocks, warps and threads on the outermost
-loops in that order, blocks only on loads balanced by position (the collapse of every sparse
-variable), warps and threads only on constant-size loops (a split's inner loop).
-
-``space_size`` counts the unpruned space the same way (any adjacent collapse, every variable
-unsplit, split once or twice in either space, every order, every placement of units), so the ratio
-is the pruning the rules achieve (the paper's, at least 100x for SpMM). ``instantiate`` turns a CPU
-template and sizes into an ``ls.Schedule`` that kernels run (compiler/plan/loops.py), which is how
-the tests check templates against the oracle. Choosing among templates by a cost model is not done
-yet: the compiler's default schedule stays the one in lower/, with two decisions read off the data:
-the thread count (compiler/lower/teams.py, ``team_size``) and row chunks or nonzero tiles
-(compiler/plan/skew.py).
-"""
+"""The autoscheduler's template space (the autoscheduler of "A Sparse Iteration Space
+Transformation Framework for Sparse Tensor Algebra"): ``templates`` lists the schedules worth
+trying for a kernel, as command sequences with their split sizes left open, ``space_size`` counts
+the unpruned space so the ratio is the pruning the paper's rules achieve, and ``instantiate``
+turns a CPU template and sizes into an ``ls.Schedule`` (compiler/plan/loops.py). No cost model
+chooses among templates: the compiler's default schedule stays the one in lower/, with the thread
+count and row chunks or nonzero tiles read off the data (docs/design.md, "Schedules and the
+autoscheduler")."""
 from __future__ import annotations
 
 import itertools
@@ -169,7 +153,19 @@ class Template:
 
 
 def templates(pb: Problem, target="cpu"):
-    """Stage 2 over every stage-1 partition: the pruned template list."""
+    """Stage 2 over every stage-1 partition: the pruned template list.
+
+    Stage 1 fixes the loops (partition): a collapse of adjacent variables whose inner one is not
+    dense (rule 1), each variable split at most once (rule 2), collapsed variables always split in
+    position space (rule 3), compressed variables never split in coordinates: their splits are
+    ``pos`` + ``split`` (rule 4). Stage 2 orders the loops (every order the formats allow: an
+    operand's levels in storage order, a split's outer loop before its inner one) and places the
+    parallel units. CPU: only the outermost loop may run on threads, and only if it does not come
+    from a collapse; a split whose two loops end up adjacent with neither parallel is dropped (the
+    template without it is already in the list). GPU: blocks, warps and threads on the outermost
+    loops in that order, blocks only on loads balanced by position (the collapse of every sparse
+    variable), warps and threads only on constant-size loops (a split's inner loop).
+    """
     out = []
     for collapse, splits in partitions(pb):
         fused = {"f": collapse[0]} if collapse else {}
@@ -252,7 +248,13 @@ def space_size(pb: Problem, target="cpu") -> int:
     loop outside its inner one, and the units placed anywhere (CPU: threads on any one loop or
     none; GPU: blocks, warps and threads each on any loop or unused, on distinct loops). The
     structural limits (one split per variable, one thread loop on a CPU) are kept, so the ratio
-    to ``len(templates(...))`` is what the rules prune."""
+    to ``len(templates(...))`` is what the rules prune.
+
+    The unpruned space is counted the same way as ``templates`` builds its own (any adjacent
+    collapse, every variable unsplit, split once or twice in either space, every order, every
+    placement of units), so the ratio is the pruning the rules achieve (the paper's, at least 100x
+    for SpMM).
+    """
     total = 0
     for c in collapses(pb, pruned=False):
         nvars = len(pb.vars) - (len(c[0]) - 1 if c else 0)
@@ -271,7 +273,10 @@ def space_size(pb: Problem, target="cpu") -> int:
 # -- templates as schedules -----------------------------------------------------------------------
 def instantiate(t: Template, sizes, reductions=frozenset()):
     """A CPU template with its sizes (``{"S0": 32, ...}``) as an ``ls.Schedule``; threads on a
-    loop that runs a reduction add atomically."""
+    loop that runs a reduction add atomically.
+
+    This is how the tests check templates against the oracle.
+    """
     from lazysparse.compiler.schedule import Schedule
     s = Schedule()
     group = t.collapse[0] if t.collapse else ()

@@ -1,26 +1,8 @@
 """Decomposition (the first step of "ReACT: Redundancy-Aware Code Generation for Tensor
-Expressions"): a lazy DAG becomes a ``Program`` of three-address ops.
-
-Three steps, each a pure function of what the front end built:
-
-1. **Values.** Lazy nodes are taken children first; equal nodes (same statement, shape,
-   requested format and children) become one value, as ``compute_nodes`` does. A node that only
-   renames axes (a transpose, a ``keepdims`` axis) is no operation: its consumers read its
-   source directly with the subscripts composed (``(U @ V.T)`` reads ``V[j,k]``).
-2. **One index namespace.** Consumers are visited before producers; a producer's result
-   dimensions take the index variables of the first access that reads its value with distinct
-   variables, so a fused loop is literally the same variable in both operations. Reduction
-   variables are always fresh.
-3. **Reductions pushed in** (``split``): ``sum_k B_ij * C_ik * D_jk`` computes the product of the
-   factors that depend on k under the k loop, into a temporary, and multiplies by ``B_ij``
-   once per (i, j): ``T_ij = sum_k C_ik D_jk; A_ij = B_ij * T_ij``. With several reduction
-   variables the innermost one goes first (``sum_{j,k} X_ijk C_kr B_jr`` gives
-   ``T_ijr = sum_k X_ijk C_kr`` then ``sum_j B_jr T_ijr``: MTTKRP multiplies ``B_jr`` once per
-   (i, j, r)). Valid because ``*`` distributes over ``+``; applied only to sums of products whose
-   factors all have the result's dtype (NumPy casts each factor first otherwise), and not when a
-   pushed-in sum could be empty (an empty extent: ``inf * 0`` would appear where the user's
-   expression sums nothing).
-"""
+Expressions"): a lazy DAG becomes a ``Program`` of three-address ops, by pure functions of what the
+front end built: equal nodes become one value, every operation's indices join one namespace (so a
+fused loop is literally the same variable in both operations), and reductions are pushed in
+(``_split``) so that a factor is multiplied outside the sums it does not depend on."""
 from __future__ import annotations
 
 from lazysparse.ir.nodes import Access, Call, Const, Index, Statement, accesses_of, intern
@@ -74,7 +56,17 @@ def _compose(access_indices, alias_stmt):
 def decompose(roots, split=True):
     """``(program, node_values, inputs)``: the program computing the lazy ``roots`` (their
     nodes); for each lazy node planned, by ``id``, the value holding its result; and the
-    storage of each input value id."""
+    storage of each input value id.
+
+    Three steps. **Values**: lazy nodes are taken children first; equal nodes (same statement, shape,
+    requested format and children) become one value, as ``compute_nodes`` does. A node that only
+    renames axes (a transpose, a ``keepdims`` axis) is no operation: its consumers read its source
+    directly with the subscripts composed (``(U @ V.T)`` reads ``V[j,k]``). **One index
+    namespace**: consumers are visited before producers; a producer's result dimensions take the
+    index variables of the first access that reads its value with distinct variables, so a fused loop
+    is literally the same variable in both operations. Reduction variables are always fresh.
+    **Reductions pushed in** (``_split``, when ``split``).
+    """
     order = _lazy_order(roots)
     values = []
     node_value = {}     # id(node) -> value id, or ("alias", source ref, stmt) for renamings
@@ -241,7 +233,17 @@ def _product(fs, dtype):
 def _split(vid, stmt, args, values, extent, counter, prefer=None):
     """``stmt`` with its reductions pushed in: the ops computing it, last one writes ``vid``.
     ``prefer``: the reduction variables in the order to push them in (default: the innermost,
-    last to appear, first; compiler/plan/associate.py tries every order)."""
+    last to appear, first; compiler/plan/associate.py tries every order).
+
+    ``sum_k B_ij * C_ik * D_jk`` computes the product of the factors that depend on k under the k
+    loop, into a temporary, and multiplies by ``B_ij`` once per (i, j): ``T_ij = sum_k C_ik D_jk;
+    A_ij = B_ij * T_ij``. With several reduction variables the innermost one goes first (``sum_{j,k}
+    X_ijk C_kr B_jr`` gives ``T_ijr = sum_k X_ijk C_kr`` then ``sum_j B_jr T_ijr``: MTTKRP multiplies
+    ``B_jr`` once per (i, j, r)). Valid because ``*`` distributes over ``+``; applied only to sums of
+    products whose factors all have the result's dtype (NumPy casts each factor first otherwise), and
+    not when a pushed-in sum could be empty (an empty extent: ``inf * 0`` would appear where the
+    user's expression sums nothing).
+    """
     red = list(stmt.reduce_indices)
     if stmt.reduce != "sum" or not red:
         return [Op(vid, intern(stmt), args)]

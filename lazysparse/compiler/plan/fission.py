@@ -1,18 +1,10 @@
-"""Union fission: a sum of sparse terms assembled through a row workspace instead of a merge.
-
-A statement ``out[i,j] = T1 + T2 - T3 + ...`` whose terms are each nonzero only on their own
-operands' entries can be computed by the workspace of "Compilation of Modular and General Sparse
-Workspaces" with one loop per term: for each row, every term's loop inserts its entries into a
-workspace keyed by ``j`` (duplicates add), and the workspace drains the row in order. A k-way merge
-instead advances k cursors with a data-dependent branch per entry; on random patterns those branches
-mispredict about once an entry, and the merge's loop-carried chain (load a coordinate, take the
-minimum, advance) is longer than a scatter's, which has none (docs/design.md, "Assembly modes", its
-union fission paragraph, for the timings that set ``MIN_TERMS``).
-
-This module decides where fission applies and where each term sits in the statement's walk
-order (its first access and its first ``f(0)`` decision), so that the lowerer can emit each
-term with the statement's own numbering. Pure functions of the statement and operand specs.
-"""
+"""Union fission: a sum of sparse terms (``out[i,j] = T1 + T2 - T3 + ...``) assembled through a row
+workspace, one loop per term inserting into it, instead of a k-way merge (the workspace of
+"Compilation of Modular and General Sparse Workspaces"; docs/design.md, "Assembly modes", for why
+and the timings that set ``MIN_TERMS``). This module decides where fission applies and where each
+term sits in the statement's walk order (its first access and its first ``f(0)`` decision), so
+that the lowerer can emit each term with the statement's own numbering; pure functions of the
+statement and operand specs."""
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -45,7 +37,12 @@ def terms(stmt, specs, out_fmt, decisions) -> tuple | None:
     chain of ``+``/``-`` computed in the result's dtype (no cast on the chain: a workspace
     adds in that dtype, as the chain does), and there are at least ``MIN_TERMS`` terms, each
     nonzero only on one intersection of sparse operands that are themselves CSR-like over the
-    result's indices (so the loops outside the workspace are plain ranges)."""
+    result's indices (so the loops outside the workspace are plain ranges).
+
+    Fission pays because a k-way merge advances k cursors with a data-dependent branch per entry; on
+    random patterns those branches mispredict about once an entry, and the merge's loop-carried chain
+    (load a coordinate, take the minimum, advance) is longer than a scatter's, which has none.
+    """
     if stmt.reduce_indices or out_fmt is None or not csr_like(out_fmt):
         return None
     dt = np.dtype(stmt.dtype)

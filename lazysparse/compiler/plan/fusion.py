@@ -1,31 +1,9 @@
-"""Redundancy-aware fusion ("ReACT: Redundancy-Aware Code Generation for Tensor Expressions",
-the ReACT paper) as pure passes over a ``Program``.
-
-``plan_fusion(program, input_specs)`` runs them in the paper's order:
-
-1. **Masks** (sparse iteration-space propagation, removes dead values): where each value is
-   needed. A result asked for is needed everywhere; a temporary where some consumer can be
-   nonzero with the temporary taken as anything (``B * T`` needs T at B's pattern, ``B + T``
-   everywhere, ``B / T`` at B's: division intersects), and only where that consumer is itself
-   needed. Unions over several consumers (the paper's Listing 6).
-2. **Loop orders** per operation: each sparse operand's levels in storage order, the mask's
-   sparse operands included (a producer restricted to B's pattern walks B's levels),
-   dense operands in their stride order (``compiler.plan.kernel.choose_order``). Temporaries
-   are dense, row-major, until format inference decides otherwise.
-3. **Iteration spaces** per (operation, variable): the sparse levels that drive the loop over
-   that variable, as a DNF over ``(value, subscripts)`` keys; a dense loop is ``TRUE``.
-4. **Trie fusion** (Algorithms 1 and 2): operations whose next loops are the same variable over
-   the same space share that loop; only common prefixes fuse, so a reduction completes before
-   its consumer. Groups never create a cycle (a member joins only when no other path leads to
-   it), and a fused loop is placed after the predecessors of all its members. Legality rule 1
-   of the paper (``a = sum_i B_i; C_i = B_i / a`` must not fuse at i) holds by construction:
-   reduction variables are fresh per operation (``compiler.plan.decompose``), so a reduced loop is
-   never the same variable as a loop of the value's readers.
-5. **Dimension reduction** (Algorithm 3): a temporary's dimensions that are loops around its
-   definition and every use are dropped; it is reset at the start of the innermost such loop.
-
-The result is an ``IndexTree`` that ``explain`` prints and lowering will turn into one kernel.
-"""
+"""Redundancy-aware fusion ("ReACT: Redundancy-Aware Code Generation for Tensor Expressions", the
+ReACT paper) as pure passes over a ``Program``: ``plan_fusion`` propagates where each value is
+needed, orders each operation's loops, computes their iteration spaces, shares the loops that
+operations have in common (trie fusion) and drops the dimensions of temporaries that every use
+sits inside, giving the ``IndexTree`` that ``explain`` prints and lowering turns into one
+kernel."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -490,11 +468,35 @@ PASSES = frozenset({"association", "masks", "fusion", "memory", "concordance"})
 
 def plan_fusion(program: Program, input_specs: dict, mode: str = "auto", scalars=None,
                 passes=PASSES) -> Plan:
-    """The fused plan of a program. ``mode``: "auto" (the passes above) or "none" (every
+    """The fused plan of a program. ``mode``: "auto" (the passes below) or "none" (every
     operation its own loop nest: no loop is shared). ``scalars``: the values of 0-d inputs
     (``A + 1`` is nonzero everywhere, ``A * 2`` only at A's pattern). ``passes``: which of
     "masks" (iteration-space propagation), "fusion" (shared loops) and "memory" (dimension
-    reduction) run; each can be left out and the plan stays correct."""
+    reduction) run; each can be left out and the plan stays correct.
+
+    The passes, in the paper's order:
+
+    1. **Masks** (sparse iteration-space propagation, removes dead values): where each value is
+       needed. A result asked for is needed everywhere; a temporary where some consumer can be
+       nonzero with the temporary taken as anything (``B * T`` needs T at B's pattern, ``B + T``
+       everywhere, ``B / T`` at B's: division intersects), and only where that consumer is itself
+       needed. Unions over several consumers (the paper's Listing 6).
+    2. **Loop orders** per operation: each sparse operand's levels in storage order, the mask's
+       sparse operands included (a producer restricted to B's pattern walks B's levels),
+       dense operands in their stride order (``compiler.plan.kernel.choose_order``). Temporaries
+       are dense, row-major, until format inference decides otherwise.
+    3. **Iteration spaces** per (operation, variable): the sparse levels that drive the loop over
+       that variable, as a DNF over ``(value, subscripts)`` keys; a dense loop is ``TRUE``.
+    4. **Trie fusion** (Algorithms 1 and 2): operations whose next loops are the same variable over
+       the same space share that loop; only common prefixes fuse, so a reduction completes before
+       its consumer. Groups never create a cycle (a member joins only when no other path leads to
+       it), and a fused loop is placed after the predecessors of all its members. Legality rule 1
+       of the paper (``a = sum_i B_i; C_i = B_i / a`` must not fuse at i) holds by construction:
+       reduction variables are fresh per operation (``compiler.plan.decompose``), so a reduced loop is
+       never the same variable as a loop of the value's readers.
+    5. **Dimension reduction** (Algorithm 3): a temporary's dimensions that are loops around its
+       definition and every use are dropped; it is reset at the start of the innermost such loop.
+    """
     if "fusion" not in passes:
         mode = "none"
     specs = value_specs(program, input_specs)

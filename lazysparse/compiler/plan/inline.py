@@ -1,19 +1,9 @@
 """``fusion="max"``: every temporary substituted into its consumers, one loop nest per result
 (TACO's approach, the baseline of "ReACT: Redundancy-Aware Code Generation for Tensor
-Expressions"), as a pure pass ``Program -> Program``.
-
-A temporary ``T[o] = sum_r g`` read as ``T[idx]`` by a consumer is replaced by ``g`` with ``o``
-renamed to ``idx`` and ``r`` to fresh variables, which is exact when the consumer reaches the
-access through products only and itself sums or does not reduce (``B_ij * sum_k C_ik D_kj`` ==
-``sum_k B_ij C_ik D_kj``: ``*`` distributes over ``+``). A temporary without a reduction is
-substituted anywhere. Where some consumer cannot take it (``B / sum_k ...``, a max, a cast on
-the way, an empty reduction extent), the temporary stays an operation of its own: TACO rejects
-such expressions; we compute them in two nests.
-
-The substituted nests redo the inner work at every outer point (SDDMM's dot product inside the
-``j`` loop of ``B``, GNN-1's ``A @ X`` inside the ``j`` loop of ``W``): that is what ``"max"``
-is for, a comparison point for ``"auto"``.
-"""
+Expressions"), as a pure pass ``Program -> Program``. The substituted nests redo the inner work at
+every outer point (SDDMM's dot product inside the ``j`` loop of ``B``), which is what ``"max"`` is
+for: a comparison point for ``"auto"``. ``compiler/plan/associate.py`` uses the same
+substitution."""
 from __future__ import annotations
 
 from lazysparse.ir.nodes import Access, Call, Index, Statement, intern
@@ -216,7 +206,16 @@ MAX_ACCESSES = 10  # a substituted statement's operand accesses, at most
 def inline(program: Program, only=None) -> Program:
     """The program with every temporary that all its consumers can take substituted into them
     (producers first, so chains collapse into one statement); ``only(op)``: which producers
-    are candidates (all by default)."""
+    are candidates (all by default).
+
+    A temporary ``T[o] = sum_r g`` read as ``T[idx]`` by a consumer is replaced by ``g`` with ``o``
+    renamed to ``idx`` and ``r`` to fresh variables, which is exact when the consumer reaches the
+    access through products only and itself sums or does not reduce (``B_ij * sum_k C_ik D_kj`` ==
+    ``sum_k B_ij C_ik D_kj``: ``*`` distributes over ``+``). A temporary without a reduction is
+    substituted anywhere. Where some consumer cannot take it (``B / sum_k ...``, a max, a cast on the
+    way, an empty reduction extent), the temporary stays an operation of its own: TACO rejects such
+    expressions; here they are computed in two nests.
+    """
     extents = program.extents()
     defs = {}
     kept = []

@@ -1,9 +1,7 @@
-"""Planning one statement over concrete operands into a ``KernelSpec``.
-
-Passes (pure functions): operand specs -> iteration-space decisions -> output format ->
-loop order (+ operands that must change format) -> assembly mode -> output index width.
-The ``KernelSpec`` is the kernel's canonical signature: it holds no shapes and no values.
-"""
+"""Planning one statement over concrete operands into a ``KernelSpec``, by pure passes: operand
+specs -> iteration-space decisions -> output format -> loop order (+ operands that must change
+format) -> assembly mode -> output index width. The ``KernelSpec`` is the kernel's canonical
+signature: it holds no shapes and no values."""
 from __future__ import annotations
 
 import math

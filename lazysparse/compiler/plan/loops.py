@@ -1,13 +1,9 @@
 """A schedule's loop transformations ("A Sparse Iteration Space Transformation Framework for Sparse
-Tensor Algebra") bound to one kernel's statement: which loops split, which pair of loops runs as one
-tiled walk over an operand's nonzeros, which loop is parallel and which unrolled, and the loop
-order. A pure function of the schedule, the statement and its operands' formats; every precondition
-it can see here is checked with an error that names the transformation and the reason (the paper's
-rejections), so lowering (compiler/lower/tiling.py) only reads the result.
-
-Names are the statement's index variables as ``ls.explain`` prints them (``i0``, ``i1``, ...)
-and its operands as ``T0``, ``T1``, ... (the slots of the kernel's statement).
-"""
+Tensor Algebra") bound to one kernel's statement (``bind``): which loops split, which pair of loops
+runs as one tiled walk over an operand's nonzeros, which loop is parallel and which unrolled, and
+the loop order. A pure function of the schedule, the statement and its operands' formats; every
+precondition it can see here is checked with an error that names the transformation and the
+reason (the paper's rejections), so lowering (compiler/lower/tiling.py) only reads the result."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -113,7 +109,11 @@ def interleaved_mode(plan, stmt, mode):
 def bind(schedule, stmt, specs, order, out_fmt, decisions=()):
     """The :class:`LoopPlan` of ``schedule``'s loop steps for ``stmt`` (``specs``: its
     operands', ``order``: the planner's loop order, ``out_fmt``: the result's format,
-    ``decisions``: the statement's f(0) decisions), or None when the schedule has none."""
+    ``decisions``: the statement's f(0) decisions), or None when the schedule has none.
+
+    Names are the statement's index variables as ``ls.explain`` prints them (``i0``, ``i1``, ...)
+    and its operands as ``T0``, ``T1``, ... (the slots of the kernel's statement).
+    """
     steps = [s for s in schedule.steps if s[0] in LOOP_STEPS]
     if not steps:
         return None

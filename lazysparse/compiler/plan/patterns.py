@@ -1,11 +1,9 @@
-"""Sparse iteration spaces as minimal DNF formulas over iterators.
-
-A pattern says where an expression can be nonzero: ``TRUE`` (everywhere), or a union of
-intersections of sparse operands' patterns. ``frozenset`` of terms, each term a ``frozenset`` of
-iterator keys; ``TRUE`` is the single empty term, ``FALSE`` no term. The same algebra serves
-format inference (keys = sparse accesses) and lowering (keys = iterators at one loop level, where
-the DNF terms are exactly the merge-lattice loop conditions).
-"""
+"""Sparse iteration spaces as minimal DNF formulas over iterators: a pattern says where an
+expression can be nonzero, ``TRUE`` (everywhere) or a union of intersections of sparse operands'
+patterns, held as a ``frozenset`` of terms, each term a ``frozenset`` of iterator keys (``TRUE`` is
+the single empty term, ``FALSE`` no term). The same algebra serves format inference (keys = sparse
+accesses) and lowering (keys = iterators at one loop level, where the DNF terms are exactly the
+merge-lattice loop conditions)."""
 from __future__ import annotations
 
 from lazysparse.ir import ops

@@ -1,16 +1,8 @@
-"""The fused-planning IR: a whole lazy DAG as three-address operations over named values.
-
-The front end builds one ``Statement`` per lazy operation, each in its own index names
-(``out[i0,i1] = ...``). Fusion ("ReACT: Redundancy-Aware Code Generation for Tensor Expressions")
-needs more: which loop of one operation *is* a loop of another. So a ``Program`` puts every
-operation in one index namespace: the producer of a value uses, for its result dimensions, the index
-variables its first consumer reads it with (the paper's ``T_ij = C_ik D_kj; A_ij = B_ij .* T_ij``
-share i and j). Operand slots of an ``Op`` are value ids; values are the DAG's concrete inputs,
-temporaries, and the results asked for.
-
-Everything here is frozen and value-free: passes are functions ``Program -> Program`` (or to an
-analysis), testable on hand-written programs.
-"""
+"""The fused-planning IR: a whole lazy DAG as three-address operations over named values, all in one
+index namespace, so that fusion ("ReACT: Redundancy-Aware Code Generation for Tensor
+Expressions") can see which loop of one operation *is* a loop of another. Everything here is
+frozen and value-free: passes are functions ``Program -> Program`` (or to an analysis), testable on
+hand-written programs."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -60,6 +52,12 @@ class Op(_Hashed):
 
 @dataclass(frozen=True)
 class Program(_Hashed):
+    """The front end builds one ``Statement`` per lazy operation, each in its own index names
+    (``out[i0,i1] = ...``); a ``Program`` puts every operation in one index namespace: the producer of
+    a value uses, for its result dimensions, the index variables its first consumer reads it with
+    (the paper's ``T_ij = C_ik D_kj; A_ij = B_ij .* T_ij`` share i and j). Operand slots of an ``Op``
+    are value ids; values are the DAG's concrete inputs, temporaries, and the results asked for.
+    """
     values: tuple   # of Value, indexed by id
     ops: tuple      # of Op, producers before consumers
     outputs: tuple  # value ids, in the order asked for

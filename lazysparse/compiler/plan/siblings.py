@@ -1,21 +1,9 @@
 """Shared loops for sums (the read-read edges of "ReACT: Redundancy-Aware Code Generation for Tensor
-Expressions", and sums of a temporary along the loop that writes it): reduction variables renamed so
-that trie fusion (``fusion.fuse``) can put the sum under a loop another operation already runs.
-
-Decomposition names a producer's result dimensions after its first consumer's access, which
-fuses producers with that consumer; reduction variables are fresh per operation. So two sums
-over one matrix (``A.sum()`` and ``(A != 0).sum()`` in a variance, a row sum and a row max)
-loop over differently named variables and never share a loop, and neither does the sum of
-``E = expm1(A)`` with the loop that writes ``E`` when ``E`` is also read elsewhere
-(``E / E.sum(axis=1)``). This pass renames an operation's reduction variables after its operand's
-writer's result variables, or after the subscripts of an earlier independent operation that
-reads a common value. Fusion still decides legality (a sum used by the loop that reduces it,
-the ReACT paper's missed case, is not fused).
-
-A pure function ``Program -> Program``; renaming an operation's own reduction variables never
-changes what it computes, and the new names index the same modes of the same value, so every
-name keeps one extent.
-"""
+Expressions", and sums of a temporary along the loop that writes it): ``share_reads`` renames
+reduction variables so that trie fusion (``fusion.fuse``) can put a sum under a loop another
+operation already runs, as a pure function ``Program -> Program``. Renaming an operation's own
+reduction variables never changes what it computes, and the new names index the same modes of the
+same value, so every name keeps one extent."""
 from __future__ import annotations
 
 from lazysparse.ir.nodes import Index, intern
@@ -85,7 +73,16 @@ def _candidates(program, b, reach, writer):
 def share_reads(program: Program) -> Program:
     """The program with each operation's reduction variables renamed after the result
     variables of a value's writer, or after an earlier independent operation that reads a
-    common value (module docs), at the first of these that fits."""
+    common value (below), at the first of these that fits.
+
+    Decomposition names a producer's result dimensions after its first consumer's access, which
+    fuses producers with that consumer; reduction variables are fresh per operation. So two sums over
+    one matrix (``A.sum()`` and ``(A != 0).sum()`` in a variance, a row sum and a row max) loop over
+    differently named variables and never share a loop, and neither does the sum of ``E = expm1(A)``
+    with the loop that writes ``E`` when ``E`` is also read elsewhere (``E / E.sum(axis=1)``). Fusion
+    still decides legality (a sum used by the loop that reduces it, the ReACT paper's missed case, is
+    not fused).
+    """
     reach = _closure(program)
     writer = {op.out: k for k, op in enumerate(program.ops)}
     ops = list(program.ops)

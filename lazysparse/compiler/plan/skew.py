@@ -1,51 +1,29 @@
 """The default schedule's choice between row chunks and nonzero tiles (the load balancing of "A
 Sparse Iteration Space Transformation Framework for Sparse Tensor Algebra", the scheduling paper).
-
-The compiler's default parallel loop hands out rows in chunks (compiler/lower/teams.py,
-``omp_chunk``; each thread its own run of them first, then help with the others' runs:
-``owned_chunks``). That balances any mix of row lengths but one: a row that holds a large part
-of a thread's share of the stored entries is one chunk's work, and the other threads wait for
-it. The paper's answer is position-space tiles: ``fuse`` the row loop with the loop over the
-row's entries, ``pos`` over the operand's positions, ``split`` into tiles of ``TILE`` stored
-entries and run the tiles on threads, a row cut between two tiles summed with atomics
-(compiler/plan/loops.py lowers it). Tiles cost more than rows where rows are even (each tile finds
-its first row, and the atomics), so the choice is read off the operand's row lengths, which
-a storage computes once (``Storage.segment_stats``) and keeps:
-
-    longest row * threads >= SKEW_TILES * stored entries
-
-Rows then cost about ``max(1, r)`` times a balanced loop, ``r`` the left side over the stored
-entries; tiles cost their overhead, which the measurements put at 1.0-1.15 on 16 threads and
-up to 1.6 on the two-core development VM, where memory bandwidth hardly grows with the second
-thread. SpMV on a 16-core machine, rows of ``k * c**i`` entries (the scheduling paper's
-load-balance generator; ns per stored entry, rows / tiles): 16 threads c = 1 (64-entry
-rows) 0.200 / 0.227, c = 1.001 (r = 0.016) 0.211 / 0.222, c = 1.01 (r = 0.16) 0.252 / 0.225,
-c = 1.1 (r = 1.3) 0.238 / 0.204, c = 1.5 (r = 3.7) 0.318 / 0.188; 8 threads c = 1.1 (r = 0.67)
-0.335 / 0.307, c = 1.5 (r = 1.9) 0.321 / 0.236; 4 threads c = 1.5 (r = 0.93) 0.469 / 0.464.
-R-MAT 2^18 (r well under 0.1) stays on rows: 0.135 against 0.182 at 16 threads. Two threads on
-the development VM, one row holding 50%, 60%, 80% of 4M entries (r = 1, 1.2, 1.6), rows /
-tiles: SpMV 0.94, 0.92, 0.93; row sums 0.63, 0.69, 0.93. Hence 1.5: tiles where the longest
-row is well past a thread's share.
-
-What takes tiles: a single operation (not a fused program) with one result index, the row
-index of a CSR-like operand (a dense level, then a compressed one, in mode order) read as
-``T[i, j]`` with ``j`` summed (SpMV, row sums, any ``o[i] = sum_j f(T[i, j], ...)``), on more
-than one thread, with at least ``MIN_ENTRIES`` stored entries (a scheduled call plans more per
-call than the default's bound plan). SpMM's tiles sum the columns of a segment as a scalar loop
-where the default's rows run as vectors (128 columns, c = 1.5, two threads: 176 ms against 103;
-docs/design.md, "Schedules and the autoscheduler"): not offered until they do.
-Tiles write a dense result only (compiler/plan/loops.py), so a statement's first skewed call runs the
-default, and the next ones take tiles if its result came out dense; one whose tiles do not plan
-or lower keeps the default from its first refusal on. Sums of a row cut between tiles are added in whichever order the
-threads reach them: the last bits of such a row's result can differ from run to run, as with
-any parallel reduction.
-"""
+The default parallel loop hands out rows in chunks (compiler/lower/teams.py), which balances any
+mix of row lengths but one: a row that holds a large part of a thread's share of the stored
+entries is one chunk's work, and the other threads wait for it. Tiles (``fuse`` the row loop with
+the loop over the row's entries, ``pos``, ``split`` into tiles of ``TILE`` stored entries, a row
+cut between two tiles summed with atomics; compiler/plan/loops.py) cost more where rows are even,
+so the choice is read off the operand's row lengths (``Storage.segment_stats``, computed once and
+kept): ``skewed`` offers tiles when ``longest row * threads >= SKEW_TILES * stored entries``."""
 from __future__ import annotations
 
 from lazysparse.formats import resolve_format
 
 _CSR = resolve_format("csr", 2)
 
+# Rows cost about max(1, r) times a balanced loop, r = longest row * threads / stored entries;
+# tiles cost their overhead, measured at 1.0-1.15 on 16 threads and up to 1.6 on the two-core
+# development VM, where memory bandwidth hardly grows with the second thread. SpMV on a 16-core
+# machine, rows of k * c**i entries (the scheduling paper's load-balance generator; ns per stored
+# entry, rows / tiles): 16 threads c = 1 (64-entry rows) 0.200 / 0.227, c = 1.001 (r = 0.016)
+# 0.211 / 0.222, c = 1.01 (r = 0.16) 0.252 / 0.225, c = 1.1 (r = 1.3) 0.238 / 0.204, c = 1.5
+# (r = 3.7) 0.318 / 0.188; 8 threads c = 1.1 (r = 0.67) 0.335 / 0.307, c = 1.5 (r = 1.9) 0.321 /
+# 0.236; 4 threads c = 1.5 (r = 0.93) 0.469 / 0.464. R-MAT 2^18 (r well under 0.1) stays on rows:
+# 0.135 against 0.182 at 16 threads. Two threads on the development VM, one row holding 50%, 60%,
+# 80% of 4M entries (r = 1, 1.2, 1.6), rows / tiles: SpMV 0.94, 0.92, 0.93; row sums 0.63, 0.69,
+# 0.93. Hence 1.5: tiles where the longest row is well past a thread's share.
 SKEW_TILES = 1.5        # tiles when the longest row holds 1.5 threads' shares of the entries or more
 MIN_ENTRIES = 1 << 17   # and the operand has this many stored entries (64 tiles)
 TILE = 2048             # stored entries a tile (bench_balance's size too)
@@ -61,7 +39,7 @@ def _structure(stmt):
     statement's one result index, ``j`` summed), or False. The statement alone decides it."""
     from lazysparse.ir.nodes import Index, accesses_of
     if len(stmt.out_indices) != 1 or not stmt.reduce_indices:
-        return False  # (SpMM: see the module docstring)
+        return False  # (SpMM: see ``skewed``)
     i = stmt.out_indices[0]
     if not isinstance(i, Index):
         return False
@@ -76,7 +54,16 @@ def skewed(stmt, storages, threads):
     """The candidate ``(slot, i, j)`` when this call's operand is skewed enough for tiles on
     ``threads`` threads, else None: the warm path's check on several threads
     (``Array.materialize``). A lookup by statement, then the operand's entry count, and only
-    for a large CSR operand its kept row statistics."""
+    for a large CSR operand its kept row statistics.
+
+    What takes tiles: a single operation (not a fused program) with one result index, the row index
+    of a CSR-like operand (a dense level, then a compressed one, in mode order) read as ``T[i, j]``
+    with ``j`` summed (SpMV, row sums, any ``o[i] = sum_j f(T[i, j], ...)``), on more than one thread,
+    with at least ``MIN_ENTRIES`` stored entries (a scheduled call plans more per call than the
+    default's bound plan). SpMM's tiles sum the columns of a segment as a scalar loop where the
+    default's rows run as vectors (128 columns, c = 1.5, two threads: 176 ms against 103;
+    docs/design.md, "Schedules and the autoscheduler"): not offered until they do.
+    """
     ent = _SLOTS.get(id(stmt))
     if ent is None or ent[0] is not stmt:
         if len(_SLOTS) >= 4096:
@@ -103,7 +90,14 @@ def tiles_for(stmt, storages, threads):
     """For one call of a single operation on ``threads`` threads: ``(schedule, None)`` to run it
     under nonzero tiles; ``(None, key)`` when the operand is skewed but the statement is new
     (the caller runs the default and passes ``key`` and the result to ``learn``); ``(None,
-    None)`` for the default."""
+    None)`` for the default.
+
+    Tiles write a dense result only (compiler/plan/loops.py), so a statement's first skewed call
+    runs the default, and the next ones take tiles if its result came out dense; one whose tiles do
+    not plan or lower keeps the default from its first refusal on. Sums of a row cut between tiles
+    are added in whichever order the threads reach them: the last bits of such a row's result can
+    differ from run to run, as with any parallel reduction.
+    """
     if threads < 2:
         return None, None
     cand = skewed(stmt, storages, threads)

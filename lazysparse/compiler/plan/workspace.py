@@ -1,21 +1,9 @@
 """Workspaces for sparse scattering ("Compilation of Modular and General Sparse Workspaces", the
-workspaces paper), the planning half: how many result levels a loop order scatters into, which of
-them the loops bind in order (hoisted out of the workspace), and which accumulation policy and
-capacity take the rest. Pure functions of the loop order, the result format and a few sizes;
-``compiler/lower/workspace.py`` emits the insert-sort-merge template.
-
-Vocabulary (the workspaces paper's):
-
-* **ordering** ``max(N + 1 - p1, p2)``: ``p1``, the first position where the result's levels
-  (storage order) and the loop order disagree; ``p2``, the position of the first reduction
-  variable counted in result variables nested inside it. 0: scalar accumulation (inner-product
-  SpGEMM ``i, j, k``); 1: first-order scattering (row-wise SpGEMM ``i, k, j``); 2: second-order
-  (outer-product SpGEMM ``k, i, j``).
-* **hoisted levels**: the leading loops that bind the result's leading levels in storage order
-  before any reduction; they stay outer loops of the producer and the consumer (the paper's
-  common-iteration hoisting), and the workspace holds the other ``N - h`` levels: after each
-  iteration of the last hoisted loop its entries are sorted, combined and appended.
-"""
+workspaces paper), the planning half: how many result levels a loop order scatters into
+(``ordering``), which of them the loops bind in order (``hoisted`` out of the workspace), and which
+accumulation policy and capacity take the rest (``choose``). Pure functions of the loop order, the
+result format and a few sizes; ``compiler/lower/workspace.py`` emits the insert-sort-merge
+template."""
 from __future__ import annotations
 
 import math
@@ -27,7 +15,14 @@ KEY_LIMIT = 1 << 62
 
 def ordering(order, storage_vars, reduce_vars) -> int:
     """The paper's workspace order for a loop ``order`` writing a result whose levels bind
-    ``storage_vars`` (outermost first), with reduction variables ``reduce_vars``."""
+    ``storage_vars`` (outermost first), with reduction variables ``reduce_vars``.
+
+    ``max(N + 1 - p1, p2)``: ``p1``, the first position where the result's levels (storage order)
+    and the loop order disagree; ``p2``, the position of the first reduction variable counted in
+    result variables nested inside it. 0: scalar accumulation (inner-product SpGEMM ``i, j, k``); 1:
+    first-order scattering (row-wise SpGEMM ``i, k, j``); 2: second-order (outer-product SpGEMM ``k,
+    i, j``).
+    """
     loops = [v for v in order if v in storage_vars]  # the loop order over result variables
     n = len(storage_vars)
     p1 = next((k + 1 for k in range(n) if loops[k] != storage_vars[k]), n + 1)
@@ -47,7 +42,12 @@ def storage_vars(stmt, fmt) -> list:
 
 def hoisted(order, storage_vars) -> int:
     """How many leading result levels the loops bind in storage order, before any other loop:
-    the workspace holds the remaining levels."""
+    the workspace holds the remaining levels.
+
+    Hoisted levels stay outer loops of the producer and the consumer (the paper's common-iteration
+    hoisting), and the workspace holds the other ``N - h`` levels: after each iteration of the last
+    hoisted loop its entries are sorted, combined and appended.
+    """
     h = 0
     while h < len(storage_vars) and h < len(order) and order[h] == storage_vars[h]:
         h += 1
