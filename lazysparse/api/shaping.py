@@ -126,7 +126,7 @@ def _is_identity(perm):
 def squeeze(x, axis=None):
     """``numpy.squeeze``: ``x`` without its size-1 axes (all of them, or those in ``axis``). Lazy.
 
-    Lazy: a relabelling that reads coordinate 0 of the squeezed axes (``frontend._squeeze``).
+    A relabelling that reads coordinate 0 of the squeezed axes (``frontend._squeeze``).
     """
     from lazysparse.api.operations import _squeeze
     name = "squeeze"
@@ -154,7 +154,7 @@ def _transpose(x, perm, name):
 def moveaxis(x, source, destination):
     """``numpy.moveaxis``: move axes ``source`` to positions ``destination``. Lazy (a transpose).
 
-    Lazy through ``ls.transpose``, as are ``swapaxes`` and ``matrix_transpose``; an identity
+    Through ``ls.transpose``, as are ``swapaxes`` and ``matrix_transpose``; an identity
     permutation returns the input itself (arrays are immutable).
     """
     name = "moveaxis"
@@ -503,12 +503,9 @@ def _pairs(v, nd, what, name, as_index):
 def pad(x, pad_width, mode="constant", constant_values=0):
     """``numpy.pad`` with ``mode="constant"``: ``x`` with ``pad_width`` (before, after) elements
     of ``constant_values`` added along each axis. Eager. A sparse input padded with zeros stays
-    sparse (its entries shifted, its format); padded with a nonzero constant the result is dense
-    (it would be mostly that constant). Other modes raise ``ValueError``.
-
-    A sparse array padded with a nonzero constant (after NumPy's cast to the array's dtype, on a side
-    that is actually padded) would be mostly that constant, so the result is dense.
-    """
+    sparse (its entries shifted, its format); padded with a nonzero constant (after NumPy's cast
+    to the array's dtype, on a side that is actually padded) the result is dense (it would be
+    mostly that constant). Other modes raise ``ValueError``."""
     name = "pad"
     x = _arr(x, name)
     if not (isinstance(mode, str) and mode == "constant"):
