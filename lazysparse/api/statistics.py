@@ -187,7 +187,7 @@ def argmax(x, axis=None, keepdims=False):
     >>> import numpy as np, scipy.sparse as sp, lazysparse as ls
     >>> A = ls.asarray(sp.csr_array(np.array([[0., -1.], [-2., 0.], [3., 5.]])))
     >>> A.argmax(axis=1).todense().tolist(), int(A.argmax())
-    ([0, 1, 1], 0)
+    ([0, 1, 1], 5)
 
     Eager, like scipy's: a selection of stored entries, with the first implicit zero of each slice
     found from the sorted coordinates.
