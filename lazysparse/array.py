@@ -45,7 +45,7 @@ class Array(ArrayBase, user_facing=True):
     >>> A = ls.asarray(np.eye(3)) * 2
     >>> A.is_lazy
     True
-    >>> A.todense()[1, 1]
+    >>> float(A.todense()[1, 1])
     2.0
     """
 
