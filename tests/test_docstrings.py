@@ -46,3 +46,24 @@ def test_module_docstring_is_one_paragraph(path, request):
 
 def test_pending_names_existing_modules():
     assert PENDING <= set(MODULES), sorted(PENDING - set(MODULES))
+
+
+def _with_examples():
+    """The modules whose docstrings (module, classes, functions) hold doctest examples."""
+    out = []
+    for path in MODULES:
+        text = (PACKAGE.parent / path).read_text()
+        if ">>> " in text and "/bench/" not in path:
+            out.append(path[:-3].replace("/", ".").removesuffix(".__init__"))
+    return out
+
+
+@pytest.mark.parametrize("module", _with_examples())
+def test_docstring_examples_run(module):
+    """Every example in a docstring runs and prints what it says (the guide's blocks are run by
+    tests/bench/test_demo.py)."""
+    import doctest
+    import importlib
+    mod = importlib.import_module(module)
+    result = doctest.testmod(mod, optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS, report=False)
+    assert result.failed == 0, f"{module}: {result.failed} of {result.attempted} examples failed (run doctest on it)"
