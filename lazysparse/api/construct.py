@@ -79,7 +79,7 @@ def diags(diagonals, offsets=0, shape=None, format="csr", dtype=None):
         return Array._from_storage(_from_coords((n, m), fmt, [c[keep].astype(idt) for c in coords], v[keep]))
     counts, crd, v = _diagonal_entries(flat, offsets, n, m, by_cols, dt)
     idt = np.int32 if _fits32(len(v), n, m) else np.int64
-    if [lv.kind for lv in fmt.levels] == ["dense", "compressed"] and fmt.levels[1].unique:
+    if fmt.ndim == 2 and fmt.levels[0].is_dense and fmt.levels[1].unique_segments:
         # CSR/CSC: the entries are in storage order, positions are the counts summed
         pos = np.zeros(len(counts) + 1, dtype=idt)
         np.cumsum(counts, out=pos[1:])

@@ -206,14 +206,13 @@ def _from_coords(shape, fmt: Format, coords, vals, presorted=False):
     nd = len(shape)
     vals = np.asarray(vals)
     nnz = len(vals)
-    kinds = [lv.kind for lv in fmt.levels]
-    if nd and all(lv.unique for lv in fmt.levels) and kinds[1:] == ["compressed"] * (nd - 1) \
-            and (kinds[0] == "compressed" or nd == 2):
+    if nd and all(lv.unique for lv in fmt.levels) and all(lv.has_pos for lv in fmt.levels[1:]) \
+            and (fmt.levels[0].has_pos or nd == 2):
         cs = [np.asarray(coords[m]) for m in fmt.order]
         if fmt.order != tuple(range(nd)) and nnz > 1 and not presorted:
             o = np.lexsort(cs[::-1])
             cs, vals = [c[o] for c in cs], vals[o]
-        if kinds[0] == "compressed":
+        if fmt.levels[0].has_pos:
             return _all_compressed(shape, fmt, cs, vals)
         # CSR/CSC: the positions are the rows' counts summed, the coordinates as they are
         idt = _I32 if _fits32(nnz, *shape) else _I64
@@ -238,14 +237,14 @@ def _from_coords(shape, fmt: Format, coords, vals, presorted=False):
     pos, crd = [], []
     for l, lv in enumerate(fmt.levels):
         n, c = shape[fmt.order[l]], cs[l]
-        if lv.kind == "dense":
+        if lv.is_dense:
             posid = posid * n + c
             count *= n
             pos.append(None)
             crd.append(None)
             one_per_entry = False
             continue
-        if lv.kind == "singleton":
+        if lv.follows_parent:
             if not one_per_entry:
                 raise ValueError(f"format {shown(fmt)}: a singleton level must follow a non-unique level")
             pos.append(None)
@@ -493,7 +492,7 @@ def _guard_sparse(shape, fmt, nnz, dt, name):
     NumPy's own refusal ("array is too big") named neither the function nor the shape. (The
     memory limit is for dense arrays: a sparse one the memory can hold is made.)"""
     lead, l = 1, 0
-    while l < len(fmt.levels) and fmt.levels[l].kind == "dense":
+    while l < len(fmt.levels) and fmt.levels[l].is_dense:
         lead *= shape[fmt.order[l]]
         l += 1
     positions = lead + 1 if l < len(fmt.levels) else 0  # the first compressed level's
@@ -681,10 +680,10 @@ def _coords(st):
     count = 1
     for l, lv in enumerate(fmt.levels):
         n = st.level_size(l)
-        if lv.kind == "dense":
+        if lv.is_dense:
             cs = [np.repeat(c, n) for c in cs] + [np.tile(np.arange(n, dtype=st.index_dtype), count)]
             count *= n
-        elif lv.kind == "compressed":
+        elif lv.has_pos:
             rep = np.diff(st.pos[l])
             cs = [np.repeat(c, rep) for c in cs] + [st.crd[l]]
             count = len(st.crd[l])

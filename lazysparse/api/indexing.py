@@ -155,7 +155,7 @@ def _rows(st, items):
     asked for are read, in the order asked (the coordinate is the row's place in that order,
     so an array that repeats a row repeats its entries). None otherwise."""
     fmt = st.format
-    if [lv.kind for lv in fmt.levels] != ["dense", "compressed"]:
+    if not (fmt.ndim == 2 and fmt.levels[0].is_dense and fmt.levels[1].has_pos):
         return None
     p, (k, v, _) = next((p, i) for p, i in enumerate(items) if i[2] == fmt.order[0])
     if k == "slice" and v == (0, 1, st.shape[fmt.order[0]]):

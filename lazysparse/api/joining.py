@@ -97,14 +97,14 @@ def _join_levels(sts, ax, fmt, shape, dtype):
     before them; no coordinate is expanded or sorted. None when that does not apply."""
     from lazysparse.api.creation import _fits32
     from lazysparse.formats.storage import Storage
-    kinds = [lv.kind for lv in fmt.levels]
-    if fmt.order[0] != ax or any(k != "compressed" for k in kinds[1:]) or kinds[0] not in ("dense", "compressed") \
+    levels = fmt.levels
+    if fmt.order[0] != ax or not all(lv.has_pos for lv in levels[1:]) or not (levels[0].is_dense or levels[0].has_pos) \
             or any(st.format != fmt for st in sts) or not all(lv.unique for lv in fmt.levels):
         return None
     idt = np.int32 if _fits32(sum(len(st.vals) for st in sts), *shape) else np.int64
     pos, crd = [], []
-    for l in range(len(kinds)):
-        if l == 0 and kinds[0] == "dense":
+    for l in range(len(levels)):
+        if l == 0 and levels[0].is_dense:
             pos.append(None)
             crd.append(None)
             continue

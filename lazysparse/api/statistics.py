@@ -293,12 +293,12 @@ def _entry_coords(st, p):
     out = [None] * st.ndim
     for l in range(st.ndim - 1, -1, -1):
         lv, m = st.format.levels[l], st.format.order[l]
-        if lv.kind == "dense":
+        if lv.is_dense:
             n = st.shape[m]
             out[m], p = p % n, p // n
         else:
             out[m] = st.crd[l][p].astype(np.int64)
-            if lv.kind == "compressed":
+            if lv.has_pos:
                 p = np.searchsorted(st.pos[l], p, "right") - 1
     return out
 

@@ -286,7 +286,7 @@ def _compressed(specs):
     from lazysparse.formats.levels import Level
     return {vid: Format([Level("compressed")] * sp.ndim, order=sp.format.order)
             for vid, sp in specs.items()
-            if not sp.dense and any(lv.kind == "singleton" for lv in sp.format.levels)}
+            if not sp.dense and any(lv.follows_parent for lv in sp.format.levels)}
 
 
 _CONVERTED = weakref.WeakKeyDictionary()  # storage -> {format: its conversion}

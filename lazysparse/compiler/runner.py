@@ -86,10 +86,10 @@ class Runner:
         counts = {l: d[k] for l, k in self.ocount_slots.items()}
         dense_count = 1
         kd = 0
-        while kd < nd and levels[kd].kind == "dense":
+        while kd < nd and levels[kd].is_dense:
             dense_count *= out_shape[fmt.order[kd]]
             kd += 1
-        coo = levels[0].kind == "compressed" and not levels[0].unique
+        coo = levels[0].has_pos and not levels[0].unique
         leaf = counts[nd - 1]
         pos, crd = [None] * nd, [None] * nd
         vals = None

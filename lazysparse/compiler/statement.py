@@ -355,7 +355,7 @@ def _dense_prefix(fmt):
     entry per point of them (CSR: a row pointer of shape[0] + 1 entries)."""
     modes = []
     for l, lv in enumerate(fmt.levels):
-        if lv.kind != "dense":
+        if lv.is_sparse:
             break
         modes.append(fmt.order[l])
     return modes

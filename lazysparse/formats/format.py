@@ -33,19 +33,19 @@ class Format:
         if sorted(order) != list(range(n)):
             raise ValueError(f"Format: order {order} is not a permutation of the {n} modes")
         for k, lv in enumerate(levels):
-            if lv.kind == "singleton" and k == 0:
-                raise ValueError("Format: a singleton level cannot be outermost")
+            if k == 0 and not lv.level_kind.may_be_outermost:
+                raise ValueError(f"Format: a {lv.kind} level cannot be outermost")
             # a singleton holds one coordinate per parent entry; only a non-unique sparse parent
             # has entries of its own to hang it on (COO's chain). Any other parent has no
             # storage the generated iterators could address (they would not compile).
-            if lv.kind == "singleton" and (levels[k - 1].kind == "dense" or levels[k - 1].unique):
+            if lv.follows_parent and (levels[k - 1].is_dense or levels[k - 1].unique):
                 raise ValueError(f"Format: singleton level {k} must follow a non-unique compressed or "
                                  f"singleton level, not {shown(levels[k - 1])} (COO is "
                                  "[('compressed', {'unique': False}), 'singleton'])")
         object.__setattr__(self, "levels", levels)
         object.__setattr__(self, "order", order)
         object.__setattr__(self, "name", name or _guess_name(levels, order))
-        object.__setattr__(self, "_dense", all(l.kind == "dense" for l in levels))
+        object.__setattr__(self, "_dense", all(l.is_dense for l in levels))
 
     @property
     def ndim(self) -> int:
@@ -106,6 +106,7 @@ def _mode_order(order, n):
 
 def _guess_name(levels, order):
     n = len(levels)
+    # (a format's name is spelled by its kinds' names: these tests name, they do not dispatch)
     kinds = tuple(l.kind for l in levels)
     canon = all(l.ordered and l.unique for l in levels)
     ident = order == tuple(range(n))

@@ -1,4 +1,6 @@
-"""Level kinds. A tensor's storage is a stack of levels, one per mode in storage order.
+"""Levels, the hashable values formats are made of: a kind's name and two properties. A
+tensor's storage is a stack of levels, one per mode in storage order; what each kind stores and
+how kernels walk it is its class in level_kinds.py (``Level.level_kind``).
 
 * dense: every coordinate 0..N-1 is stored; position = parent_pos * N + coord.
 * compressed: ``pos[parent] .. pos[parent+1]`` delimits the children of a parent, ``crd`` holds
@@ -12,8 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from lazysparse.errors import shown
+from lazysparse.formats.level_kinds import KINDS, LevelKind
 
-_KINDS = ("dense", "compressed", "singleton")
+_KINDS = tuple(KINDS)
 
 
 @dataclass(frozen=True)
@@ -29,18 +32,48 @@ class Level:
                 # "yes" would be truthy but compare unequal to True: two equal-looking formats
                 raise TypeError(f"Level: {prop} must be True or False, got {shown(v)}")
             object.__setattr__(self, prop, bool(v))
-        if self.kind not in _KINDS:
+        if not isinstance(self.kind, str) or self.kind not in KINDS:
             raise ValueError(f"Level: unknown level kind {shown(self.kind)}; expected one of {_KINDS}")
-        if self.kind == "dense" and not (self.ordered and self.unique):
-            raise ValueError("Level: a dense level is always ordered and unique")
+        bad = KINDS[self.kind].check(self.ordered, self.unique)
+        if bad:
+            raise ValueError(bad)
+
+    @property
+    def level_kind(self) -> LevelKind:
+        """The class instance that says what this kind stores and how kernels walk it."""
+        return KINDS[self.kind]
 
     @property
     def is_dense(self) -> bool:
-        return self.kind == "dense"
+        """Every coordinate stored: positions by arithmetic, no index arrays."""
+        return KINDS[self.kind].full
 
     @property
     def is_sparse(self) -> bool:
-        return self.kind != "dense"
+        return not KINDS[self.kind].full
+
+    @property
+    def has_pos(self) -> bool:
+        """A parent's children are the positions ``pos[p] .. pos[p+1]`` (compressed)."""
+        return KINDS[self.kind].has_pos
+
+    @property
+    def has_crd(self) -> bool:
+        """Each position's coordinate is in ``crd`` (every sparse kind)."""
+        return KINDS[self.kind].has_crd
+
+    @property
+    def follows_parent(self) -> bool:
+        """One child per parent position, at that position (singleton)."""
+        return KINDS[self.kind].follows_parent
+
+    @property
+    def unique_segments(self) -> bool:
+        """A parent's children are one segment ``crd[pos[p] .. pos[p+1]]`` of distinct
+        coordinates (compressed and unique): what a binary or galloping search probes, a
+        schedule splits by positions, or a result row appends to (the kernels take a compressed
+        level's coordinates as sorted and do not test ``ordered``)."""
+        return KINDS[self.kind].has_pos and self.unique
 
     def __repr__(self):
         props = []

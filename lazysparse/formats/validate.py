@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from lazysparse.formats.level_kinds import NumPyBuilder
 from lazysparse.formats.storage import INDEX_DTYPES, VALUE_DTYPES, Storage
 
 __all__ = ["validate", "order_defect"]
@@ -50,7 +51,7 @@ class _Namer:
 
     def parent(self, l, k):
         """How to call parent position ``k`` of level ``l``."""
-        if l == 1 and self.st.format.levels[0].kind == "dense" and len(self.st.shape) == 2:
+        if l == 1 and self.st.format.levels[0].is_dense and len(self.st.shape) == 2:
             return f"{('row', 'column')[self.st.format.order[0]]} {k}"
         return f"parent position {k}"
 
@@ -98,7 +99,7 @@ def validate(st: Storage, name: str = "validate", *, order: bool = True, label: 
 
     idx_dtypes = set()
     for l, lv in enumerate(fmt.levels):
-        need = {"dense": (), "compressed": ("pos", "crd"), "singleton": ("crd",)}[lv.kind]
+        need = lv.level_kind.arrays
         for kind in ("pos", "crd"):
             a = (st.pos if kind == "pos" else st.crd)[l]
             an = nm.pos(l) if kind == "pos" else nm.crd(l)
@@ -124,12 +125,12 @@ def validate(st: Storage, name: str = "validate", *, order: bool = True, label: 
     count = 1  # positions of the parent level
     for l, lv in enumerate(fmt.levels):
         n = st.level_size(l)
-        if lv.kind == "dense":
-            count *= n
+        if lv.is_dense:
+            count = lv.level_kind.size(NumPyBuilder(extent=n), count)
             continue
         crd = st.crd[l]
         cn = nm.crd(l)
-        if lv.kind == "compressed":
+        if lv.has_pos:
             pos, pn = st.pos[l], nm.pos(l)
             if len(pos) != count + 1:
                 fail(f"{pn} has length {len(pos)} but expected {count + 1} (one more than the "
@@ -173,12 +174,12 @@ def order_defect(st: Storage, *, label: str = None):
     fmt = st.format
     same = None  # same[p-1]: positions p-1 and p of the current level are in one group
     for l, lv in enumerate(fmt.levels):
-        if lv.kind == "dense":
+        if lv.is_dense:
             same = None
             continue
         crd = st.crd[l]
         m = len(crd)
-        if lv.kind == "compressed":
+        if lv.has_pos:
             is_start = np.zeros(m + 1, dtype=bool)
             is_start[st.pos[l][:-1]] = True
             same = ~is_start[1:m]
@@ -208,13 +209,13 @@ def order_defect(st: Storage, *, label: str = None):
 def _describe(st, nm, l, p):
     fmt = st.format
     crd = st.crd[l]
-    if fmt.levels[l].kind == "singleton" or (l + 1 < fmt.ndim and fmt.levels[l + 1].kind == "singleton"):
+    if fmt.levels[l].follows_parent or (l + 1 < fmt.ndim and fmt.levels[l + 1].follows_parent):
         # a COO-like chain: report whole coordinate tuples (in mode order) of entries p-1 and p
         first = l
-        while fmt.levels[first].kind == "singleton":
+        while fmt.levels[first].follows_parent:
             first -= 1
         last = l
-        while last + 1 < fmt.ndim and fmt.levels[last + 1].kind == "singleton":
+        while last + 1 < fmt.ndim and fmt.levels[last + 1].follows_parent:
             last += 1
         tup = lambda q: tuple(int(st.crd[k][q]) for k in range(first, last + 1))
         what = "duplicate coordinates" if tup(p) == tup(p - 1) else "coordinates out of lexicographic order"

@@ -38,7 +38,7 @@ def _at_least_one(n):
 
 def emit_sort_assembly(lw, top: Block):
     nd = len(lw.outs)
-    if (nd == 2 and lw.kd == 1 and not lw.ocoo and not lw.red and lw.olv[1].kind == "compressed"
+    if (nd == 2 and lw.kd == 1 and not lw.ocoo and not lw.red and lw.olv[1].has_pos
             and lw.ovars[1] == lw.order[0]):
         emit_scatter_assembly(lw, top)
         return

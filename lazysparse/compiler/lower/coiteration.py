@@ -12,6 +12,7 @@ import numpy as np
 from lazysparse.ir.nodes import Access, Call, accesses_of
 from lazysparse.compiler.plan import patterns as P
 from lazysparse.compiler.lower import locate, simd, tiling
+from lazysparse.compiler.lower.level_builder import LevelIR
 from lazysparse.compiler.lower.operands import skip_equal, chain
 from lazysparse.compiler.loopir import expr as E
 from lazysparse.compiler.loopir import stmt as S
@@ -32,8 +33,9 @@ def _or(xs):
 
 
 def _crd(a, j):
-    """The coordinate of access ``a`` at position ``j`` of its current level, as an index."""
-    return E.Cast(T.INDEX, E.load(f"c{a.slot}_{a.lvl}", j))
+    """The coordinate of access ``a`` at position ``j`` of its current (sparse) level, as an index."""
+    b = LevelIR(a.slot, a.lvl)
+    return b.index(a.spec.format.levels[a.lvl].level_kind.coordinate(b, E.var(j), None))
 
 
 def _width(u):
@@ -149,7 +151,7 @@ class CoiterationMixin:
         v = self.order[depth]
         x = self.vname[v]
         iters = [a for a in self.accs if not a.spec.dense and a.lvl < len(a.lvars)
-                 and a.lvars[a.lvl] == v and a.spec.format.levels[a.lvl].kind != "dense"]
+                 and a.lvars[a.lvl] == v and a.spec.format.levels[a.lvl].is_sparse]
         iq = {a.q for a in iters}
         q0 = self.q0
         pat, _ = P.expr_pattern(self.expr, lambda acc, q: q + q0 if q + q0 in iq else None,
@@ -372,7 +374,7 @@ class CoiterationMixin:
         a, b = (byq[q] for q in sorted(keys))
         for t in (a, b):
             lv = t.spec.format.levels[t.lvl]
-            if lv.kind != "compressed" or not lv.unique:
+            if not lv.unique_segments:
                 return []
         lk = {t.q for t in located}
         return [(d, o) for d, o in ((a, b), (b, a)) if not lk or d.q in lk]
@@ -439,7 +441,7 @@ class CoiterationMixin:
             return None  # M read again in ``rest`` (``M * (M * (A @ B))``: one shared state)
         (drv,) = [a for a in iters if a.q != self.mask_q]
         lv = drv.spec.format.levels[drv.lvl]
-        if lv.kind != "compressed" or not lv.unique:
+        if not lv.unique_segments:
             return None
         return drv, located[0], rest, rq, first
 
@@ -512,7 +514,7 @@ class CoiterationMixin:
                 or self.ovars[-1] != v or len(self.outs) != len(self.order)):
             return None
         lv = drv.spec.format.levels[drv.lvl]
-        if lv.kind != "compressed" or not lv.unique:
+        if not lv.unique_segments:
             return None
         return simd.append_segment(self, v, drv, U, len(self.outs) - 1)
 
@@ -525,7 +527,7 @@ class CoiterationMixin:
         2.34 -> 2.14; the scan's vector loop dispatch cost more than the check)."""
         accs = [self.acc_by_q[t.q0] for t in self.terms]
         if not all(isinstance(t.expr, Access) and self.dtype_of(t.expr) == self.odt
-                   and not a.spec.dense and a.spec.format.levels[a.lvl].kind == "compressed"
+                   and not a.spec.dense and a.spec.format.levels[a.lvl].has_pos
                    for t, a in zip(self.terms, accs)):
             return None
         rows = []

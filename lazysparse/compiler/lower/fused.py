@@ -65,7 +65,7 @@ class FusedLowerer(FusedLoopMixin, FusedVectorMixin, FusedTempMixin, FusedOutput
             if v.kind != INPUT:
                 continue
             sp = self.specs[v.id]
-            if any(lv.kind == "singleton" for lv in sp.format.levels):
+            if any(lv.follows_parent for lv in sp.format.levels):
                 raise Unsupported("singleton levels")
             declare_operand(top, self.abi, v.id, sp)
         for op in prog.ops:

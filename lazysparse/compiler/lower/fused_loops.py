@@ -16,6 +16,7 @@ from lazysparse.compiler.loopir import expr as E
 from lazysparse.compiler.loopir import stmt as S
 from lazysparse.compiler.loopir import types as T
 from lazysparse.compiler.loopir.nodes import Block, RawText
+from lazysparse.compiler.lower.level_builder import LevelIR
 
 
 class Unsupported(Exception):
@@ -53,12 +54,12 @@ class FusedLoopMixin:
         fmt = self.specs[vid].format
         m = fmt.order[level]
         ix = idx[m]
-        if fmt.levels[level].kind != "dense" or not (isinstance(ix, Index) and ix in self.bound):
+        if fmt.levels[level].is_sparse or not (isinstance(ix, Index) and ix in self.bound):
             raise Unsupported(f"no known position for v{vid} level {level}")
         parent = self.position(vid, idx, level - 1) if level else None
         if parent is None:
             return E.Var(ix.name)
-        return E.Paren(E.add(E.mul(E.Paren(parent), f"n{vid}_{level}"), ix.name))
+        return E.Paren(fmt.levels[level].level_kind.locate(LevelIR(vid, level), parent, E.Var(ix.name)))
 
     def emit(self, nodes, blk):
         outer, self.loaded = self.loaded, set()  # (the input elements this body has loaded)
@@ -195,8 +196,8 @@ class FusedLoopMixin:
             return None
         (vid, path), = next(iter(inner.space))
         fmt = self.specs[vid].format
-        if (tuple(path) != (loop.var, inner.var) or fmt.ndim != 2 or fmt.levels[0].kind != "dense"
-                or fmt.levels[1].kind != "compressed"):
+        if (tuple(path) != (loop.var, inner.var) or fmt.ndim != 2 or fmt.levels[0].is_sparse
+                or not fmt.levels[1].has_pos):
             return None
         ks = self.simd_sums(inner, flat=True)
         if not ks:
@@ -328,19 +329,21 @@ class FusedLoopMixin:
             (vid, path), = next(iter(space))
             fmt = self.specs[vid].format
             level = len(path) - 1
-            if fmt.levels[level].kind != "compressed":
+            if not fmt.levels[level].has_pos:
                 raise Unsupported("non-compressed driver")
             idx = [None] * fmt.ndim
             for q, ix in enumerate(path):
                 idx[fmt.order[q]] = ix
             parent = self.position(vid, idx, level - 1) if level else E.Int(0)
             q = self.fresh("q")
-            start = at_pos(f"p{vid}_{level}", parent)
-            lo, hi = start, at_pos(f"p{vid}_{level}", E.add(E.Paren(parent), 1))
+            lb = LevelIR(vid, level)
+            lk = fmt.levels[level].level_kind
+            start, end = lk.iterate(lb, parent)
+            lo, hi = start, end
             if span is not None:
                 lo, hi = E.add(start, span[0]), E.add(start, span[1])
             blk.add(S.For(q, lo, hi, body, simd=simd))
-            body.add(S.Declare(v.name, T.INDEX, at_pos(f"c{vid}_{level}", q)))
+            body.add(S.Declare(v.name, T.INDEX, lb.index(lk.coordinate(lb, E.Var(q), start))))
             self.seg[(vid, tuple(path))] = (E.Var(q), start)
             ahead = self.PREFETCH_AHEAD
             # Bounded by the whole level, not the segment: short rows (a few entries) then

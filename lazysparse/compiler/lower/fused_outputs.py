@@ -41,7 +41,7 @@ class FusedOutputMixin:
             it = T.scalar(sp.index_dtype)
             for l, lv in enumerate(sp.format.levels):
                 for kind, src in (("pos", f"p{self.out_like}_{l}"), ("crd", f"c{self.out_like}_{l}")):
-                    if kind == "pos" and lv.kind != "compressed" or kind == "crd" and lv.kind == "dense":
+                    if kind not in lv.level_kind.arrays:
                         continue
                     dst = f"ls_{kind}{l}"
                     arr = E.Cast(T.ptr(it), self.abi.ptr_expr(("out", kind, l)))
@@ -177,6 +177,6 @@ def result_like(plan, specs):
     # (the input need not be read by the result's own statement: `expm1(A) / s` reads A
     # through a temporary; the loop that computes the result walks A's entries all the same)
     if tuple(idx) != tuple(op.stmt.out_indices) or sp.dense or any(
-            lv.kind == "singleton" for lv in sp.format.levels):
+            lv.follows_parent for lv in sp.format.levels):
         return None
     return vid

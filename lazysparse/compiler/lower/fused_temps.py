@@ -74,7 +74,7 @@ class FusedTempMixin:
             vid, path = drv
             fmt = self.specs[vid].format
             level = len(path) - 1
-            if fmt.levels[level].kind == "compressed" and self.count_of(vid, level - 1) is not None:
+            if fmt.levels[level].has_pos and self.count_of(vid, level - 1) is not None:
                 out[op.out] = drv
         return out
 

@@ -52,7 +52,7 @@ def choose(lw, depth, iters, pat, keys):
     for a in iters:
         lv = a.spec.format.levels[a.lvl]
         h = hoist_depth(lw, a)
-        if a.q in keys and lv.kind == "compressed" and lv.unique and h < depth and h in lw.hoist_at:
+        if a.q in keys and lv.unique_segments and h < depth and h in lw.hoist_at:
             cands[a.q] = a
     # every term must keep a driver: drop a located key from each term it would empty
     while True:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from lazysparse.ir.nodes import Const, Index
 from lazysparse.compiler.plan.kernel import level_vars
 from lazysparse.compiler.loopir import expr as E
+from lazysparse.compiler.lower.level_builder import LevelIR, LevelText
 from lazysparse.compiler.loopir import stmt as S
 from lazysparse.compiler.loopir import types as T
 from lazysparse.compiler.loopir.nodes import Block
@@ -68,11 +69,11 @@ def declare_operand(top, abi, k, sp):
             top.add(S.Declare(f"s{k}_{m}", T.INDEX, abi.int_expr(("stride", k, m))))
         return
     for l, lv in enumerate(sp.format.levels):
-        if lv.kind == "compressed":
+        if lv.has_pos:
             array(f"p{k}_{l}", sp.index_dtype, ("in", k, "pos", l))
-        if lv.kind != "dense":
+        if lv.has_crd:
             array(f"c{k}_{l}", sp.index_dtype, ("in", k, "crd", l))
-        else:
+        if lv.is_dense:  # (its extent: a dense level's positions are arithmetic)
             top.add(S.Declare(f"n{k}_{l}", T.INDEX, abi.int_expr(("size", k, l))))
     array(f"v{k}", sp.dtype, ("in", k, "vals"))
 
@@ -106,12 +107,8 @@ def level_count(fmt, slot, level):
     lowering code not converted yet; ``level_count_expr`` is the same as loop IR.)"""
     n = "1"
     for l in range(level + 1):
-        kind = fmt.levels[l].kind
-        if kind == "dense":
-            n = f"({n}) * n{slot}_{l}"
-        elif kind == "compressed":
-            n = f"(int64_t)p{slot}_{l}[{n}]"
-        else:
+        n = fmt.levels[l].level_kind.size(LevelText(slot, l), n)
+        if n is None:
             return None
     return n
 
@@ -120,12 +117,8 @@ def level_count_expr(fmt, slot, level):
     """``level_count`` as a loop IR expression (None likewise)."""
     n = E.Int(1)
     for l in range(level + 1):
-        kind = fmt.levels[l].kind
-        if kind == "dense":
-            n = E.Binary("*", E.Paren(n), E.Var(f"n{slot}_{l}"))
-        elif kind == "compressed":
-            n = E.Cast(T.INDEX, E.Load(E.Var(f"p{slot}_{l}"), n))
-        else:
+        n = fmt.levels[l].level_kind.size(LevelIR(slot, l), n)
+        if n is None:
             return None
     return n
 
@@ -138,11 +131,6 @@ def chain(op, xs):
     for x in xs[1:]:
         out = E.Binary(op, out, x)
     return out
-
-
-def _pos(a):
-    """The position of access ``a`` at its current level, parenthesised (C text in the state)."""
-    return E.Paren(E.var(a.pos))
 
 
 def skip_equal(g, z, crd, x, present):
@@ -176,13 +164,8 @@ class IteratorMixin:
         lv = a.spec.format.levels[l]
         if a.rng is not None:
             return tuple(E.var(x) for x in a.rng)
-        if lv.kind == "compressed":
-            pos = E.Var(f"p{a.slot}_{l}")
-            b = E.Cast(T.INDEX, E.Load(pos, E.var(a.pos)))
-            z = E.Cast(T.INDEX, E.Load(pos, E.add(_pos(a), 1)))
-        else:  # singleton: the parent's position, or the parent's segment
-            b = E.Cast(T.INDEX, _pos(a))
-            z = E.var(a.seg) if a.seg else E.add(b, 1)
+        # (a singleton's: the parent's position, or the parent's run of equal coordinates)
+        b, z = lv.level_kind.iterate(LevelIR(a.slot, l), E.var(a.pos), E.var(a.seg) if a.seg else None)
         if a.pres != "1":
             pres = E.Paren(E.var(a.pres))
             b, z = E.Select(pres, b, E.Int(0)), E.Select(pres, z, E.Int(0))
@@ -223,9 +206,10 @@ class IteratorMixin:
                 u = f"{a.q}_{l}"
                 lv = a.spec.format.levels[l]
                 c = E.var(self.coord(ix))
-                if lv.kind == "dense":
+                q = lv.level_kind.locate(LevelIR(a.slot, l), E.var(a.pos), c)
+                if q is not None:  # (a dense level: arithmetic; the others are searched below)
                     name = f"q{u}"
-                    blk.add(S.Declare(name, T.INDEX, E.add(E.mul(_pos(a), f"n{a.slot}_{l}"), c)))
+                    blk.add(S.Declare(name, T.INDEX, q))
                     self.advance(a, name, a.pres, None)
                     continue
                 self.declare_range(a, blk)

@@ -77,7 +77,7 @@ class ParallelMixin:
         are atomic: compiler/lower/counting.py.)"""
         mode = self.spec.mode
         return (self.spec.loops is None and self.shares and len(self.outs) == 2
-                and self.kd == 1 and not self.ocoo and self.olv[1].kind == "compressed"
+                and self.kd == 1 and not self.ocoo and self.olv[1].has_pos
                 and self.order[0] == self.ovars[0]
                 and (self._outer_range() is not None or self._outer_walker() is not None)
                 and (mode == "append" or (self.ws and self.ws_h == 1)))
@@ -93,9 +93,9 @@ class ParallelMixin:
             if a.spec.dense or not a.lvars or a.lvars[0] != v:
                 continue
             levels = a.spec.format.levels
-            if levels[0].kind != "dense":
+            if levels[0].is_sparse:
                 return None
-            if not weights and len(levels) > 1 and levels[1].kind == "compressed":
+            if not weights and len(levels) > 1 and levels[1].has_pos:
                 weights = f"p{a.slot}_1"
         return weights
 
@@ -334,7 +334,7 @@ class ParallelMixin:
         else None."""
         v = self.order[0]
         walkers = [a for a in self.accs if not a.spec.dense and a.lvars and a.lvars[0] == v]
-        if len(walkers) != 1 or walkers[0].spec.format.levels[0].kind != "compressed":
+        if len(walkers) != 1 or not walkers[0].spec.format.levels[0].has_pos:
             return None
         return walkers[0]
 

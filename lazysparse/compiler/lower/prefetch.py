@@ -82,8 +82,8 @@ class PrefetchMixin:
             fmt = a.spec.format if not a.spec.dense else None
             l = a.lvl
             if (a is drv or fmt is None or a.pres != "1" or l + 2 != fmt.ndim
-                    or fmt.levels[l].kind != "dense" or a.lvars[l] != v
-                    or fmt.levels[l + 1].kind != "compressed"):
+                    or fmt.levels[l].is_sparse or a.lvars[l] != v
+                    or not fmt.levels[l + 1].has_pos):
                 continue
             pos = f"p{a.slot}_{l + 1}"
             at = (lambda t: t) if a.pos == "0" else (lambda t, b=a.pos, n=f"n{a.slot}_{l}": f"({b}) * {n} + {t}")

@@ -129,8 +129,8 @@ class ReductionMixin:
         (a,) = sparse
         fmt = a.spec.format
         if (a.lvl != 0 or list(a.lvars) != list(self.order) or len(set(a.acc.indices)) != len(a.acc.indices)
-                or any(lv.kind not in ("dense", "compressed") or not lv.unique for lv in fmt.levels)
-                or fmt.levels[-1].kind != "compressed"):
+                or any(not (lv.is_dense or lv.has_pos) or not lv.unique for lv in fmt.levels)
+                or not fmt.levels[-1].has_pos):
             return None
         # the stored entries must be where the statement is nonzero: ``(A + 1).sum()`` or
         # ``where(A != 0, A, 1).min()`` read one array but are nonzero everywhere (the implicit

@@ -9,6 +9,7 @@ from __future__ import annotations
 from lazysparse.ir.nodes import accesses_of
 from lazysparse.compiler.plan import patterns as P
 from lazysparse.compiler.lower import workspace
+from lazysparse.compiler.lower.level_builder import LevelIR
 from lazysparse.compiler.lower.locate import THREAD_NUM
 from lazysparse.compiler.lower.operands import level_count
 from lazysparse.compiler.lower.teams import DOUBLE, par, sum_of, team_size, x
@@ -102,13 +103,13 @@ class ResultMixin:
         else:
             hint = x(self.abi.int(("ohint",)))
             top.add(_decl("ocap", E.Select(E.Binary(">", hint, _i(16)), E.Load(_v("d"), _i(len(self.abi.d) - 1)), _i(16))))
-        self.ocoo = self.olv[0].kind == "compressed" and not self.olv[0].unique
+        self.ocoo = self.olv[0].has_pos and not self.olv[0].unique
         self.kd = 0
-        while self.kd < nd and self.olv[self.kd].kind == "dense":
+        while self.kd < nd and self.olv[self.kd].is_dense:
             self.kd += 1
         dense_count = _i(1)
-        for l in range(self.kd):
-            dense_count = E.Binary("*", E.Paren(dense_count), _v(f"osz{l}"))
+        for l in range(self.kd):  # (the positions of the dense levels on top)
+            dense_count = self.olv[l].level_kind.size(LevelIR.output(l), dense_count)
         self.dense_count = dense_count  # (an expression)
         # rows appended on threads: each thread its own buffers, chunks of rows copied into place
         # after (emit_par_rows)
@@ -117,7 +118,7 @@ class ResultMixin:
         # the inner index, nothing to combine) runs the loops twice instead: rows counted, then
         # each entry put in place; no (coordinates, value) triples in between
         self.direct = (mode == "sort" and nd == 2 and self.kd == 1 and not self.ocoo and not self.red
-                       and self.olv[1].kind == "compressed" and self.ovars[1] == self.order[0]
+                       and self.olv[1].has_pos and self.ovars[1] == self.order[0]
                        and not self.count)
         self.placing = False
         self.obufs = []
@@ -130,9 +131,9 @@ class ResultMixin:
         nd, it = len(self.outs), self.idx_t
         heap = []
         for l in range(nd):
-            if self.olv[l].kind == "compressed":
+            if self.olv[l].has_pos:
                 heap.append((it, f"op{l}"))
-            if self.olv[l].kind != "dense":
+            if self.olv[l].is_sparse:
                 heap.append((it, f"oc{l}"))
         heap.append((self.val_t, "ov"))
         self.temps = []
@@ -223,7 +224,7 @@ class ResultMixin:
         for l in range(len(self.outs)):
             lv = self.olv[l]
             op, oc = _v(f"op{l}"), _v(f"oc{l}")
-            if lv.kind == "compressed":
+            if lv.has_pos:
                 if l == self.kd:
                     size = E.Paren(E.Binary("+", E.Paren(dense_count), _i(1)))
                     # (mask, map: the copy of the operand's positions writes every entry)
@@ -236,7 +237,7 @@ class ResultMixin:
                     top.add(S.Assign(op, E.Alloc(it, E.Binary("+", E.Cast(T.SIZE, ocap), _i(1)), zero=True)))
                 top.add(_fails(E.Unary("!", op)))
                 self.obufs.append(("pos", l))
-            if lv.kind != "dense":
+            if lv.is_sparse:
                 top.add(_decl(f"occ{l}", ocap))
                 top.add(S.Assign(oc, E.Alloc(it, ocap)))
                 top.add(_decl(f"on{l}", 0))
@@ -387,7 +388,7 @@ class ResultMixin:
             publish.append(S.Assign(x(self.abi.ptr(("obuf", kind, l))), E.Cast(T.Ptr(T.Opaque("void")), _v(name))))
         top.add(*publish)
         for l in range(nd):
-            if self.olv[l].kind != "dense":
+            if self.olv[l].is_sparse:
                 top.add(S.Assign(x(self.abi.int(("ocount", l))), _v(f"on{l}")))
         # failure path (a jump from a failed allocation): partial output buffers back through
         # p[] (the glue frees them), temporaries freed here
@@ -397,7 +398,7 @@ class ResultMixin:
     def _close_positions(self, top, nd):
         """The first compressed level's positions completed: its one segment's end, or each
         row's end lifted to the row before it where the loops skipped rows."""
-        if self.kd < nd and self.olv[self.kd].kind == "compressed":
+        if self.kd < nd and self.olv[self.kd].has_pos:
             l = self.kd
             if l == 0:
                 top.add(S.Assign(E.Load(_v("op0"), _i(1)), _v(f"on{nd - 1}" if self.ocoo else "on0")))
@@ -413,7 +414,7 @@ class ResultMixin:
         ``tocsc``, ``2 * A.T``), whose count pass then needs the coordinates alone; else None
         (``emit_transposition_counts``)."""
         a = self._sole_walk()
-        if (a is None or [lv.kind for lv in a.spec.format.levels] != ["dense", "compressed"]
+        if (a is None or a.spec.format.ndim != 2 or a.spec.format.levels[0].is_sparse or not a.spec.format.levels[1].has_pos
                 or self.ovars[0] != self.order[1] or self.count or self.spec.loops is not None):
             return None
         return a

@@ -6,6 +6,7 @@ position, a workspace insert), and the counting lines of an instrumented build (
 from __future__ import annotations
 
 from lazysparse.compiler.lower import counting, workspace
+from lazysparse.compiler.lower.level_builder import LevelIR
 from lazysparse.compiler.lower.teams import sum_of, x
 from lazysparse.compiler.loopir import expr as E
 from lazysparse.compiler.loopir import stmt as S
@@ -176,9 +177,9 @@ class StoreMixin:
         last = l == len(self.outs) - 1
         xv = _v(self.vname[v])
         on, on1 = _v(f"on{l}"), _v(f"on{l + 1}")
-        if lv.kind == "dense":
+        if lv.is_dense:
             parent = _v(f"od{l - 1}") if l > 0 else _i(0)
-            inner.add(S.Declare(f"od{l}", T.INDEX, E.Binary("+", E.Binary("*", E.Paren(parent), _v(f"osz{l}")), xv)))
+            inner.add(S.Declare(f"od{l}", T.INDEX, lv.level_kind.locate(LevelIR.output(l), parent, xv)))
             self._recurse(depth, inner)
             if self.kd == l + 1 and l + 1 < len(self.outs):
                 inner.add(S.Assign(_load(f"op{l + 1}", E.Binary("+", _v(f"od{l}"), _i(1))), on1))
@@ -211,7 +212,7 @@ class StoreMixin:
             self.emit(depth + 1, inner)
         if self.ws and depth == self.ws_h - 1 and not self.counting_inserts:
             # the last hoisted loop's iteration is done: its entries go out in order
-            dense = all(lv.kind == "dense" for lv in self.olv[:self.ws_h])
+            dense = all(lv.is_dense for lv in self.olv[:self.ws_h])
             workspace.emit_flush(self, inner, self.ws_h, f"od{depth}" if dense else "0")
 
     def append_leaf(self, blk, val):

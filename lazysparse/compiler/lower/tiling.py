@@ -171,7 +171,7 @@ def emit_tiles(lw, blk):
     a = lw.acc_by_q[t.q]
     xi = lw.vname[t.i]
     # rows are A's level-0 positions (the coordinates themselves for a dense level)
-    dense0 = a.spec.format.levels[0].kind == "dense"
+    dense0 = a.spec.format.levels[0].is_dense
     pos = E.Var(f"p{a.slot}_1")
     nrow = E.Var(f"n{a.slot}_0") if dense0 else E.Cast(T.INDEX, E.load(f"p{a.slot}_0", 1))
     s = E.Int(t.factor)

@@ -155,7 +155,7 @@ def emit_flush(lw, blk, h, dpos0):
     b.add(S.If(E.Binary("==", _ism("an"), E.Int(0)), direct, merged))
     # room for every entry at once: no check per entry
     for l in range(h, nd):
-        if lw.olv[l].kind != "dense":
+        if lw.olv[l].is_sparse:
             b.add(S.Grow(it, E.Var(f"oc{l}"), E.Var(f"occ{l}"), E.add(f"on{l}", fn)))
     b.add(S.Grow(val, E.Var("ov"), E.Var("ovc"), E.add(f"on{nd - 1}", fn)))
     loop = Block()

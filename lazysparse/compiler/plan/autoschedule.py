@@ -53,7 +53,7 @@ def problem(stmt, specs, order) -> Problem:
         chain = tuple(v.name for v in lv if isinstance(v, Index))
         chains.append((f"T{a.operand}", chain))
         for v, l in zip(lv, sp.format.levels):
-            if isinstance(v, Index) and l.kind != "dense":
+            if isinstance(v, Index) and l.is_sparse:
                 sparse.add(v.name)
     names = tuple(v.name for v in order)
     return Problem(names, frozenset(n for n in names if n not in sparse), tuple(chains),

@@ -71,8 +71,8 @@ def terms(stmt, specs, out_fmt, decisions) -> tuple | None:
 
 def csr_like(fmt) -> bool:
     lv = fmt.levels
-    return (len(lv) >= 1 and all(l.kind == "dense" for l in lv[:-1])
-            and lv[-1].kind == "compressed" and lv[-1].unique)
+    return (len(lv) >= 1 and all(l.is_dense for l in lv[:-1])
+            and lv[-1].unique_segments)
 
 
 def _walk(e, dtype, q, d, sign, found):

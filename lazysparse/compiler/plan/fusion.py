@@ -108,7 +108,7 @@ def _sparse_levels(spec, indices):
     if spec.dense:
         return ()
     return tuple(indices[m] for l, m in enumerate(spec.format.order)
-                 if spec.format.levels[l].kind != "dense" and isinstance(indices[m], Index))
+                 if spec.format.levels[l].is_sparse and isinstance(indices[m], Index))
 
 
 # -- patterns over input keys ------------------------------------------------------------------
@@ -311,7 +311,7 @@ def _iterator(spec, idx, var):
     fmt = spec.format
     for l, m in enumerate(fmt.order):
         if idx[m] == var:
-            if fmt.levels[l].kind == "dense":
+            if fmt.levels[l].is_dense:
                 return None
             return tuple(idx[fmt.order[q]] for q in range(l + 1))
     return None

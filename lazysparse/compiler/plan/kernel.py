@@ -471,7 +471,7 @@ def _dense_outer_intersection(order, active, specs, outs, red):
     stores ``v`` above ``w``; else None."""
     def sparse_vars(a):
         lv = level_vars(a, specs[a.operand].format)
-        return [ix for ix, l in zip(lv, specs[a.operand].format.levels) if l.kind != "dense"]
+        return [ix for ix, l in zip(lv, specs[a.operand].format.levels) if l.is_sparse]
 
     for wi, w in enumerate(order):
         if w not in red:
@@ -502,11 +502,11 @@ def concordant_format(spec: OperandSpec, acc: Access, order, storage: Storage = 
     if storage is not None:
         count = 1
         for l, lv in enumerate(levels):
-            if lv.kind != "dense":
+            if lv.is_sparse:
                 break
             count *= storage.shape[modes[l]]
         if count > 4 * storage.nnz + 4096:
-            levels = [COMPRESSED if lv.kind == "dense" else lv for lv in levels]
+            levels = [COMPRESSED if lv.is_dense else lv for lv in levels]
     return Format(levels, tuple(modes))
 
 
@@ -529,7 +529,7 @@ def choose_mode(stmt: Statement, order, out_fmt: Format, specs=None, decisions=(
         if specs is not None and fission.terms(stmt, specs, out_fmt, decisions):
             return "workspace"
         return "append"
-    coo = out_fmt.levels[0].kind == "compressed" and not out_fmt.levels[0].unique
+    coo = out_fmt.levels[0].has_pos and not out_fmt.levels[0].unique
     if red and stmt.reduce == "sum" and _appendable(out_fmt) and not coo:
         # sparse scattering with sums to combine: a workspace ("Compilation of Modular and General
         # Sparse Workspaces") whose policy the caller picks from sizes (compiler/plan/workspace.py);
@@ -540,15 +540,14 @@ def choose_mode(stmt: Statement, order, out_fmt: Format, specs=None, decisions=(
 
 
 def _appendable(fmt: Format) -> bool:
-    kinds = [l.kind for l in fmt.levels]
     # dense prefix then compressed levels, or COO (non-unique compressed + singletons)
     k = 0
-    while k < len(kinds) and kinds[k] == "dense":
+    while k < fmt.ndim and fmt.levels[k].is_dense:
         k += 1
     rest = fmt.levels[k:]
-    if all(l.kind == "compressed" and l.unique for l in rest):
+    if all(l.unique_segments for l in rest):
         return True
-    return k == 0 and rest[0].kind == "compressed" and all(l.kind == "singleton" for l in rest[1:])
+    return k == 0 and rest[0].has_pos and all(l.follows_parent for l in rest[1:])
 
 
 def output_index_dtype(out_fmt: Format, out_shape, bound):

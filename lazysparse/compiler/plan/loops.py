@@ -357,13 +357,13 @@ def _pos(rel, pending, idx, names, accs, specs, order, where):
                           f"order {', '.join(map(repr, lv))}")
     lvs = sp.format.levels
     if len(roots) == 1:
-        if lvs[k].kind != "compressed" or not lvs[k].unique:
+        if not lvs[k].unique_segments:
             raise _todo("pos", f"walking the positions of {rel.access}'s {lvs[k].kind} level over "
                                f"{roots[0].name!r}")
         pending[rel.pos] = ("chunk", roots[0], q)  # chunks of one segment (a row's entries)
         return None
-    if len(roots) != 2 or k != 0 or lvs[0].kind not in ("dense", "compressed") or not lvs[0].unique \
-            or lvs[1].kind != "compressed" or not lvs[1].unique or order.index(roots[0]) != 0:
+    if len(roots) != 2 or k != 0 or not (lvs[0].is_dense or lvs[0].has_pos) or not lvs[0].unique \
+            or not lvs[1].unique_segments or order.index(roots[0]) != 0:
         raise _todo("pos", f"walking the positions of {rel.access} ({sp.format!r}) over "
                            f"{', '.join(map(repr, roots))}: only the first two levels (dense or "
                            "compressed, then compressed) of an operand, fused from the outermost "
@@ -380,7 +380,7 @@ def _sparse_walkers(v, accs, specs):
         if sp.dense:
             continue
         lv = level_vars(a, sp.format)
-        if v in lv and sp.format.levels[lv.index(v)].kind != "dense":
+        if v in lv and sp.format.levels[lv.index(v)].is_sparse:
             out.append(f"T{a.operand}")
     return out
 

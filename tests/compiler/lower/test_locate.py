@@ -121,7 +121,8 @@ def test_a_dimension_beyond_the_limit_runs_the_merge():
 
 class _Spec:
     def __init__(self, kind, unique=True):
-        self.format = type("F", (), {"levels": [type("L", (), {"kind": kind, "unique": unique})()] * 2})()
+        from lazysparse.formats import Level
+        self.format = type("F", (), {"levels": [Level(kind, unique=unique)] * 2})()
 
 
 class _It:
