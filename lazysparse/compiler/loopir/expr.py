@@ -215,6 +215,7 @@ class Zero(Expr):
 
 @dataclass(frozen=True)
 class SizeOf(Expr):
+    """The bytes of a value of ``type`` (a loopir type, or an expression: of its type)."""
     type: object
 
 
@@ -305,7 +306,7 @@ class VCmp(Expr):
 
 @dataclass(frozen=True)
 class VReduce(Expr):
-    """The ``add``/``max``/``min`` of all lanes."""
+    """The ``add``/``max``/``min`` of all lanes (of a target-width vector: ``add`` only)."""
     op: str
     vt: object
     a: Expr
@@ -324,6 +325,26 @@ class VNarrow(Expr):
     """64-bit integer lanes narrowed to 32 bits (``vt``: the wide type)."""
     vt: object
     a: Expr
+
+
+@dataclass(frozen=True)
+class VecBytes(Expr):
+    """The bytes of the target's vector registers (a compile-time constant: 16, 32 or 64), the
+    width of a ``Vec`` of no fixed lane count."""
+
+
+def lanes(isz) -> Expr:
+    """The lanes of a target-width vector of ``isz``-byte values: ``(VecBytes / isz)``."""
+    return Paren(Binary("/", VecBytes(), Int(isz)))
+
+
+@dataclass(frozen=True)
+class VFma(Expr):
+    """``c + a * b`` lane by lane in one rounding (vectors of ``vt``)."""
+    vt: object
+    a: Expr
+    b: Expr
+    c: Expr
 
 
 @dataclass(frozen=True)

@@ -38,10 +38,12 @@ class Assign(Stmt):
 
 @dataclass(frozen=True)
 class Update(Stmt):
-    """``target op= value`` (``op``: a binary operator of loopir.expr.BINARY)."""
+    """``target op= value`` (``op``: a binary operator of loopir.expr.BINARY). ``compound``
+    (layout): printed as a compound assignment even where an increment would do."""
     target: object
     op: str
     value: object
+    compound: bool = False
 
 
 @dataclass(frozen=True)
@@ -77,8 +79,10 @@ class SimdHint:
 @dataclass(frozen=True)
 class For(Stmt):
     """``for var in [lo, hi)`` (``step``: a statement advancing ``var``; None: by one), the
-    variable of the index type declared by the loop. ``unroll``: unroll by this factor;
-    ``simd``: a SimdHint. ``oneline`` (layout): the loop and its one statement on one line."""
+    variable of the index type declared by the loop; ``cond``: the loop runs while it holds
+    instead of while ``var < hi`` (``hi`` then None). ``unroll``: unroll by this factor;
+    ``simd``: a SimdHint. ``oneline`` (layout): the loop and its one statement on one line;
+    ``brace_line`` (layout): the body's braces on lines of their own."""
     var: str
     lo: object
     hi: object
@@ -87,6 +91,8 @@ class For(Stmt):
     unroll: int = None
     simd: SimdHint = None
     oneline: bool = False
+    cond: object = None
+    brace_line: bool = False
 
 
 @dataclass(frozen=True)
@@ -245,7 +251,8 @@ class Fit(Stmt):
 class Prefetch(Stmt):
     """Ask for the cache line ``ahead`` bytes past the address ``addr`` (a pointer expression):
     never dereferenced (past an array's end too). ``write``: for a store; ``locality``: 0 (used
-    once) to 3 (kept)."""
+    once) to 3 (kept: a plain prefetch of an element's address, as ``Prefetch(AddrOf(x), 0,
+    False, 3)``)."""
     addr: object
     ahead: int = 0
     write: bool = False
@@ -269,6 +276,15 @@ FEATURES = frozenset(("avx512", "openmp"))
 class FeatureGuard(Stmt):
     """``then`` where the target has ``feature``, else ``orelse`` (compile time)."""
     feature: str
+    then: object
+    orelse: object = None
+
+
+@dataclass(frozen=True)
+class TargetIf(Stmt):
+    """``then`` where ``cond``, an expression of constants and the target's ``VecBytes``, holds
+    (decided at compile time), else ``orelse``."""
+    cond: object
     then: object
     orelse: object = None
 

@@ -83,8 +83,7 @@ def emit_sort_assembly(lw, top: Block):
     loop.add(S.Declare("dl", T.INT, E.Select(E.Binary("==", t, E.Int(0)), E.Int(0), _first_diff(nd))))
     same = Block().add(S.Reduce(red, E.Load(ov, u), E.Load(tv, r), lw.odt), S.Update(ucnt, "+", E.Int(1)))
     new = Block()
-    # (``red_total``, ``zero``: C text from lowering, transitional)
-    fold = _oneline(E.Binary("&&", E.Binary(">=", u, E.Int(0)), E.Binary("<", ucnt, E.var(lw.red_total()))),
+    fold = _oneline(E.Binary("&&", E.Binary(">=", u, E.Int(0)), E.Binary("<", ucnt, lw.red_total_expr())),
                     S.Reduce(red, E.Load(ov, u), E.var(lw.zero()), lw.odt))
     if red in ("max", "min", "prod"):
         new.add(fold)

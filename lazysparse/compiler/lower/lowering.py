@@ -35,14 +35,14 @@ from lazysparse.compiler.lower.rows import RowMixin
 from lazysparse.compiler.lower.stores import StoreMixin
 from lazysparse.compiler.lower.values import ValueMixin
 # (names importers of this module use, from where they live now: ``__all__``)
-from lazysparse.compiler.lower.operands import declare_operand, level_count
+from lazysparse.compiler.lower.operands import declare_operand, level_count_expr
 from lazysparse.compiler.lower.teams import (
-    APPEND_WORK, FLAT_WORK, KEEP, PRIVATE_RATIO, PRIVATE_SMALL, add_copies, chunk_size, omp_chunk, owned_runs,
+    APPEND_WORK, FLAT_WORK, KEEP, PRIVATE_RATIO, PRIVATE_SMALL, add_copies, chunk_size, owned_runs,
     owned_runs_setup, private_copy, private_team, release_copies, team_ids, team_size, work_estimate)
 
 __all__ = [
-    "lower", "Lowerer", "NoShare", "ABI", "AccessState", "declare_operand", "level_count",
-    "APPEND_WORK", "FLAT_WORK", "KEEP", "PRIVATE_RATIO", "PRIVATE_SMALL", "add_copies", "chunk_size", "omp_chunk",
+    "lower", "Lowerer", "NoShare", "ABI", "AccessState", "declare_operand", "level_count_expr",
+    "APPEND_WORK", "FLAT_WORK", "KEEP", "PRIVATE_RATIO", "PRIVATE_SMALL", "add_copies", "chunk_size",
     "owned_runs", "owned_runs_setup", "private_copy", "private_team", "release_copies", "team_ids",
     "team_size", "work_estimate",
 ]

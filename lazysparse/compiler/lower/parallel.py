@@ -10,7 +10,7 @@ from __future__ import annotations
 from lazysparse.ir import ops
 from lazysparse.compiler.lower import workspace
 from lazysparse.compiler.lower.locate import THREAD_NUM
-from lazysparse.compiler.lower.operands import level_count
+from lazysparse.compiler.lower.operands import level_count_expr
 from lazysparse.compiler.lower.teams import (APPEND_WORK, DOUBLE, FLAT_WORK, KEEP, add_copies, keep_call,
     chunk_size, owned_runs, owned_runs_setup, par, private_copy, private_team, release_copies, sum_of,
     team_ids, team_size, work_estimate, x)
@@ -369,7 +369,7 @@ class ParallelMixin:
             self.pos_share = True  # (emit_single_driver shares out the walk's positions)
         elif kind == "flat":
             a = arg
-            count = par(level_count(a.spec.format, a.slot, len(a.lvars) - 1))
+            count = par(level_count_expr(a.spec.format, a.slot, len(a.lvars) - 1))
             own.add(_const("ls_f0", E.Binary("/", _mul(count, tid), tn)),
                     _const("ls_f1", E.Binary("/", _mul(count, E.Paren(_add(tid, 1))), tn)))
             self.flat_span = ("ls_f0", "ls_f1")

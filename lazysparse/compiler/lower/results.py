@@ -11,7 +11,7 @@ from lazysparse.compiler.plan import patterns as P
 from lazysparse.compiler.lower import workspace
 from lazysparse.compiler.lower.level_builder import LevelIR
 from lazysparse.compiler.lower.locate import THREAD_NUM
-from lazysparse.compiler.lower.operands import level_count
+from lazysparse.compiler.lower.operands import level_count_expr
 from lazysparse.compiler.lower.teams import DOUBLE, par, sum_of, team_size, x
 from lazysparse.compiler.loopir import expr as E
 from lazysparse.compiler.loopir import stmt as S
@@ -432,7 +432,7 @@ class ResultMixin:
             self.prelude_extra.append(THREAD_NUM)
         p, c = f"p{a.slot}_1", f"c{a.slot}_1"
         n = self.ext[self.order[0]]
-        team_size(top, self.abi, E.Cast(DOUBLE, par(level_count(a.spec.format, a.slot, 1))))
+        team_size(top, self.abi, E.Cast(DOUBLE, par(level_count_expr(a.spec.format, a.slot, 1))))
         h, osz0, t = _v("h"), _v("osz0"), _v("t")
         rows = E.Binary("*", E.Cast(T.SIZE, _v("ls_nt")), E.Paren(E.Binary("+", E.Cast(T.SIZE, osz0), _i(2))))
         top.add(S.Assign(h, E.Alloc(IDX, rows, zero=True)), _fails(E.Unary("!", h)))

@@ -12,7 +12,7 @@ import re
 
 from lazysparse.ir.nodes import Index, accesses_of
 from lazysparse.compiler.lower.locate import TEAM_NUM, THREAD_NUM
-from lazysparse.compiler.lower.operands import level_count
+from lazysparse.compiler.lower.operands import level_count_expr
 from lazysparse.compiler.loopir import expr as E
 from lazysparse.compiler.loopir import stmt as S
 from lazysparse.compiler.loopir import types as T
@@ -56,13 +56,6 @@ def keep_call(name, *args):
     return E.SupportCall(name, tuple(x(a) for a in args))
 
 
-def omp_chunk(nt, count):
-    """Transitional C text of ``chunk_size``, for lowering code not yet converted
-    (compiler/lower/fused_parallel.py declares its chunk with it)."""
-    per = f"(({count}) / (64 * (int64_t){nt}))"
-    return f"({nt} > 1 ? ({per} > 16 ? {per} : 16) : (({count}) > 0 ? ({count}) : 1))"
-
-
 def chunk_size(nt, count):
     """The chunk of a parallel loop of ``count`` iterations on ``nt`` threads (here and
     compiler/lower/fused.py): about 64 chunks a thread, at least 16
@@ -104,7 +97,7 @@ def work_estimate(stmts, ext, abi):
                 continue
             slot, sp = got
             held.update(ix for ix in a.indices if isinstance(ix, Index))
-            leaf = level_count(sp.format, slot, len(sp.format.levels) - 1)
+            leaf = level_count_expr(sp.format, slot, len(sp.format.levels) - 1)
             entries.append(E.Cast(DOUBLE, par(leaf if leaf is not None else abi.int(("nnz", slot)))))
         factors = ([E.Paren(sum_of(entries))] if entries else []) + \
             [E.Cast(DOUBLE, par(ext[v])) for v in tuple(stmt.out_indices) + tuple(stmt.reduce_indices)

@@ -222,8 +222,8 @@ def emit_tiles(lw, blk):
         return sb
 
     if acc:
-        def store(sb, target):  # (``target``: C text from lowering, transitional)
-            plain = S.Update(E.var(target), "+", E.Var("acc"))
+        def store(sb, target):  # (``target``: the result's element, an expression)
+            plain = S.Update(target, "+", E.Var("acc"))
             if par:
                 sb.add(S.If(own, Block().add(plain), Block().add(S.Atomic(plain))))
             else:
@@ -271,8 +271,7 @@ def buffered(lw, segment, n):
     lw.row_acc = "ls_rb"
     sb = segment(False)
     lw.row_acc = None
-    # (``dense_addr``: C text from lowering, transitional)
-    flush = Block().add(S.Atomic(S.Update(E.Load(E.Var("o"), E.var(lw.dense_addr())), "+", E.Load(rb, E.Var(x)))))
+    flush = Block().add(S.Atomic(S.Update(E.Load(E.Var("o"), lw.dense_index()), "+", E.Load(rb, E.Var(x)))))
     sb.add(S.For(x, E.Int(0), n, flush))
     body.add(sb)
     return body

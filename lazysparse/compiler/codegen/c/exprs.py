@@ -10,6 +10,8 @@ from lazysparse.compiler.loopir import expr as E
 from lazysparse.compiler.loopir import types as T
 
 _EXTRA = {"int": "int", "unsigned": "unsigned", "size": "size_t", "uintptr": "uintptr_t"}
+# vectors of the target's width: GCC vector types (support.VECTORS)
+_TARGET_VEC = {"float64": "ls_vd", "float32": "ls_vf"}
 _OPAQUE = {"ws_key": "LS_WK", "ws_value": "LS_WT", "void": "void", "ws": "ls_ws", "ism": "ls_ism"}
 
 
@@ -23,7 +25,7 @@ def ctype(t) -> str:
     if isinstance(t, T.Opaque):
         return _OPAQUE[t.name]
     if isinstance(t, T.Vec):
-        return _vec(t)["v"]
+        return _TARGET_VEC[t.dtype] if t.lanes is None else _vec(t)["v"]
     if isinstance(t, T.Mask):
         return f"__mmask{t.lanes}"
     if isinstance(t, T.CText):  # (transitional: C text)
@@ -155,7 +157,7 @@ def expr(e) -> str:
     if isinstance(e, E.Zero):  # (a compound literal)
         return f"({ctype(e.type)}){{0}}"
     if isinstance(e, E.SizeOf):
-        return f"sizeof({ctype(e.type)})"
+        return f"sizeof({expr(e.type) if isinstance(e.type, E.Expr) else ctype(e.type)})"
     if isinstance(e, E.Alloc):
         t = ctype(e.elem)
         if e.zero:
@@ -217,7 +219,14 @@ def _p(vt):
 
 
 def vector(e) -> str:
-    """The AVX-512 spelling of a vector expression."""
+    """The AVX-512 spelling of a vector expression (the GCC vector one of a target-width
+    vector's)."""
+    if isinstance(e, E.VecBytes):
+        return "LS_VB"
+    if isinstance(e, E.VFma):
+        return f"LS_VFMA_{ctype(e.vt)}({expr(e.a)}, {expr(e.b)}, {expr(e.c)})"
+    if isinstance(e, E.VReduce) and e.vt.lanes is None:
+        return f"ls_hsum_{ctype(e.vt)[3:]}({expr(e.a)})"
     if isinstance(e, E.VZero):
         return f"_mm512_setzero_{_vec(e.vt)['sfx']}()"
     if isinstance(e, E.VSplat):

@@ -84,11 +84,14 @@ def _emit(s, out, ind):
         out.append(pad + "}")
     elif isinstance(s, S.For):
         _hints(s, out, pad)
-        step = _line(s.step).rstrip(";") if s.step is not None else f"{s.var}++"
-        head = pad + f"for (int64_t {s.var} = {expr(s.lo)}; {s.var} < {expr(s.hi)}; {step})"
+        head = pad + _for_head(s)
         if s.oneline:
             body, = _stmts(s.body)
             out.append(head + " " + _line(body, True))
+            return
+        if s.brace_line:
+            out.append(head)
+            _emit(N.Block(list(_stmts(s.body))), out, ind)
             return
         out.append(head + " {")
         _emit_block(s.body, out, ind + 1)
@@ -118,6 +121,13 @@ def _emit(s, out, ind):
             out.append(pad + "#else")
             _emit_block(s.orelse, out, ind)
         out.append(pad + "#endif")
+    elif isinstance(s, S.TargetIf):
+        out.append(pad + f"#if {expr(s.cond)}")
+        _emit_block(s.then, out, ind)
+        if s.orelse is not None:
+            out.append(pad + "#else")
+            _emit_block(s.orelse, out, ind)
+        out.append(pad + "#endif")
     elif isinstance(s, S.FeatureIf):
         # where the target has the feature: if (cond) {then} else {orelse}; elsewhere {orelse}
         out.append(pad + FEATURE_TEST[s.feature])
@@ -128,6 +138,12 @@ def _emit(s, out, ind):
         _emit(s.orelse if isinstance(s.orelse, (N.Block, N.Seq)) else N.Block([s.orelse]), out, ind)
     else:
         out.append(pad + _line(s))
+
+
+def _for_head(s):
+    step = _line(s.step).rstrip(";") if s.step is not None else f"{s.var}++"
+    cond = expr(s.cond) if s.cond is not None else f"{s.var} < {expr(s.hi)}"
+    return f"for (int64_t {s.var} = {expr(s.lo)}; {cond}; {step})"
 
 
 def _hints(s, out, pad):
@@ -166,7 +182,7 @@ def _line(s, tight=False) -> str:
         ts = s.target if isinstance(s.target, tuple) else (s.target,)
         return "".join(f"{expr(x)} = " for x in ts) + f"{expr(s.value)};"
     if isinstance(s, S.Update):
-        if s.op in "+-" and s.value == E.Int(1):
+        if s.op in "+-" and s.value == E.Int(1) and not s.compound:
             return f"{expr(s.target)}{s.op * 2};"
         return f"{expr(s.target)} {s.op}= {expr(s.value)};"
     if isinstance(s, S.Reduce):
@@ -199,6 +215,8 @@ def _line(s, tight=False) -> str:
     if isinstance(s, S.Fit):
         return f"LS_FIT({ctype(s.elem)}, {expr(s.ptr)}, {expr(s.n)}, {expr(s.cap)});"
     if isinstance(s, S.Prefetch):
+        if not s.ahead and not s.write and s.locality == 3:  # (the builtin's defaults)
+            return f"__builtin_prefetch({expr(s.addr)});"
         return (f"__builtin_prefetch((const void *)((uintptr_t)({expr(s.addr)}) + {s.ahead}), "
                 f"{int(s.write)}, {s.locality});")
     if isinstance(s, S.Tally):  # (the counters' macro: compiler/codegen/c/support.py COUNTERS)
@@ -215,6 +233,9 @@ def _line(s, tight=False) -> str:
         return f"if ({expr(s.cond)}) {_arm(s.then)}" + (f" else {_arm(s.orelse)}" if s.orelse is not None else "")
     if isinstance(s, S.While):
         return f"while ({expr(s.cond)}) {_arm(s.body)}"
+    if isinstance(s, S.For) and s.oneline and s.unroll is None and s.simd is None:
+        body, = _stmts(s.body)
+        return _for_head(s) + " " + _line(body, True)
     if isinstance(s, S.Atomic):
         raise TypeError("an atomic statement is printed on lines of its own")
     raise TypeError(f"unknown loop IR node {s!r}")
