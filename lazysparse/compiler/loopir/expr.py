@@ -184,6 +184,13 @@ class SupportCall(Expr):
 
 
 @dataclass(frozen=True)
+class Scoped(Expr):
+    """The value of ``value`` after ``stmts`` (statements, in a scope of their own) run."""
+    stmts: tuple
+    value: Expr
+
+
+@dataclass(frozen=True)
 class PostInc(Expr):
     """The value of ``a``, which is then incremented by one."""
     a: Expr
@@ -209,7 +216,8 @@ class Field(Expr):
 
 @dataclass(frozen=True)
 class Zero(Expr):
-    """The zero of ``type`` (every lane or member zero, for an aggregate such as a vector)."""
+    """The zero of ``type`` (every lane or member zero, for an aggregate such as a vector, an
+    array or a support routine's state)."""
     type: object
 
 
@@ -222,11 +230,19 @@ class SizeOf(Expr):
 @dataclass(frozen=True)
 class Alloc(Expr):
     """A new array of ``count`` elements of ``elem`` (zeroed when ``zero``), or null when out of
-    memory. ``huge``: a large one asks for huge pages (as NumPy's arrays do)."""
+    memory. ``huge``: a large one asks for huge pages (as NumPy's arrays do). ``sized``: the
+    count is already of the ``size`` type (printed without a conversion)."""
     elem: object
     count: Expr
     zero: bool = False
     huge: bool = True
+    sized: bool = False
+
+
+@dataclass(frozen=True)
+class MaxOf(Expr):
+    """The largest value of the integer type ``type``."""
+    type: object
 
 
 @dataclass(frozen=True)

@@ -21,11 +21,13 @@ class Stmt:
 @dataclass(frozen=True)
 class Declare(Stmt):
     """A variable ``name`` of ``type`` (loopir.types), initialised to ``init`` when given;
-    ``const``: never assigned again."""
+    ``const``: never assigned again. ``more``: ``(name, init)`` of further variables of the
+    same type, declared with it."""
     name: str
     type: object
     init: object = None
     const: bool = False
+    more: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -72,15 +74,35 @@ class Reduction:
 
 @dataclass(frozen=True)
 class SimdHint:
-    """The loop's iterations may run in SIMD lanes (``reductions``: each lane's private copies)."""
+    """The loop's iterations may run in SIMD lanes (``reductions``: each lane's private copies).
+    ``merged`` (layout): the reductions of one operator named together."""
     reductions: tuple = ()
+    merged: bool = False
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """How a parallel loop's iterations go to threads: ``static`` or ``dynamic`` chunks of
+    ``chunk`` iterations (None: the runtime's default)."""
+    kind: str = "static"
+    chunk: object = None
+
+
+@dataclass(frozen=True)
+class Worksharing:
+    """A loop inside a ``Parallel`` region whose iterations the team's threads share out by
+    ``schedule`` (each iteration run once, by one thread); ``nowait``: a thread goes on past
+    the loop without waiting for the others."""
+    schedule: Schedule = Schedule()
+    nowait: bool = False
 
 
 @dataclass(frozen=True)
 class For(Stmt):
     """``for var in [lo, hi)`` (``step``: a statement advancing ``var``; None: by one), the
     variable of the index type declared by the loop; ``cond``: the loop runs while it holds
-    instead of while ``var < hi`` (``hi`` then None). ``unroll``: unroll by this factor;
+    instead of while ``var < hi`` (``hi`` then None). ``worksharing``: a Worksharing, the loop's
+    iterations shared out among the threads of the region around it. ``unroll``: unroll by this factor;
     ``simd``: a SimdHint. ``oneline`` (layout): the loop and its one statement on one line;
     ``brace_line`` (layout): the body's braces on lines of their own."""
     var: str
@@ -93,14 +115,7 @@ class For(Stmt):
     oneline: bool = False
     cond: object = None
     brace_line: bool = False
-
-
-@dataclass(frozen=True)
-class Schedule:
-    """How a parallel loop's iterations go to threads: ``static`` or ``dynamic`` chunks of
-    ``chunk`` iterations (None: the runtime's default)."""
-    kind: str = "static"
-    chunk: object = None
+    worksharing: Worksharing = None
 
 
 @dataclass(frozen=True)
@@ -134,9 +149,11 @@ ATOMIC_KINDS = frozenset(("update", "read", "write", "capture"))
 @dataclass(frozen=True)
 class Atomic(Stmt):
     """``stmt`` (an Update, an Assign, or for ``capture`` an Assign whose value is an update's
-    result) done atomically with respect to other threads."""
+    result) done atomically with respect to other threads. ``relaxed``: a ``write`` that orders
+    nothing else (a flag only read after the threads join)."""
     stmt: Stmt
     kind: str = "update"
+    relaxed: bool = False
 
     def __post_init__(self):
         if self.kind not in ATOMIC_KINDS:
@@ -193,6 +210,23 @@ class Return(Stmt):
 @dataclass(frozen=True)
 class Fail(Stmt):
     """Leave through the kernel's failure path (out of memory): what it allocated is freed."""
+
+
+@dataclass(frozen=True)
+class FailPath(Stmt):
+    """Where ``Fail`` lands: the kernel's failure path starts here."""
+
+
+@dataclass(frozen=True)
+class Recover(Stmt):
+    """``body``, a failure inside which (``Fail``, or a support routine's out of memory) goes to
+    ``handler`` instead of the kernel's failure path; then ``then``, which must leave (a
+    ``Continue``: the handler is reached only through a failure); then ``handler``. ``name``
+    names the handler's entry among others in the kernel."""
+    body: object
+    then: object
+    handler: object
+    name: str = "tfail"
 
 
 @dataclass(frozen=True)

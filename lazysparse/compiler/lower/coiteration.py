@@ -20,8 +20,7 @@ from lazysparse.compiler.loopir import types as T
 from lazysparse.compiler.loopir.nodes import Block
 from lazysparse.compiler.loopir.support import gallop
 
-# (transitional: the index type's largest value has no loop IR literal that prints as this)
-INDEX_MAX = E.Raw("INT64_MAX")
+INDEX_MAX = E.MaxOf(T.INDEX)
 
 
 def _and(xs):
@@ -251,7 +250,8 @@ class CoiterationMixin:
             body.add(S.Declare(x, T.INDEX, _crd(d0, j)))
             self.prefetch_segments(v, d0, j, body)
             seg = None
-            where = blk if shared else self.parallel(depth, v, followers, blk, f"z{U[q0]} - b{U[q0]}")
+            where = blk if shared else self.parallel(depth, v, followers, blk,
+                                                                E.sub(f"z{U[q0]}", f"b{U[q0]}"))
         else:
             where = blk
             g = f"g{U[q0]}"

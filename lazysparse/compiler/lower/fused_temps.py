@@ -15,7 +15,7 @@ from lazysparse.compiler.lower.operands import level_count_expr
 from lazysparse.compiler.loopir import expr as E
 from lazysparse.compiler.loopir import stmt as S
 from lazysparse.compiler.loopir import types as T
-from lazysparse.compiler.loopir.nodes import Block, RawText
+from lazysparse.compiler.loopir.nodes import Block
 from lazysparse.compiler.lower.fused_loops import Unsupported, ex
 
 
@@ -30,8 +30,8 @@ class FusedTempMixin:
         for vid, (name, kept) in self.temps.items():
             t = T.scalar(self.prog.values[vid].dtype)
             if not kept:  # a scalar: a local the C compiler keeps in a register
-                # (transitional: an array's zero initialiser has no node yet)
-                blk.add(S.Declare(name, T.Array(t, E.Int(1)), E.Raw("{0}")))
+                arr = T.Array(t, E.Int(1))
+                blk.add(S.Declare(name, arr, E.Zero(arr)))
                 continue
             size = reduce(E.mul, (ex(self.ext[ix]) for ix in kept))
             if vid in self.sparse_temps:

@@ -20,7 +20,6 @@ from lazysparse.compiler.plan import fission
 from lazysparse.compiler.plan.kernel import KernelSpec
 from lazysparse.compiler.plan.workspace import hoisted, map_access, outside, spec_mask, storage_vars
 from lazysparse.compiler.lower import counting, workspace
-from lazysparse.compiler.lower.teams import x
 from lazysparse.compiler.loopir import expr as E
 from lazysparse.compiler.loopir import stmt as S
 from lazysparse.compiler.loopir import types as T
@@ -176,7 +175,7 @@ class Lowerer(CoiterationMixin, RowMixin, ReductionMixin, ParallelMixin, Prefetc
     def _declare_extents(self, top):
         """Each loop's extent from ``d[]``, or a schedule's constant bound."""
         for v in self.order:
-            top.add(S.Declare(self.ext[v], T.INDEX, x(self.abi.int(("ext", v)))))
+            top.add(S.Declare(self.ext[v], T.INDEX, self.abi.int_expr(("ext", v))))
         for v, value in (self.spec.loops.bounds if self.spec.loops is not None else ()):
             # a schedule's bound: the loop's trip count is a constant (checked per call in
             # compiler/pipeline.py), which the C compiler can unroll and vectorise

@@ -29,24 +29,19 @@ class ABI:
         self.writes_rows = ()
 
     # an equal descriptor is the same slot: a loop nest emitted once per version asks again
-    def ptr(self, desc):
-        if desc not in self.p:
-            self.p.append(desc)
-        return f"p[{self.p.index(desc)}]"
+    @staticmethod
+    def _slot(slots, desc):
+        if desc not in slots:
+            slots.append(desc)
+        return slots.index(desc)
 
-    def int(self, desc):
-        if desc not in self.d:
-            self.d.append(desc)
-        return f"d[{self.d.index(desc)}]"
-
-    # the same slots as loop IR expressions (``ptr``/``int`` give C text, for code not converted)
     def ptr_expr(self, desc):
-        self.ptr(desc)
-        return E.Load(E.Var("p"), E.Int(self.p.index(desc)))
+        """The ``p[k]`` pointer of ``desc``."""
+        return E.Load(E.Var("p"), E.Int(self._slot(self.p, desc)))
 
     def int_expr(self, desc):
-        self.int(desc)
-        return E.Load(E.Var("d"), E.Int(self.d.index(desc)))
+        """The ``d[k]`` integer of ``desc``."""
+        return E.Load(E.Var("d"), E.Int(self._slot(self.d, desc)))
 
 
 def declare_operand(top, abi, k, sp):
@@ -124,12 +119,10 @@ def chain(op, xs):
 
 def skip_equal(g, z, crd, x, present):
     """``g`` moved past the entries equal to ``x`` in ``[g, z)`` of coordinates ``crd``, where
-    ``present`` holds (None: always). (Transitional text under a condition: the printer braces
-    a loop that is a one-line branch, and the kernels have it bare.)"""
-    if present is None:
-        return S.While(E.Binary("&&", E.lt(g, z), E.Binary("==", E.load(crd, g), E.var(x))),
-                       S.Update(E.Var(g), "+", E.Int(1)), oneline=True)
-    return f"if ({present}) while ({g} < {z} && {crd}[{g}] == {x}) {g}++;"
+    ``present`` holds (None: always)."""
+    skip = S.While(E.Binary("&&", E.lt(g, z), E.Binary("==", E.load(crd, g), E.var(x))),
+                   S.Update(E.Var(g), "+", E.Int(1)), oneline=True)
+    return skip if present is None else S.If(E.var(present), skip, oneline=True, bare=True)
 
 
 class IteratorMixin:

@@ -67,10 +67,6 @@ class StoreMixin:
         """The implicit zeros folded into a max/min/prod once per result point: their count."""
         return (counting.count_stmts([0, 0, 0, 0], [], self.stmt.reduce),) if self.count else ()
 
-    def fold_count(self):
-        """Transitional C text of ``fold_count_stmts`` (for reductions.py's text)."""
-        return " " + counting.line([0, 0, 0, 0], [], self.stmt.reduce) if self.count else ""
-
     def emit_leaf(self, blk):
         if self.counting_inserts:
             blk.add(_inc("ls_ins"))

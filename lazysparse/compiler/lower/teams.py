@@ -38,11 +38,6 @@ def par(e) -> E.Expr:
     return E.Paren(x(e))
 
 
-def elem_type(t):
-    """An element type: a loopir type as is, C text (callers not yet converted) as CText."""
-    return T.of(t)
-
-
 def sum_of(terms, op="+"):
     """``terms`` joined by ``op``, left to right (None when there are none)."""
     out = None
@@ -98,7 +93,7 @@ def work_estimate(stmts, ext, abi):
             slot, sp = got
             held.update(ix for ix in a.indices if isinstance(ix, Index))
             leaf = level_count_expr(sp.format, slot, len(sp.format.levels) - 1)
-            entries.append(E.Cast(DOUBLE, par(leaf if leaf is not None else abi.int(("nnz", slot)))))
+            entries.append(E.Cast(DOUBLE, par(leaf if leaf is not None else abi.int_expr(("nnz", slot)))))
         factors = ([E.Paren(sum_of(entries))] if entries else []) + \
             [E.Cast(DOUBLE, par(ext[v])) for v in tuple(stmt.out_indices) + tuple(stmt.reduce_indices)
              if v not in held]
@@ -112,12 +107,12 @@ def team_size(blk, abi, work, name="ls_nt", report=True):
     (``("parmin",)``), else one (a negative estimate: one, whatever the threshold); the kernel
     reports it in ``("team",)`` (tests read it) unless
     ``report`` is off (a team for a kernel's preparation, before its main loops')."""
-    nt = x(abi.int(("threads",)))
-    big = E.Binary(">=", par(work), E.Cast(DOUBLE, x(abi.int(("parmin",)))))
+    nt = abi.int_expr(("threads",))
+    big = E.Binary(">=", par(work), E.Cast(DOUBLE, abi.int_expr(("parmin",))))
     blk.add(S.Declare(name, T.INDEX, E.Select(E.Paren(E.Binary("&&", E.Binary(">", nt, E.Int(1)), big)), nt, E.Int(1)),
                       const=True))
     if report:
-        blk.add(S.Assign(x(abi.int(("team",))), E.Var(name)))
+        blk.add(S.Assign(abi.int_expr(("team",)), E.Var(name)))
     return name
 
 
@@ -184,8 +179,8 @@ def private_team(body, abi, elem, work, packed="1", counts=False):
     allocated; a dense kernel has no failure path). ``counts``: a max, min or product whose
     entries are counted per point (mode "dense-count": ``ocnt``) gets copies of the counts too
     (``ls_pc``, ``ls_c0``). ``packed``: the condition that the result's strides pack it."""
-    et = elem_type(elem)
-    nt, osz = x(abi.int(("threads",))), E.Cast(DOUBLE, E.Var("ls_osz"))
+    et = elem
+    nt, osz = abi.int_expr(("threads",)), E.Cast(DOUBLE, E.Var("ls_osz"))
     item = E.Paren(E.Binary("+", E.SizeOf(et), E.SizeOf(T.INDEX))) if counts else E.SizeOf(et)
     copies = E.Binary("*", E.Binary("*", E.Cast(DOUBLE, E.Paren(E.Binary("-", nt, E.Int(1)))), osz), E.Cast(DOUBLE, item))
     ratio = E.Paren(E.Select(E.Binary("<=", E.Binary("*", osz, E.Cast(DOUBLE, E.SizeOf(et))), E.Lit(PRIVATE_SMALL, "float64")),
@@ -207,7 +202,7 @@ def private_team(body, abi, elem, work, packed="1", counts=False):
     body.add(S.If(E.Binary(">", E.Var("ls_nt"), E.Int(1)), get), S.If(E.Unary("!", pv), S.Assign(pt, E.Int(1)), oneline=True))
     if counts:
         body.add(S.If(E.Unary("!", E.Var("ls_pc")), S.Assign(pt, E.Int(1)), oneline=True))
-    body.add(S.Assign(x(abi.int(("team",))), pt))
+    body.add(S.Assign(abi.int_expr(("team",)), pt))
 
 
 def _copies_size(et):
@@ -226,7 +221,7 @@ def private_copy(elem, ident=None, counts=False):
     ``o`` (and ``ocnt``, with ``counts``): the loops are emitted unchanged. Put the loops in a
     block of their own with these: their restrict ``o`` must end before ``add_copies`` reads the
     copies through ``ls_o0``."""
-    et, tid, osz = elem_type(elem), E.Var("tid"), E.Var("ls_osz")
+    et, tid, osz = elem, E.Var("tid"), E.Var("ls_osz")
 
     def own(name, pool, first, t):
         mine = E.Binary("+", E.Var(pool), E.Binary("*", E.Paren(E.Binary("-", tid, E.Int(1))), osz))
@@ -243,7 +238,7 @@ def add_copies(elem, dtype, red="sum", counts=False):
     """After the loops, in the region: each thread folds the copies into its share of the
     result (``red``: sum, max, min, prod; ``counts``: the entry counts added), in thread order
     (the same values from call to call at one thread count)."""
-    et, e, tid, tn, osz = elem_type(elem), E.Var("e"), E.Var("tid"), E.Var("ls_tn"), E.Var("ls_osz")
+    et, e, tid, tn, osz = elem, E.Var("e"), E.Var("tid"), E.Var("ls_tn"), E.Var("ls_osz")
 
     def copy(pool):
         return E.Binary("+", E.Var(pool), E.Binary("*", E.Paren(E.Binary("-", E.Var("t"), E.Int(1))), osz))
@@ -262,7 +257,7 @@ def add_copies(elem, dtype, red="sum", counts=False):
 
 def release_copies(elem, counts=False):
     """After the region: the copies back to the kernel's pool."""
-    et = elem_type(elem)
+    et = elem
     out = [S.ExprStmt(keep_call("keep_put", "ls_own", 0, "ls_pv", _copies_size(et)))]
     if counts:
         out.append(S.ExprStmt(keep_call("keep_put", "ls_own", 1, "ls_pc", _copies_size(T.INDEX))))

@@ -146,6 +146,8 @@ def expr(e) -> str:
         return f"{routine(e.routine)}({', '.join(expr(a) for a in e.args)})"
     if isinstance(e, E.Paren):
         return f"({expr(e.a)})"
+    if isinstance(e, E.Scoped):  # (a GNU statement expression)
+        return "({ " + " ".join(statement_line(s, True) for s in e.stmts) + f" {expr(e.value)}; }})"
     if isinstance(e, E.PostInc):
         return _wrap(e.a, ATOM) + "++"
     if isinstance(e, E.AddrOf):
@@ -160,16 +162,25 @@ def expr(e) -> str:
         return f"sizeof({expr(e.type) if isinstance(e.type, E.Expr) else ctype(e.type)})"
     if isinstance(e, E.Alloc):
         t = ctype(e.elem)
+        pt = t + ("*" if t.endswith("*") else " *")  # (the cast's type: ``void **``)
         if e.zero:
             fn = "ls_calloc" if e.huge else "calloc"
-            return f"({t} *){fn}({expr(e.count)}, sizeof({t}))"
+            return f"({pt}){fn}({expr(e.count)}, sizeof({t}))"
         fn = "ls_malloc" if e.huge else "malloc"
-        return f"({t} *){fn}({expr(E.Cast(T.SIZE, e.count))} * sizeof({t}))"
+        n = _wrap(e.count, _PREC["*"]) if e.sized else expr(E.Cast(T.SIZE, e.count))
+        return f"({pt}){fn}({n} * sizeof({t}))"
+    if isinstance(e, E.MaxOf):
+        return f"INT{C.ctype(e.type.name)[3:-2]}_MAX" if C.ctype(e.type.name).startswith("int") else \
+            f"UINT{C.ctype(e.type.name)[4:-2]}_MAX"
     if isinstance(e, E.ThreadNum):
         return "omp_get_thread_num()"
     if isinstance(e, E.NumThreads):
         return "omp_get_num_threads()"
     return vector(e)
+
+
+# a statement on one line (``statement_line(s, tight)``): the printer's, which sets it (printer.py)
+statement_line = None
 
 
 def _clear(op, child):

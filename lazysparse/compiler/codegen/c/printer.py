@@ -8,7 +8,7 @@ runtime/toolchain.py defines where libmvec works)."""
 from __future__ import annotations
 
 from lazysparse.compiler.codegen.c import spelling as C
-from lazysparse.compiler.codegen.c import support
+from lazysparse.compiler.codegen.c import exprs, support
 from lazysparse.compiler.codegen.c.exprs import ctype, expr, vstore
 from lazysparse.compiler.loopir import expr as E
 from lazysparse.compiler.loopir import nodes as N
@@ -111,9 +111,17 @@ def _emit(s, out, ind):
         out.append(pad + "{")
         _emit_block(s.body, out, ind + 1)
         out.append(pad + "}")
-    elif isinstance(s, S.Atomic):
+    elif isinstance(s, S.Atomic) and not s.relaxed:
         out.append(pad + "#pragma omp atomic" + ("" if s.kind == "update" else " " + s.kind))
         _emit(s.stmt, out, ind)
+    elif isinstance(s, S.Recover):
+        # (the failure path's label renamed: support macros such as LS_GROW jump to ``ls_fail``)
+        out.append(pad + f"#define ls_fail ls_{s.name}")
+        _emit_block(s.body, out, ind)
+        out.append(pad + "#undef ls_fail")
+        _emit_block(s.then, out, ind)
+        out.append(pad + f"ls_{s.name}: ;")
+        _emit_block(s.handler, out, ind)
     elif isinstance(s, S.FeatureGuard):
         out.append(pad + FEATURE_TEST[s.feature])
         _emit_block(s.then, out, ind)
@@ -147,9 +155,15 @@ def _for_head(s):
 
 
 def _hints(s, out, pad):
+    if s.worksharing is not None:
+        out.append(pad + "#pragma omp for" + _sched(s.worksharing.schedule) + (" nowait" if s.worksharing.nowait else ""))
     if s.unroll is not None:
         out.append(pad + f"#pragma GCC unroll {s.unroll}")
-    if s.simd is not None:
+    if s.simd is not None and s.simd.merged:
+        ops = dict.fromkeys(r.op for r in s.simd.reductions)
+        out.append(pad + "#pragma omp simd" + "".join(
+            f" reduction({_RED[op]}:{', '.join(r.var for r in s.simd.reductions if r.op == op)})" for op in ops))
+    elif s.simd is not None:
         out.append(pad + "#pragma omp simd" + "".join(f" reduction({_RED[r.op]}:{r.var})" for r in s.simd.reductions))
 
 
@@ -177,7 +191,10 @@ def _line(s, tight=False) -> str:
         else:
             c = ctype(t)
             head = f"{c}{s.name}" if tight and c.endswith(" *") else f"{c} {s.name}"
-        return ("const " if s.const else "") + head + (f" = {expr(s.init)};" if s.init is not None else ";")
+        if isinstance(s.init, E.Zero) and isinstance(t, (T.Array, T.Opaque)):  # (an aggregate's)
+            return ("const " if s.const else "") + head + " = {0};"
+        more = "".join(f", {n}" + (f" = {expr(i)}" if i is not None else "") for n, i in s.more)
+        return ("const " if s.const else "") + head + (f" = {expr(s.init)}" if s.init is not None else "") + more + ";"
     if isinstance(s, S.Assign):
         ts = s.target if isinstance(s.target, tuple) else (s.target,)
         return "".join(f"{expr(x)} = " for x in ts) + f"{expr(s.value)};"
@@ -199,6 +216,8 @@ def _line(s, tight=False) -> str:
         return "return;" if s.value is None else f"return {expr(s.value)};"
     if isinstance(s, S.Fail):
         return "goto ls_fail;"
+    if isinstance(s, S.FailPath):
+        return "ls_fail:"
     if isinstance(s, S.Free):
         return f"free({expr(s.target)});"
     if isinstance(s, S.Memset):
@@ -236,10 +255,14 @@ def _line(s, tight=False) -> str:
     if isinstance(s, S.For) and s.oneline and s.unroll is None and s.simd is None:
         body, = _stmts(s.body)
         return _for_head(s) + " " + _line(body, True)
+    if isinstance(s, S.Atomic) and s.relaxed and s.kind == "write":
+        return f"__atomic_store_n({expr(E.AddrOf(s.stmt.target))}, {expr(s.stmt.value)}, __ATOMIC_RELAXED);"
     if isinstance(s, S.Atomic):
         raise TypeError("an atomic statement is printed on lines of its own")
     raise TypeError(f"unknown loop IR node {s!r}")
 
+
+exprs.statement_line = _line  # (statements inside expressions: E.Scoped)
 
 _SIMPLE = (S.Assign, S.Update, S.ExprStmt, S.Break, S.Continue, S.Return, S.Fail, S.Free, S.Grow,
            S.Resize, N.RawText)
