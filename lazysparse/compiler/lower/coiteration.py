@@ -128,7 +128,7 @@ class CoiterationMixin:
                 return True
         if depth == 0 and mode == "map" and self._map_flat():
             self.flat_map = True  # (its walk of the positions may run on threads: parallel)
-            self.emit_flat(self.acc_by_q[self.mask_q], blk, ("mb0", "mb0 + mnz"))
+            self.emit_flat(self.acc_by_q[self.mask_q], blk, (E.Var("mb0"), E.add("mb0", "mnz")))
             self.flat_map = False
             return True
         if depth == 0 and self.row_width and self.row_tile is None and self._row_tiles():

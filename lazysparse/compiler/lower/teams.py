@@ -3,12 +3,10 @@
 (``work_estimate``, ``team_size``), each thread's own run of chunks (``owned_runs``), private
 copies of a dense result summed on threads (``private_team``, ``private_copy``, ``add_copies``,
 ``release_copies``) and the buffers a kernel keeps between calls (``KEEP``), with the measured
-ratios that gate them; and the expression helpers the lowering modules share while some of
-their inputs are still C text (``x``, ``par``, ``sum_of``).
+ratios that gate them; and the expression helpers the lowering modules share (``x``, ``par``,
+``sum_of``).
 """
 from __future__ import annotations
-
-import re
 
 from lazysparse.ir.nodes import Index, accesses_of
 from lazysparse.compiler.lower.locate import TEAM_NUM, THREAD_NUM
@@ -17,19 +15,13 @@ from lazysparse.compiler.loopir import expr as E
 from lazysparse.compiler.loopir import stmt as S
 from lazysparse.compiler.loopir import types as T
 from lazysparse.compiler.loopir.nodes import Block, Comment
+from lazysparse.compiler.loopir.support import KEPT_BUFFERS
 
 DOUBLE = T.scalar("float64")  # work estimates and byte counts compared as doubles
-_SLOT = re.compile(r"([dp])\[(\d+)\]")
 
 
 def x(e) -> E.Expr:
-    """``e`` as an expression: an expression as is, a name, a number, an argument slot
-    (``d[k]``, ``p[k]``: what ``ABI`` hands out), or else transitional C text from lowering
-    code not yet converted (a Raw)."""
-    if isinstance(e, str):
-        m = _SLOT.fullmatch(e)
-        if m:
-            return E.Load(E.Var(m[1]), E.Int(int(m[2])))
+    """``e`` as an expression: an expression as is, a name or a number (``loopir.expr.var``)."""
     return E.var(e)
 
 
@@ -272,31 +264,7 @@ def release_copies(elem, counts=False):
 # its own; buffers over LS_KEEP_MAX bytes in all are freed rather than kept, and a result
 # expected larger than that runs on one thread (emit_par_rows): in a process whose heap other
 # libraries churn, two threads made MIT8's A @ A (187 MB) 1.7x slower than one.
-KEEP = """#define LS_KEEP_N 128
-#define LS_KEEP_MAX ((size_t)64 << 20)
-static void *ls_kp[LS_KEEP_N];
-static size_t ls_kc[LS_KEEP_N], ls_kall;
-static int ls_kbusy;
-static inline int ls_keep_take(void) { return __atomic_exchange_n(&ls_kbusy, 1, __ATOMIC_ACQUIRE) == 0; }
-static inline void ls_keep_give(void) { __atomic_store_n(&ls_kbusy, 0, __ATOMIC_RELEASE); }
-/* a buffer of at least n bytes: the kept one when it is large enough (own: the pool is ours) */
-static inline void *ls_keep_get(int own, int64_t k, size_t n) {
-  if (own && k < LS_KEEP_N && ls_kp[k]) {
-    void *b = ls_kp[k];
-    ls_kall -= ls_kc[k]; ls_kp[k] = NULL;
-    if (ls_kc[k] >= n) return b;
-    free(b);
-  }
-  return ls_malloc(n ? n : 1);
-}
-/* back to the pool (b: a buffer of n bytes), or freed */
-static inline void ls_keep_put(int own, int64_t k, void *b, size_t n) {
-  if (own && b && k < LS_KEEP_N && !ls_kp[k] && ls_kall + n <= LS_KEEP_MAX) {
-    ls_kp[k] = b; ls_kc[k] = n; ls_kall += n;
-  } else {
-    free(b);
-  }
-}"""
+KEEP = KEPT_BUFFERS  # (the support code: compiler/codegen/c/support.py KEEP)
 
 
 # An appended (merged) entry costs a few ns, and on threads it is copied once more after the

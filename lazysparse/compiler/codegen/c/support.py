@@ -154,6 +154,34 @@ static inline float ls_hsum_vf(ls_vf v) {
 """
 
 
+# the buffers a kernel keeps between calls (compiler/lower/teams.py: why), and their routines
+KEEP = """#define LS_KEEP_N 128
+#define LS_KEEP_MAX ((size_t)64 << 20)
+static void *ls_kp[LS_KEEP_N];
+static size_t ls_kc[LS_KEEP_N], ls_kall;
+static int ls_kbusy;
+static inline int ls_keep_take(void) { return __atomic_exchange_n(&ls_kbusy, 1, __ATOMIC_ACQUIRE) == 0; }
+static inline void ls_keep_give(void) { __atomic_store_n(&ls_kbusy, 0, __ATOMIC_RELEASE); }
+/* a buffer of at least n bytes: the kept one when it is large enough (own: the pool is ours) */
+static inline void *ls_keep_get(int own, int64_t k, size_t n) {
+  if (own && k < LS_KEEP_N && ls_kp[k]) {
+    void *b = ls_kp[k];
+    ls_kall -= ls_kc[k]; ls_kp[k] = NULL;
+    if (ls_kc[k] >= n) return b;
+    free(b);
+  }
+  return ls_malloc(n ? n : 1);
+}
+/* back to the pool (b: a buffer of n bytes), or freed */
+static inline void ls_keep_put(int own, int64_t k, void *b, size_t n) {
+  if (own && b && k < LS_KEEP_N && !ls_kp[k] && ls_kall + n <= LS_KEEP_MAX) {
+    ls_kp[k] = b; ls_kc[k] = n; ls_kall += n;
+  } else {
+    free(b);
+  }
+}"""
+
+
 # The first position in [lo, hi) of a sorted coordinate array holding at least x (hi if none):
 # doubling steps from lo, then a binary search of the last step. Searches for increasing x
 # start where the previous one ended, so k of them over n entries cost O(k log(n / k)).
@@ -187,6 +215,8 @@ def text(s) -> str:
         return THREAD_NUM
     if s.name == "num_threads":
         return TEAM_NUM
+    if s.name == "kept_buffers":
+        return KEEP
     if s.name == "target_vectors":
         return VECTORS
     if s.name == "target_vector_sums":
