@@ -25,7 +25,7 @@ class Unsupported(Exception):
 
 def ex(x):
     """``x`` as a loop IR expression: an expression as is, a name or a number (an extent) as
-    Var or Int (other text, transitional, as Raw)."""
+    Var or Int."""
     return E.var(x)
 
 

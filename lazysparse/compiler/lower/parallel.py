@@ -415,9 +415,9 @@ class ParallelMixin:
         def first(share):  # the first row whose entries start at or past the share's target
             goal = E.Binary("+", at(0), E.Binary("/", E.Binary("*", E.Paren(E.Binary("-", at(n), at(0))),
                                                                  E.Paren(share)), team))
-            step = Block().add(
+            step = S.Inline((
                 S.Declare("m_", T.INDEX, E.Binary("/", E.Paren(E.Binary("+", lo, hi)), _i(2)), const=True),
-                S.If(E.lt(at(m), g), S.Assign(lo, _add(m, 1)), S.Assign(hi, m), oneline=True))
+                S.If(E.lt(at(m), g), S.Assign(lo, _add(m, 1)), S.Assign(hi, m), oneline=True)))
             return E.Scoped((S.Declare("g_", T.INDEX, goal, const=True),
                              S.Declare("l_", T.INDEX, _i(0), more=(("u_", n),)),
                              S.While(E.lt(lo, hi), step, oneline=True)), lo)

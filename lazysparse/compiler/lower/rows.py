@@ -99,8 +99,15 @@ class RowMixin:
         self.row_acc = None
         self.in_slab = False
 
-    # The row as vectors of the target's width (compiler/codegen/c/support.py VECTORS: why):
-    # (vector type, bytes a lane) by the result's dtype
+    # The row as vectors of the target's width (loopir Vec types of no lane count; the C
+    # printer's are GCC/Clang vector extensions sized by the build's target macros): gcc 12
+    # vectorised the scalar row loop of a 32- or 64-wide SpMM across the entries of A instead,
+    # with emulated gathers and the row in memory (bcsstk13, 64 columns, one thread: 2.1 ms,
+    # against 0.64 for MKL); as vector variables the row stays in registers (C harness: 2.4x at
+    # 32 and 64 columns on AVX-512, 2.2x on AVX2, 1.7x on SSE2; a vector of 64 bytes where the
+    # target has only 32 was 4x slower, hence the target's width). Each lane sums its column in
+    # the same order as the scalar loop: the same values (rows of WIDE_FMA bytes and more: one
+    # rounding less per product). (vector type, bytes a lane) by the result's dtype:
     VEC_TYPES = {"float64": (T.target_vec("float64"), 8), "float32": (T.target_vec("float32"), 4)}
 
     VEC_OPS = {"add": "+", "subtract": "-", "multiply": "*"}

@@ -165,7 +165,7 @@ def private_team(body, abi, elem, work, packed="1", counts=False):
     strategy: ``Lowerer.emit_private``, ``FusedLowerer``'s loop over a summed index): declares
     the team (``ls_nt``: the caller's threads when the work pays for the copies,
     ``PRIVATE_RATIO``, and they fit the kept buffers' limit), the copies of ``ls_osz`` elements
-    of ``elem`` (a loopir type, or C text from callers not yet converted) for threads 1..
+    of ``elem`` (a loopir type) for threads 1..
     (``ls_pv``, kept by the kernel between calls: ``KEEP``), the result's own pointer ``ls_o0``
     (read from ``o``) and the team that runs (``ls_pt``: one when the copies cannot be
     allocated; a dense kernel has no failure path). ``counts``: a max, min or product whose

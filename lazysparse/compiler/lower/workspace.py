@@ -53,7 +53,7 @@ def prelude(policy: str, ctype: str, ktype: str, reduce: str, dtype, comb_count=
     ``dtype``, keys of ``ktype``; ``ctype`` is ``dtype``'s C type, unused). ``comb_count``: the
     ``ls.opcount`` counter a combination adds to, in an instrumented build whose combinations
     are the statement's own operations (a union fission's additions; compiler/lower/counting.py).
-    (``ktype`` is C text from lowering code not yet converted, or an index dtype.)"""
+    (``ktype``: an index dtype.)"""
     if policy not in POLICIES:
         raise KeyError(policy)
     identity = E.Lit(ops.reduce_identity(reduce, dtype), dtype)
@@ -207,5 +207,5 @@ def _flush_one_level(lw, b, L, dpos0):
         S.Update(o, "+", E.Binary("!=", E.Load(fv, t), E.Int(0))))))
     b.add(S.If(z, squeeze))
     b.add(S.Update(on, "+", o))
-    if L == lw.kd:  # (``dpos0``: C text from lowering, transitional)
+    if L == lw.kd:  # (``dpos0``: a name, or "0")
         b.add(S.Assign(E.Load(E.Var(f"op{L}"), E.add(E.Paren(E.var(dpos0)), 1)), E.Cast(it, on)))

@@ -156,7 +156,8 @@ def _for_head(s):
 
 def _hints(s, out, pad):
     if s.worksharing is not None:
-        out.append(pad + "#pragma omp for" + _sched(s.worksharing.schedule) + (" nowait" if s.worksharing.nowait else ""))
+        ws = s.worksharing
+        out.append(pad + "#pragma omp for" + _sched(ws.schedule) + (" nowait" if ws.nowait else ""))
     if s.unroll is not None:
         out.append(pad + f"#pragma GCC unroll {s.unroll}")
     if s.simd is not None and s.simd.merged:
@@ -252,7 +253,7 @@ def _line(s, tight=False) -> str:
         return f"if ({expr(s.cond)}) {_arm(s.then)}" + (f" else {_arm(s.orelse)}" if s.orelse is not None else "")
     if isinstance(s, S.While):
         return f"while ({expr(s.cond)}) {_arm(s.body)}"
-    if isinstance(s, S.For) and s.oneline and s.unroll is None and s.simd is None:
+    if isinstance(s, S.For) and s.oneline and s.unroll is None and s.simd is None and s.worksharing is None:
         body, = _stmts(s.body)
         return _for_head(s) + " " + _line(body, True)
     if isinstance(s, S.Atomic) and s.relaxed and s.kind == "write":

@@ -100,15 +100,9 @@ static inline int omp_get_num_threads(void) { return 1; }
 #endif"""
 
 
-# The row as vectors of the target's width (GCC/Clang vector extensions, sized by the
-# build's target macros): gcc 12 vectorised the scalar row loop of a 32- or 64-wide SpMM
-# across the entries of A instead, with emulated gathers and the row in memory (bcsstk13, 64
-# columns, one thread: 2.1 ms, against 0.64 for MKL); as vector variables the row stays in
-# registers (C harness: 2.4x at 32 and 64 columns on AVX-512, 2.2x on AVX2, 1.7x on SSE2; a
-# vector of 64 bytes where the target has only 32 was 4x slower, hence the target's width).
-# Each lane sums its column in the same order as the scalar loop: the same values (rows of
-# WIDE_FMA bytes and more: one rounding less per product).
-# (compiler/lower/rows.py and fused_vectors.py: loopir.types.Vec of no fixed lane count)
+# Vectors of the target's width (loopir.types.Vec of no lane count: compiler/lower/rows.py says
+# why) as GCC/Clang vector extensions sized by the build's target macros: ``LS_VB`` bytes
+# (VecBytes), ``ls_vd``/``ls_vf``, and VFma's one-rounding multiply-add
 VECTORS = r"""
 #if defined(__AVX512F__)
 #define LS_VB 64
