@@ -4,8 +4,8 @@ named runtime support routines, operation counts of an instrumented build, and S
 lanes (loads, gathers, broadcasts, arithmetic, compares, reductions, compress) with their lane
 masks. Frozen values; printers spell them (the C printer: compiler/codegen/c/exprs.py).
 
-``Raw`` is the transitional node: C text handed over by lowering code that still builds text.
-``loopir.walk.text_debt`` counts it.
+``Raw`` is the transitional node, C text (``var`` makes one of text that is not a name or a
+number); ``loopir.walk.text_debt`` counts it.
 """
 from __future__ import annotations
 
