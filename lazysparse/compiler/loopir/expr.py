@@ -4,8 +4,8 @@ named runtime support routines, operation counts of an instrumented build, and S
 lanes (loads, gathers, broadcasts, arithmetic, compares, reductions, compress) with their lane
 masks. Frozen values; printers spell them (the C printer: compiler/codegen/c/exprs.py).
 
-``Raw`` is the transitional node: C text handed over by lowering code that still builds text.
-``loopir.walk.text_debt`` counts it.
+``Raw`` is the transitional node, C text (``var`` makes one of text that is not a name or a
+number); ``loopir.walk.text_debt`` counts it.
 """
 from __future__ import annotations
 
@@ -184,6 +184,13 @@ class SupportCall(Expr):
 
 
 @dataclass(frozen=True)
+class Scoped(Expr):
+    """The value of ``value`` after ``stmts`` (statements, in a scope of their own) run."""
+    stmts: tuple
+    value: Expr
+
+
+@dataclass(frozen=True)
 class PostInc(Expr):
     """The value of ``a``, which is then incremented by one."""
     a: Expr
@@ -209,23 +216,33 @@ class Field(Expr):
 
 @dataclass(frozen=True)
 class Zero(Expr):
-    """The zero of ``type`` (every lane or member zero, for an aggregate such as a vector)."""
+    """The zero of ``type`` (every lane or member zero, for an aggregate such as a vector, an
+    array or a support routine's state)."""
     type: object
 
 
 @dataclass(frozen=True)
 class SizeOf(Expr):
+    """The bytes of a value of ``type`` (a loopir type, or an expression: of its type)."""
     type: object
 
 
 @dataclass(frozen=True)
 class Alloc(Expr):
     """A new array of ``count`` elements of ``elem`` (zeroed when ``zero``), or null when out of
-    memory. ``huge``: a large one asks for huge pages (as NumPy's arrays do)."""
+    memory. ``huge``: a large one asks for huge pages (as NumPy's arrays do). ``sized``: the
+    count is already of the ``size`` type (printed without a conversion)."""
     elem: object
     count: Expr
     zero: bool = False
     huge: bool = True
+    sized: bool = False
+
+
+@dataclass(frozen=True)
+class MaxOf(Expr):
+    """The largest value of the integer type ``type``."""
+    type: object
 
 
 @dataclass(frozen=True)
@@ -305,7 +322,7 @@ class VCmp(Expr):
 
 @dataclass(frozen=True)
 class VReduce(Expr):
-    """The ``add``/``max``/``min`` of all lanes."""
+    """The ``add``/``max``/``min`` of all lanes (of a target-width vector: ``add`` only)."""
     op: str
     vt: object
     a: Expr
@@ -324,6 +341,26 @@ class VNarrow(Expr):
     """64-bit integer lanes narrowed to 32 bits (``vt``: the wide type)."""
     vt: object
     a: Expr
+
+
+@dataclass(frozen=True)
+class VecBytes(Expr):
+    """The bytes of the target's vector registers (a compile-time constant: 16, 32 or 64), the
+    width of a ``Vec`` of no fixed lane count."""
+
+
+def lanes(isz) -> Expr:
+    """The lanes of a target-width vector of ``isz``-byte values: ``(VecBytes / isz)``."""
+    return Paren(Binary("/", VecBytes(), Int(isz)))
+
+
+@dataclass(frozen=True)
+class VFma(Expr):
+    """``c + a * b`` lane by lane in one rounding (vectors of ``vt``)."""
+    vt: object
+    a: Expr
+    b: Expr
+    c: Expr
 
 
 @dataclass(frozen=True)

@@ -4,11 +4,10 @@
 loops are emitted); ``loopir.walk.freeze`` turns a finished tree into immutable ``Seq``s. The
 statements to build are those of ``loopir.stmt`` over ``loopir.expr``.
 
-The other classes here are the transitional nodes of lowering code that still builds C text:
-``RawText`` (a statement given as C text; ``Line`` is its old name), and ``Decl``, ``For``,
-``While``, ``If`` whose type, bounds and conditions are C text. ``loopir.walk.text_debt`` counts
-them in a lowered program. Their text is built only from generated identifiers and numeric
-literals (no user text ever reaches it).
+The other classes here are the transitional text nodes: ``RawText`` (a statement given as C
+text; ``Line`` is its old name), and ``Decl``, ``For``, ``While``, ``If`` whose type, bounds and
+conditions are C text. No lowering module builds them any more (tests/compiler/loopir checks it);
+the C printer still spells them, and ``loopir.walk.text_debt`` counts them in a lowered program.
 """
 from __future__ import annotations
 

@@ -34,7 +34,7 @@ def _t(t):
         return (("const " if t.const else "") + _t(t.elem) + "*" + (" fixed" if t.fixed else "")
                 + (" restrict" if t.restrict else ""))
     if isinstance(t, T.Vec):
-        return f"{t.dtype}x{t.lanes}"
+        return f"{t.dtype}x{'W' if t.lanes is None else t.lanes}"
     if isinstance(t, T.Mask):
         return f"mask{t.lanes}"
     if isinstance(t, T.Opaque):
@@ -107,7 +107,11 @@ def _s(s, out, ind):
         hints = ""
         if isinstance(s, S.For):
             hints = (f" unroll={s.unroll}" if s.unroll else "") + (f" simd{list(s.simd.reductions)}" if s.simd else "")
-        out.append(pad + f"for {s.var} in [{_e(s.lo)}, {_e(s.hi)})" + (f" step {_e(s.step)}" if s.step else "") + hints + ":")
+            if s.worksharing is not None:
+                ws = s.worksharing
+                hints += f" shared {ws.schedule.kind}({_e(ws.schedule.chunk)})" + (" nowait" if ws.nowait else "")
+        span = f"while {_e(s.cond)}" if getattr(s, "cond", None) is not None else f"in [{_e(s.lo)}, {_e(s.hi)})"
+        out.append(pad + f"for {s.var} {span}" + (f" step {_e(s.step)}" if s.step else "") + hints + ":")
         _body(s.body, out, ind + 1)
     elif isinstance(s, (N.While, S.While)):
         out.append(pad + f"while {_e(s.cond)}:")
@@ -132,15 +136,29 @@ def _s(s, out, ind):
         if s.orelse is not None:
             out.append(pad + "else:")
             _body(s.orelse, out, ind + 1)
+    elif isinstance(s, S.TargetIf):
+        out.append(pad + f"if target {_e(s.cond)}:")
+        _body(s.then, out, ind + 1)
+        if s.orelse is not None:
+            out.append(pad + "else:")
+            _body(s.orelse, out, ind + 1)
+    elif isinstance(s, S.Recover):
+        out.append(pad + f"recover {s.name}:")
+        _body(s.body, out, ind + 1)
+        out.append(pad + "then:")
+        _body(s.then, out, ind + 1)
+        out.append(pad + f"on failure {s.name}:")
+        _body(s.handler, out, ind + 1)
     elif isinstance(s, (S.Inline, S.Scope)):
         for x in s.stmts:
             _s(x, out, ind)
     elif isinstance(s, S.Atomic):
-        out.append(pad + f"atomic {s.kind}:")
+        out.append(pad + f"atomic {s.kind}{' relaxed' if s.relaxed else ''}:")
         _s(s.stmt, out, ind + 1)
     elif isinstance(s, S.Declare):
         out.append(pad + ("const " if s.const else "") + f"{_t(s.type)} {s.name}" +
-                   (f" = {_e(s.init)}" if s.init is not None else ""))
+                   (f" = {_e(s.init)}" if s.init is not None else "") +
+                   "".join(f", {n}" + (f" = {_e(i)}" if i is not None else "") for n, i in s.more))
     elif isinstance(s, S.Assign):
         out.append(pad + f"{_e(s.target)} = {_e(s.value)}")
     elif isinstance(s, S.Update):

@@ -21,11 +21,13 @@ class Stmt:
 @dataclass(frozen=True)
 class Declare(Stmt):
     """A variable ``name`` of ``type`` (loopir.types), initialised to ``init`` when given;
-    ``const``: never assigned again."""
+    ``const``: never assigned again. ``more``: ``(name, init)`` of further variables of the
+    same type, declared with it."""
     name: str
     type: object
     init: object = None
     const: bool = False
+    more: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -38,10 +40,12 @@ class Assign(Stmt):
 
 @dataclass(frozen=True)
 class Update(Stmt):
-    """``target op= value`` (``op``: a binary operator of loopir.expr.BINARY)."""
+    """``target op= value`` (``op``: a binary operator of loopir.expr.BINARY). ``compound``
+    (layout): printed as a compound assignment even where an increment would do."""
     target: object
     op: str
     value: object
+    compound: bool = False
 
 
 @dataclass(frozen=True)
@@ -70,23 +74,10 @@ class Reduction:
 
 @dataclass(frozen=True)
 class SimdHint:
-    """The loop's iterations may run in SIMD lanes (``reductions``: each lane's private copies)."""
+    """The loop's iterations may run in SIMD lanes (``reductions``: each lane's private copies).
+    ``merged`` (layout): the reductions of one operator named together."""
     reductions: tuple = ()
-
-
-@dataclass(frozen=True)
-class For(Stmt):
-    """``for var in [lo, hi)`` (``step``: a statement advancing ``var``; None: by one), the
-    variable of the index type declared by the loop. ``unroll``: unroll by this factor;
-    ``simd``: a SimdHint. ``oneline`` (layout): the loop and its one statement on one line."""
-    var: str
-    lo: object
-    hi: object
-    body: object
-    step: object = None
-    unroll: int = None
-    simd: SimdHint = None
-    oneline: bool = False
+    merged: bool = False
 
 
 @dataclass(frozen=True)
@@ -95,6 +86,36 @@ class Schedule:
     ``chunk`` iterations (None: the runtime's default)."""
     kind: str = "static"
     chunk: object = None
+
+
+@dataclass(frozen=True)
+class Worksharing:
+    """A loop inside a ``Parallel`` region whose iterations the team's threads share out by
+    ``schedule`` (each iteration run once, by one thread); ``nowait``: a thread goes on past
+    the loop without waiting for the others."""
+    schedule: Schedule = Schedule()
+    nowait: bool = False
+
+
+@dataclass(frozen=True)
+class For(Stmt):
+    """``for var in [lo, hi)`` (``step``: a statement advancing ``var``; None: by one), the
+    variable of the index type declared by the loop; ``cond``: the loop runs while it holds
+    instead of while ``var < hi`` (``hi`` then None). ``worksharing``: a Worksharing, the loop's
+    iterations shared out among the threads of the region around it. ``unroll``: unroll by this factor;
+    ``simd``: a SimdHint. ``oneline`` (layout): the loop and its one statement on one line;
+    ``brace_line`` (layout): the body's braces on lines of their own."""
+    var: str
+    lo: object
+    hi: object
+    body: object
+    step: object = None
+    unroll: int = None
+    simd: SimdHint = None
+    oneline: bool = False
+    cond: object = None
+    brace_line: bool = False
+    worksharing: Worksharing = None
 
 
 @dataclass(frozen=True)
@@ -128,9 +149,11 @@ ATOMIC_KINDS = frozenset(("update", "read", "write", "capture"))
 @dataclass(frozen=True)
 class Atomic(Stmt):
     """``stmt`` (an Update, an Assign, or for ``capture`` an Assign whose value is an update's
-    result) done atomically with respect to other threads."""
+    result) done atomically with respect to other threads. ``relaxed``: a ``write`` that orders
+    nothing else (a flag only read after the threads join)."""
     stmt: Stmt
     kind: str = "update"
+    relaxed: bool = False
 
     def __post_init__(self):
         if self.kind not in ATOMIC_KINDS:
@@ -190,6 +213,23 @@ class Fail(Stmt):
 
 
 @dataclass(frozen=True)
+class FailPath(Stmt):
+    """Where ``Fail`` lands: the kernel's failure path starts here."""
+
+
+@dataclass(frozen=True)
+class Recover(Stmt):
+    """``body``, a failure inside which (``Fail``, or a support routine's out of memory) goes to
+    ``handler`` instead of the kernel's failure path; then ``then``, which must leave (a
+    ``Continue``: the handler is reached only through a failure); then ``handler``. ``name``
+    names the handler's entry among others in the kernel."""
+    body: object
+    then: object
+    handler: object
+    name: str = "tfail"
+
+
+@dataclass(frozen=True)
 class Free(Stmt):
     """Release an array that Alloc made (a null one is fine)."""
     target: object
@@ -245,7 +285,8 @@ class Fit(Stmt):
 class Prefetch(Stmt):
     """Ask for the cache line ``ahead`` bytes past the address ``addr`` (a pointer expression):
     never dereferenced (past an array's end too). ``write``: for a store; ``locality``: 0 (used
-    once) to 3 (kept)."""
+    once) to 3 (kept: a plain prefetch of an element's address, as ``Prefetch(AddrOf(x), 0,
+    False, 3)``)."""
     addr: object
     ahead: int = 0
     write: bool = False
@@ -269,6 +310,15 @@ FEATURES = frozenset(("avx512", "openmp"))
 class FeatureGuard(Stmt):
     """``then`` where the target has ``feature``, else ``orelse`` (compile time)."""
     feature: str
+    then: object
+    orelse: object = None
+
+
+@dataclass(frozen=True)
+class TargetIf(Stmt):
+    """``then`` where ``cond``, an expression of constants and the target's ``VecBytes``, holds
+    (decided at compile time), else ``orelse``."""
+    cond: object
     then: object
     orelse: object = None
 

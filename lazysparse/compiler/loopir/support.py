@@ -20,6 +20,9 @@ class Support:
 
 THREAD_NUM = Support("thread_num")   # ThreadNum() where the target may lack threads
 TEAM_NUM = Support("num_threads")    # NumThreads() likewise
+KEPT_BUFFERS = Support("kept_buffers")  # the keep_* routines: buffers a kernel keeps between calls
+VECTORS = Support("target_vectors")  # Vec types of the target's width, VecBytes and VFma on them
+VECTOR_SUMS = Support("target_vector_sums")  # VReduce("add") of a target-width vector
 
 
 def gallop(index) -> Support:

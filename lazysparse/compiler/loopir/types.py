@@ -37,9 +37,12 @@ class Ptr:
 
 @dataclass(frozen=True)
 class Vec:
-    """A SIMD vector of ``lanes`` values of dtype ``dtype`` (float or integer lanes)."""
+    """A SIMD vector of ``lanes`` values of dtype ``dtype`` (float or integer lanes); ``lanes``
+    None: as many as the target's vector registers hold (``loopir.expr.VecBytes`` bytes), a
+    vector of the compiler's own arithmetic (``+ - * /`` lane by lane, loads through a pointer
+    cast) rather than of explicit intrinsics."""
     dtype: str
-    lanes: int
+    lanes: int = None
 
     def __post_init__(self):
         object.__setattr__(self, "dtype", str(np.dtype(self.dtype)))
@@ -79,6 +82,11 @@ def of(t):
 INDEX = Scalar("int64")  # loop variables, positions, extents
 INT = Scalar("int")
 SIZE = Scalar("size")
+
+
+def target_vec(dtype) -> Vec:
+    """A vector of ``dtype`` lanes at the target's width."""
+    return Vec(dtype, None)
 
 
 def scalar(dtype) -> Scalar:

@@ -83,8 +83,7 @@ def emit_sort_assembly(lw, top: Block):
     loop.add(S.Declare("dl", T.INT, E.Select(E.Binary("==", t, E.Int(0)), E.Int(0), _first_diff(nd))))
     same = Block().add(S.Reduce(red, E.Load(ov, u), E.Load(tv, r), lw.odt), S.Update(ucnt, "+", E.Int(1)))
     new = Block()
-    # (``red_total``, ``zero``: C text from lowering, transitional)
-    fold = _oneline(E.Binary("&&", E.Binary(">=", u, E.Int(0)), E.Binary("<", ucnt, E.var(lw.red_total()))),
+    fold = _oneline(E.Binary("&&", E.Binary(">=", u, E.Int(0)), E.Binary("<", ucnt, lw.red_total_expr())),
                     S.Reduce(red, E.Load(ov, u), E.var(lw.zero()), lw.odt))
     if red in ("max", "min", "prod"):
         new.add(fold)
@@ -121,8 +120,8 @@ def append_levels(lw, blk, coord, first, dpos0, grow=True):
     """Append one entry to result levels ``first..`` from the level ``dl`` (a variable: the
     first level where it differs from the previous entry) down: a coordinate per compressed
     level and its parent's end position. ``coord(l)``: the expression of its coordinate at
-    level ``l``; ``dpos0``: the position of the dense levels before ``first`` ("0" when none;
-    C text from lowering, transitional); ``grow``: check the coordinate arrays' room per entry
+    level ``l``; ``dpos0``: the position of the dense levels before ``first`` (a name, "0" when
+    none); ``grow``: check the coordinate arrays' room per entry
     (else the caller reserved it). Dense levels store nothing: their coordinates make the
     position of the first compressed one. (The sort assembly appends all levels; a
     workspace's flush those below the hoisted ones.)"""

@@ -20,8 +20,7 @@ from lazysparse.compiler.loopir import types as T
 from lazysparse.compiler.loopir.nodes import Block
 from lazysparse.compiler.loopir.support import gallop
 
-# (transitional: the index type's largest value has no loop IR literal that prints as this)
-INDEX_MAX = E.Raw("INT64_MAX")
+INDEX_MAX = E.MaxOf(T.INDEX)
 
 
 def _and(xs):
@@ -129,7 +128,7 @@ class CoiterationMixin:
                 return True
         if depth == 0 and mode == "map" and self._map_flat():
             self.flat_map = True  # (its walk of the positions may run on threads: parallel)
-            self.emit_flat(self.acc_by_q[self.mask_q], blk, ("mb0", "mb0 + mnz"))
+            self.emit_flat(self.acc_by_q[self.mask_q], blk, (E.Var("mb0"), E.add("mb0", "mnz")))
             self.flat_map = False
             return True
         if depth == 0 and self.row_width and self.row_tile is None and self._row_tiles():
@@ -251,7 +250,8 @@ class CoiterationMixin:
             body.add(S.Declare(x, T.INDEX, _crd(d0, j)))
             self.prefetch_segments(v, d0, j, body)
             seg = None
-            where = blk if shared else self.parallel(depth, v, followers, blk, f"z{U[q0]} - b{U[q0]}")
+            where = blk if shared else self.parallel(depth, v, followers, blk,
+                                                                E.sub(f"z{U[q0]}", f"b{U[q0]}"))
         else:
             where = blk
             g = f"g{U[q0]}"

@@ -16,7 +16,6 @@ build is never tuned: its run-time schedule flags stay 0, so it runs the plain s
 Counter layout: ``mul, add, div, other, temporary loads``, then one load counter per operand
 slot. Updates are relaxed atomics (``count_stmts``: loopir ``Tally`` statements), so a
 parallel kernel counts right too; the printer declares the counters (compiler/codegen/c/support.py).
-``line`` and ``branch`` are the transitional text forms lowering code still embeds in its C.
 """
 from __future__ import annotations
 
@@ -32,13 +31,11 @@ KIND = {"multiply": MUL, "add": ADD, "subtract": ADD, "divide": DIV}
 REDUCE_KIND = {"sum": ADD, "prod": MUL, "max": OTHER, "min": OTHER}
 NAMES = ("mul", "add", "div", "other")
 
-MARK = "LS_COUNT("  # every counting line starts with it (tests strip them)
-
 
 def expr_ops(expr, hoisted=None) -> list:
     """Operations of one evaluation of ``expr``, by kind (casts are free). The branches of a
-    ``where`` are not included: only the branch taken runs, and ``branch`` counts it. Nor are
-    the calls ``hoisted(call)`` says are computed once before the loops (counted there)."""
+    ``where`` are not included: only the branch taken runs, and counts itself (``E.Counted``).
+    Nor are the calls ``hoisted(call)`` says are computed once before the loops (counted there)."""
     out = [0, 0, 0, 0]
 
     def walk(e):
@@ -51,24 +48,6 @@ def expr_ops(expr, hoisted=None) -> list:
     return out
 
 
-def branch(expr, text: str, hoisted=None) -> str:
-    """``text`` (the C of a ``where`` branch ``expr``) counting its operations when it runs
-    (those of the calls computed before the loops, ``hoisted``, are counted there)."""
-    adds = [f"LS_COUNT({k}, {n})" for k, n in enumerate(expr_ops(expr, hoisted)) if n]
-    return f"({', '.join(adds)}, ({text}))" if adds else text
-
-
-def line(ops, loads, reduce=None) -> str:
-    """The counting line: ``ops`` by kind, ``reduce`` (a reduction folding the value in, or
-    None), ``loads``: ``(counter, C expression of how many)`` per access."""
-    ops = list(ops)
-    if reduce is not None:
-        ops[REDUCE_KIND[reduce]] += 1
-    parts = [f"LS_COUNT({k}, {n});" for k, n in enumerate(ops) if n]
-    parts += [f"LS_COUNT({k}, {n});" for k, n in loads]
-    return " ".join(parts) or None
-
-
 def slot(k: int) -> int:
     if FIRST_SLOT + k >= N_COUNTERS:
         raise NotImplementedError(f"opcount: more than {N_COUNTERS - FIRST_SLOT} operands in one kernel")
@@ -77,8 +56,9 @@ def slot(k: int) -> int:
 
 
 def count_stmts(ops, loads, reduce=None):
-    """``line`` as loop IR: one ``Tally`` per counter that moves (``loads``: ``(counter,
-    expression of how many)``), on one line; None when none moves."""
+    """The counting line: ``ops`` by kind, ``reduce`` (a reduction folding the value in, or
+    None), ``loads``: ``(counter, expression of how many)`` per access; one ``Tally`` per
+    counter that moves, on one line; None when none moves."""
     ops = list(ops)
     if reduce is not None:
         ops[REDUCE_KIND[reduce]] += 1

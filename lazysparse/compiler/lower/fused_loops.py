@@ -15,7 +15,7 @@ from lazysparse.compiler.plan.fusion import Compute, Loop, Reset
 from lazysparse.compiler.loopir import expr as E
 from lazysparse.compiler.loopir import stmt as S
 from lazysparse.compiler.loopir import types as T
-from lazysparse.compiler.loopir.nodes import Block, RawText
+from lazysparse.compiler.loopir.nodes import Block
 from lazysparse.compiler.lower.level_builder import LevelIR
 
 
@@ -25,7 +25,7 @@ class Unsupported(Exception):
 
 def ex(x):
     """``x`` as a loop IR expression: an expression as is, a name or a number (an extent) as
-    Var or Int (other text, transitional, as Raw)."""
+    Var or Int."""
     return E.var(x)
 
 
@@ -223,9 +223,6 @@ class FusedLoopMixin:
         ks = self.simd_sums(inner, flat=True)
         q, body = self.fresh("q"), Block()
         simd = self.open_sums(ks, blk)
-        if isinstance(simd, RawText):
-            blk.add(simd)
-            simd = None
         blk.add(S.For(q, at_pos(f"p{vid}_1", 0), self.count_of(vid, 1), body, simd=simd))
         body.add(S.Declare(inner.var.name, T.INDEX, at_pos(f"c{vid}_1", q)))
         self.pos[(vid, tuple(path))] = E.Var(q)
@@ -236,14 +233,11 @@ class FusedLoopMixin:
 
     def open_sums(self, ks, blk):
         """Declare a local accumulator for each op of ``ks`` (``simd_sums``); returns the loop's
-        vector-lanes hint, each lane summing into private copies of them (a ``SimdHint``; with
-        several, the hint as transitional text: ``RawText``, see ``simd_text``)."""
+        vector-lanes hint, each lane summing into private copies of them (a ``SimdHint``)."""
         for j in ks:
             self.acc[j] = self.fresh("acc")
             blk.add(S.Declare(self.acc[j], T.scalar(self.prog.values[self.prog.ops[j].out].dtype), E.Int(0)))
-        if len(ks) == 1:
-            return S.SimdHint((S.Reduction("+", self.acc[ks[0]]),))
-        return simd_text([self.acc[j] for j in ks])
+        return S.SimdHint(tuple(S.Reduction("+", self.acc[j]) for j in ks), merged=len(ks) > 1)
 
     def close_sums(self, ks, blk):
         """After the loop: each accumulator into its op's target."""
@@ -310,19 +304,17 @@ class FusedLoopMixin:
     def open_loop(self, v, space, blk, pragma=None, gathers=()):
         """Emit the loop of ``v`` over ``space`` into ``blk``; returns its body (``v`` and the
         driver's position are bound until ``close_loop``). ``pragma``: the loop's vector-lanes
-        hint (a ``SimdHint``), or a line before it (transitional ``RawText``: a worksharing
-        loop of the parallel region, fused_parallel.py). ``gathers``: rows to prefetch a few
-        entries ahead (``gathers``)."""
+        hint (a ``SimdHint``), or a ``Worksharing`` (a loop of the parallel region,
+        fused_parallel.py). ``gathers``: rows to prefetch a few entries ahead (``gathers``)."""
         body = Block()
         simd = pragma if isinstance(pragma, S.SimdHint) else None
-        if pragma and simd is None:
-            blk.add(pragma)
+        share = pragma if isinstance(pragma, S.Worksharing) else None
         span = None
         if self.span is not None and self.span[0] == v:
             span, self.span = self.span[1:], None  # (the parallel loop's chunk: owned_runs)
         if space == P.TRUE:
             lo, hi = span or (0, self.ext[v])
-            blk.add(S.For(v.name, ex(lo), ex(hi), body, simd=simd))
+            blk.add(S.For(v.name, ex(lo), ex(hi), body, simd=simd, worksharing=share))
         else:
             if len(space) != 1 or len(next(iter(space))) != 1:
                 raise Unsupported("a loop driven by several sparse iterators")
@@ -342,7 +334,7 @@ class FusedLoopMixin:
             lo, hi = start, end
             if span is not None:
                 lo, hi = E.add(start, span[0]), E.add(start, span[1])
-            blk.add(S.For(q, lo, hi, body, simd=simd))
+            blk.add(S.For(q, lo, hi, body, simd=simd, worksharing=share))
             body.add(S.Declare(v.name, T.INDEX, lb.index(lk.coordinate(lb, E.Var(q), start))))
             self.seg[(vid, tuple(path))] = (E.Var(q), start)
             ahead = self.PREFETCH_AHEAD
@@ -366,15 +358,10 @@ class FusedLoopMixin:
             del self.pos[key]
 
 
-def simd_text(accs):
-    """Transitional: the vector-lanes hint of a loop summing into several accumulators, as the
-    one pragma line it has always been (``SimdHint`` prints one reduction clause a variable)."""
-    return RawText(f"#pragma omp simd reduction(+:{', '.join(accs)})")
-
-
 def prefetch_row(g, n, most, step):
-    """Transitional: the prefetches of dense input ``g``'s row ``r_``, a cache line (``step``
-    elements) apart over its first ``n`` elements, at most ``most`` (a loop on one line, and
-    prefetches of plain addresses: no node prints them so yet)."""
-    return RawText(f"for (int64_t f_ = 0; f_ < {n} && f_ < {most}; f_ += {step}) "
-                   f"__builtin_prefetch(&v{g}[r_ * s{g}_0 + f_]);")
+    """The prefetches of dense input ``g``'s row ``r_``, a cache line (``step`` elements) apart
+    over its first ``n`` elements, at most ``most``."""
+    f = E.Var("f_")
+    fetch = S.Prefetch(E.AddrOf(E.load(f"v{g}", E.add(E.mul("r_", f"s{g}_0"), f))), locality=3)
+    return S.For("f_", E.Int(0), None, fetch, step=S.Update(f, "+", E.Int(step), compound=True),
+                 cond=E.Binary("&&", E.lt(f, ex(n)), E.lt(f, most)), oneline=True)

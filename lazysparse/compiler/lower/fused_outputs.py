@@ -12,7 +12,7 @@ from lazysparse.compiler.lower import counting
 from lazysparse.compiler.loopir import expr as E
 from lazysparse.compiler.loopir import stmt as S
 from lazysparse.compiler.loopir import types as T
-from lazysparse.compiler.loopir.nodes import Block, RawText
+from lazysparse.compiler.loopir.nodes import Block
 from lazysparse.compiler.lower.fused_loops import Unsupported, ex
 from lazysparse.compiler.lower.values import counted
 
@@ -29,7 +29,8 @@ class FusedOutputMixin:
         in blocks under ``omp for`` when the kernel is parallel, where NumPy would do them on
         one thread before the kernel (SDDMM on R-MAT 2**18: 6 ms of zeros and copies against
         80 ms of two-thread kernel) and the pages would be first touched by the wrong thread.
-        Declares the destination pointers in ``decls``; returns ``emit(block, pragma)``."""
+        Declares the destination pointers in ``decls``; returns ``emit(block, pragma)`` (``pragma``:
+        the loop's ``Worksharing`` in a parallel region, or None)."""
         ov = self.prog.values[self.out]
         # a result in an input's pattern is stored with ``=`` at every position of that pattern
         # (result_like: one unreduced statement whose iteration space is exactly the input's
@@ -59,9 +60,7 @@ class FusedOutputMixin:
             loop.add(S.Declare("ls_lo", T.INDEX, E.mul("ls_b", B), const=True))
             for src, dst, n, dt in jobs:
                 loop.add(prep_block(src, dst, n, T.scalar(dt), B))
-            if pragma:
-                blk.add(RawText(pragma))
-            blk.add(S.For("ls_b", E.Int(0), nblocks, loop))
+            blk.add(S.For("ls_b", E.Int(0), nblocks, loop, worksharing=pragma))
         return emit
 
     def access_value(self, op, e):

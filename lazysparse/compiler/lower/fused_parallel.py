@@ -11,11 +11,11 @@ from lazysparse.compiler.plan.fusion import Compute, Loop
 from lazysparse.compiler.plan.program import INPUT
 from lazysparse.compiler.lower import teams
 from lazysparse.compiler.lower.locate import THREAD_NUM
-from lazysparse.compiler.lower.operands import level_count
+from lazysparse.compiler.lower.operands import level_count_expr
 from lazysparse.compiler.loopir import expr as E
 from lazysparse.compiler.loopir import stmt as S
 from lazysparse.compiler.loopir import types as T
-from lazysparse.compiler.loopir.nodes import Block, RawText
+from lazysparse.compiler.loopir.nodes import Block
 
 
 class FusedParallelMixin:
@@ -66,12 +66,12 @@ class FusedParallelMixin:
                 if isinstance(n, Loop):
                     walk(n.body, trips + [self.trip(n)])
                 elif isinstance(n, Compute):
-                    terms.append(" * ".join(trips) or "1.0")
+                    terms.append(teams.sum_of(trips, "*") or E.Lit(1.0, "float64"))
         walk(self.plan.tree, [])
-        return " + ".join(f"({t})" for t in terms) or "0.0"
+        return teams.sum_of([E.Paren(t) for t in terms]) or E.Lit(0.0, "float64")
 
     def trip(self, lp):
-        ext = f"(double)({self.ext[lp.var]})"
+        ext = E.Cast(teams.DOUBLE, teams.par(self.ext[lp.var]))
         if lp.space == P.TRUE:
             return ext
         parts = []
@@ -81,12 +81,14 @@ class FusedParallelMixin:
             l = len(path) - 1
             n = n0 = None
             if sp is not None and not sp.dense:
-                n, n0 = level_count(sp.format, vid, l), level_count(sp.format, vid, l - 1)
+                n, n0 = level_count_expr(sp.format, vid, l), level_count_expr(sp.format, vid, l - 1)
             if n is None or n0 is None:
                 parts.append(ext)  # (a temporary's iterator: at most the extent)
             else:
-                parts.append(f"(double)({n}) / (double)(({n0}) > 0 ? ({n0}) : 1)")
-        return "(" + " + ".join(parts) + ")"
+                n0 = E.Paren(n0)
+                parts.append(E.Binary("/", E.Cast(teams.DOUBLE, E.Paren(n)), E.Cast(teams.DOUBLE, E.Paren(
+                    E.Select(E.Binary(">", n0, E.Int(0)), n0, E.Int(1))))))
+        return E.Paren(teams.sum_of(parts))
 
     def emit_parallel(self, top, body, par, prep):
         """OpenMP on the outermost loop ``par`` (``parallel_loop``), thread-private
@@ -94,7 +96,6 @@ class FusedParallelMixin:
         no runtime at all without OpenMP. Each thread sums into its own copy of the result
         (``private``) over a static share of the loop, or takes its own run of chunks first."""
         if self.private:
-            # (transitional: teams.py takes the work and counts as C text)
             ct = T.scalar(self.prog.values[self.out].dtype)
             ids = teams.team_ids(self.prelude, teams.KEEP)
             body.add(S.Declare("ls_osz", T.INDEX, self.abi.int_expr(("out", "len")), const=True))
@@ -107,15 +108,16 @@ class FusedParallelMixin:
             count = self.ext[par.var]
         else:
             (vid, path), = next(iter(par.space))
-            count = f"(int64_t)p{vid}_0[1] - (int64_t)p{vid}_0[0]"  # the top level's one segment
-        body.add(S.Declare("ls_chunk", T.INDEX, E.var(teams.omp_chunk(nt, count)), const=True))
+            top_pos = E.Var(f"p{vid}_0")  # the top level's one segment
+            count = E.sub(E.Cast(T.INDEX, E.load(top_pos, 1)), E.Cast(T.INDEX, E.load(top_pos, 0)))
+        body.add(S.Declare("ls_chunk", T.INDEX, teams.chunk_size(nt, count), const=True))
         region = Block()
         # a thread without its temporaries skips its iterations (every thread must still reach
         # the omp for) and the kernel reports the failure
         bad = self.alloc_temps(region)
         region.add(S.Declare("ls_ok", T.INT, E.Unary("!", E.Paren(bad if bad is not None else E.Int(0))), const=True))
-        # (transitional: a relaxed atomic store has no node yet; Atomic prints an OpenMP one)
-        region.add(RawText("if (!ls_ok) __atomic_store_n(&ls_bad, 1, __ATOMIC_RELAXED);"))
+        region.add(S.If(E.Unary("!", E.Var("ls_ok")),
+                        S.Atomic(S.Assign(E.Var("ls_bad"), E.Int(1)), "write", relaxed=True), oneline=True, bare=True))
         # Blocks dealt dynamically: a thread that wakes late (on the development VM an idle
         # second vCPU joined after 58 us median, 3.9 ms at the 90th percentile, after 12 ms of
         # idling: docs/design.md) leaves its share to the others instead of
@@ -123,8 +125,7 @@ class FusedParallelMixin:
         # of the like input's structure are read by nothing in the kernel, so no thread waits
         # for them (nowait) and the late thread's compute chunks go to whoever is there.
         fills = self.out_like is None
-        # (transitional: the region's worksharing loops are pragma text: no node for them yet)
-        prep(region, "#pragma omp for schedule(dynamic, 1)" + ("" if fills else " nowait"))
+        prep(region, S.Worksharing(S.Schedule("dynamic", E.Int(1)), nowait=not fills))
         team = E.Var(nt)
         body.add(S.Parallel(region, threads=team, when=E.Binary(">", team, E.Int(1))))
         if self.private:
@@ -133,7 +134,7 @@ class FusedParallelMixin:
             own = Block().add(*teams.private_copy(ct))
             region.add(*ids, own)
             self.versions([par], own, lambda b: self.emit_loop(
-                par, b, RawText("#pragma omp for schedule(static, ls_chunk)"),
+                par, b, S.Worksharing(S.Schedule("static", E.Var("ls_chunk"))),
                 S.If(E.Unary("!", E.Var("ls_ok")), S.Continue(), oneline=True)))
             region.add(teams.add_copies(ct, self.prog.values[self.out].dtype))
         else:

@@ -11,11 +11,11 @@ from functools import reduce
 from lazysparse.ir import ops
 from lazysparse.ir.nodes import Const, Index
 from lazysparse.compiler.plan import patterns as P
-from lazysparse.compiler.lower.operands import level_count, level_count_expr
+from lazysparse.compiler.lower.operands import level_count_expr
 from lazysparse.compiler.loopir import expr as E
 from lazysparse.compiler.loopir import stmt as S
 from lazysparse.compiler.loopir import types as T
-from lazysparse.compiler.loopir.nodes import RawText
+from lazysparse.compiler.loopir.nodes import Block
 from lazysparse.compiler.lower.fused_loops import Unsupported, ex
 
 
@@ -30,8 +30,8 @@ class FusedTempMixin:
         for vid, (name, kept) in self.temps.items():
             t = T.scalar(self.prog.values[vid].dtype)
             if not kept:  # a scalar: a local the C compiler keeps in a register
-                # (transitional: an array's zero initialiser has no node yet)
-                blk.add(S.Declare(name, T.Array(t, E.Int(1)), E.Raw("{0}")))
+                arr = T.Array(t, E.Int(1))
+                blk.add(S.Declare(name, arr, E.Zero(arr)))
                 continue
             size = reduce(E.mul, (ex(self.ext[ix]) for ix in kept))
             if vid in self.sparse_temps:
@@ -90,12 +90,13 @@ class FusedTempMixin:
         name = f"mseg{vid}_{level}"
         if name not in self.segmax:
             self.segmax.add(name)
-            n = level_count(self.specs[vid].format, vid, level - 1)  # (C text, for the line below)
+            n = level_count_expr(self.specs[vid].format, vid, level - 1)
             blk.add(S.Declare(name, T.INDEX, E.Int(0)))
-            # (transitional: a loop on one line has no node yet)
-            blk.add(RawText(f"for (int64_t r_ = 0; r_ < {n}; r_++) {{ const int64_t w_ = "
-                            f"(int64_t)p{vid}_{level}[r_ + 1] - (int64_t)p{vid}_{level}[r_]; "
-                            f"if (w_ > {name}) {name} = w_; }}"))
+            pos, r, w, m = E.Var(f"p{vid}_{level}"), E.Var("r_"), E.Var("w_"), E.Var(name)
+            width = E.sub(E.Cast(T.INDEX, E.Load(pos, E.add(r, 1))), E.Cast(T.INDEX, E.Load(pos, r)))
+            blk.add(S.For("r_", E.Int(0), n, Block([S.Scope((
+                S.Declare("w_", T.INDEX, width, const=True),
+                S.If(E.Binary(">", w, m), S.Assign(m, w), oneline=True)), oneline=True)]), oneline=True))
         return name
 
     def temp_addr(self, vid, idx_by_dim):

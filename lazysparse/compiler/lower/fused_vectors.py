@@ -15,7 +15,8 @@ from lazysparse.compiler.lower.rows import RowMixin
 from lazysparse.compiler.loopir import expr as E
 from lazysparse.compiler.loopir import stmt as S
 from lazysparse.compiler.loopir import types as T
-from lazysparse.compiler.loopir.nodes import Block, Decl, RawText
+from lazysparse.compiler.loopir.nodes import Block
+from lazysparse.compiler.loopir.support import VECTOR_SUMS, VECTORS
 from lazysparse.compiler.lower.fused_loops import Unsupported
 
 
@@ -23,33 +24,12 @@ class FusedVectorMixin:
     """Vector sums and rows. Owns ``hoisted`` and ``held``; adds the vector support code to
     ``prelude``."""
 
-    # The sum as vectors of the target's width (RowMixin.VEC_PRELUDE's ``ls_vd``):
+    # The sum as vectors of the target's width (RowMixin.VEC_TYPES):
     # under ``omp simd reduction`` gcc 12 summed SDDMM's K = 32 products into one vector and
     # folded its lanes one by one (a chain of 8 scalar adds a point, 25% of the kernel's time on
     # MIT8). Up to four vectors of partial sums, each started at its first product (adding to
     # a zero vector costs an add and a latency each), folded as a tree.
     VEC_OPS = {**RowMixin.VEC_OPS, "divide": "/"}  # (IEEE division rounds lanes alike)
-
-    VEC_SUM_PRELUDE = r"""
-static inline double ls_hsum_vd(ls_vd v) {
-#if defined(__AVX512F__)
-  return _mm512_reduce_add_pd((__m512d)v);
-#else
-  double t[LS_VB / 8]; memcpy(t, &v, LS_VB);
-  for (int s = LS_VB / 16; s >= 1; s /= 2) for (int l = 0; l < s; l++) t[l] += t[l + s];
-  return t[0];
-#endif
-}
-static inline float ls_hsum_vf(ls_vf v) {
-#if defined(__AVX512F__)
-  return _mm512_reduce_add_ps((__m512)v);
-#else
-  float t[LS_VB / 4]; memcpy(t, &v, LS_VB);
-  for (int s = LS_VB / 8; s >= 1; s /= 2) for (int l = 0; l < s; l++) t[l] += t[l + s];
-  return t[0];
-#endif
-}
-"""
 
     # A hoisted row at most: 1 KB (16 AVX-512 registers; the compiler spills what does not fit
     # to the stack, an L1 load as the row's own was). SDDMM K = 128 (1 KB rows), in one process
@@ -109,8 +89,7 @@ static inline float ls_hsum_vf(ls_vf v) {
                         or not all(ix == n.var or (isinstance(ix, Index) and ix in self.bound) for ix in e.indices)):
                     continue
                 name = self.fresh("hv")
-                ln = f"(LS_VB / {isz})"
-                blk.add(Decl(vt, f"{name}[{w} / {ln}]"))
+                blk.add(_row_decl(name, vt, w, isz))
                 blk.add(_over(n.var.name, w, isz, S.Assign(_lane(name, n.var.name, isz),
                                                          _as_vector(vt, self.access_value(op, e), const=True))))
                 self.hoisted[key] = (name, isz)
@@ -164,8 +143,8 @@ static inline float ls_hsum_vf(ls_vf v) {
                 if tgt is None:
                     continue
                 vt, isz = t
-                name, ln, x = self.fresh("rh"), f"(LS_VB / {isz})", n.var.name
-                blk.add(Decl(vt, f"{name}[{w} / {ln}]"))
+                name, x = self.fresh("rh"), n.var.name
+                blk.add(_row_decl(name, vt, w, isz))
                 blk.add(_over(x, w, isz, S.Assign(_lane(name, x, isz), _as_vector(vt, tgt, const=True))))
                 self.held[c.op] = (name, isz)
                 out.append((c.op, _over(x, w, isz, S.Assign(_as_vector(vt, tgt), _lane(name, x, isz)))))
@@ -225,8 +204,8 @@ static inline float ls_hsum_vf(ls_vf v) {
 
     def _use_vectors(self):
         """Add the vector types and horizontal sums to the kernel's support code, once."""
-        if RowMixin.VEC_PRELUDE not in self.prelude:
-            self.prelude += [RowMixin.VEC_PRELUDE, self.VEC_SUM_PRELUDE]
+        if VECTORS not in self.prelude:
+            self.prelude += [VECTORS, VECTOR_SUMS]
 
     def vector_sum(self, loop, k, blk):
         """Emit the sum ``loop`` (op ``k``, ``simd_sum``) at a constant width as vectors, and
@@ -238,24 +217,23 @@ static inline float ls_hsum_vf(ls_vf v) {
         op, w, (vt, isz) = self.prog.ops[k], self.ext[loop.var], t
         got = self.vector_expr(op, op.stmt.expr, loop.var, vt)
         self._use_vectors()
-        ln = f"(LS_VB / {isz})"
-        nb = f"({w} / {ln})"
-        na = f"({nb} < 4 ? {nb} : 4)"  # 1, 2 or 4: widths and lanes are powers of two
         dv, b = self.fresh("dv"), self.fresh("b")
-        lanes = _lanes(isz)
+        lanes = E.lanes(isz)
         nbv = E.Paren(E.Binary("/", E.var(w), lanes))
-        nav = E.Paren(E.Select(E.lt(nbv, 4), nbv, E.Int(4)))
+        nav = E.Paren(E.Select(E.lt(nbv, 4), nbv, E.Int(4)))  # 1, 2 or 4: widths and lanes are powers of two
         x, bv, dvv = E.Var("x_"), E.Var(b), E.Var(dv)
         body = Block()
-        body.add(S.Declare("x_", T.CText(vt), got[0], const=True))
+        body.add(S.Declare("x_", vt, got[0], const=True))
         body.add(S.Declare(b, T.INDEX, E.Binary("/", E.Var(loop.var.name), lanes), const=True))
         body.add(S.If(E.lt(bv, nav), S.Assign(E.Load(dvv, bv), x),
                       S.Update(E.Load(dvv, E.Binary("%", bv, nav)), "+", x), oneline=True))
-        blk.add(Decl(vt, f"{dv}[4]"))
-        blk.add(RawText(f"for (int64_t {loop.var.name} = 0; {loop.var.name} < {w}; {loop.var.name} += {ln})"), body)
-        blk.add(RawText(f"for (int64_t s_ = {na} / 2; s_ >= 1; s_ /= 2) for (int64_t l_ = 0; l_ < s_; l_++) "
-                        f"{dv}[l_] += {dv}[l_ + s_];"))
-        blk.add(S.Update(self.target(op), "+", E.SupportCall(f"hsum_{vt[3:]}", (E.Load(dvv, E.Int(0)),))))
+        blk.add(S.Declare(dv, T.Array(vt, E.Int(4))))
+        blk.add(_by_vectors(loop.var.name, w, isz, body))
+        s, l = E.Var("s_"), E.Var("l_")
+        fold = S.For("l_", E.Int(0), s, S.Update(E.Load(dvv, l), "+", E.Load(dvv, E.add(l, s))), oneline=True)
+        blk.add(S.For("s_", E.Binary("/", nav, E.Int(2)), None, fold, step=S.Update(s, "/", E.Int(2)),
+                      cond=E.Binary(">=", s, E.Int(1)), oneline=True))
+        blk.add(S.Update(self.target(op), "+", E.VReduce("add", vt, E.Load(dvv, E.Int(0)))))
         return True
 
     def vector_rows(self, loop, blk):
@@ -294,30 +272,33 @@ static inline float ls_hsum_vf(ls_vf v) {
             else:
                 body.add(S.Assign(_as_vector(t[0], tgt), got[0]))
         self._use_vectors()
-        x = loop.var.name
-        blk.add(RawText(f"for (int64_t {x} = 0; {x} < {w}; {x} += (LS_VB / {isz}))"), body)
+        blk.add(_by_vectors(loop.var.name, w, isz, body))
         return True
 
 
 def _as_vector(vt, elem, const=False):
-    """The vector of (GCC vector) type ``vt`` whose first lane is the element ``elem``."""
-    return E.Deref(E.Cast(T.CText(f"const {vt} *" if const else f"{vt} *"), E.AddrOf(elem)))
+    """The vector of (target-width) type ``vt`` whose first lane is the element ``elem``."""
+    return E.Deref(E.Cast(T.Ptr(vt, const=const), E.AddrOf(elem)))
 
 
-def _lanes(isz):
-    """The lanes of a vector of ``isz``-byte values: the target's vector bytes (``LS_VB``,
-    RowMixin.VEC_PRELUDE's) over ``isz``."""
-    return E.Paren(E.Binary("/", E.Var("LS_VB"), E.Int(isz)))
+def _row_decl(name, vt, w, isz):
+    """An array ``name`` of the vectors of ``vt`` (``isz``-byte lanes) a row of ``w`` holds."""
+    return S.Declare(name, T.Array(vt, E.Binary("/", E.Int(w), E.lanes(isz))))
 
 
 def _lane(name, var, isz):
     """The vector of array ``name`` holding lane ``var`` (vectors of ``isz``-byte values)."""
-    return E.Load(E.Var(name), E.Binary("/", E.Var(var), _lanes(isz)))
+    return E.Load(E.Var(name), E.Binary("/", E.Var(var), E.lanes(isz)))
 
 
 def _over(var, w, isz, stmt):
     """``stmt`` for ``var`` over ``[0, w)`` by vectors of ``isz``-byte values, on one line."""
-    return S.For(var, E.Int(0), E.Int(w), stmt, step=S.Update(E.Var(var), "+", _lanes(isz)), oneline=True)
+    return S.For(var, E.Int(0), E.Int(w), stmt, step=S.Update(E.Var(var), "+", E.lanes(isz)), oneline=True)
+
+
+def _by_vectors(var, w, isz, body):
+    """``body`` for ``var`` over ``[0, w)`` by vectors of ``isz``-byte values."""
+    return S.For(var, E.Int(0), E.var(w), body, step=S.Update(E.Var(var), "+", E.lanes(isz)), brace_line=True)
 
 
 def _accesses(e):

@@ -2,9 +2,9 @@
 its walks (``size``, ``iterate``, ``coordinate``, ``locate``, ``append``) in the kernel's terms:
 ``LevelIR`` returns loop IR expressions over one operand level's C names (``p<slot>_<l>``
 positions, ``c<slot>_<l>`` coordinates, ``n<slot>_<l>`` extent, as ``declare_operand`` names
-them; ``LevelIR.output`` the result's), ``LevelText`` the same as C text for the lowering code that still builds text. The
-formats layer sits below the compiler, so the kinds never import these: they call what they
-are given.
+them; ``LevelIR.output`` the result's); ``LevelText`` the same as C text, which no lowering
+module uses (tests/formats/test_level_kinds.py reads the kinds' walks with it). The formats
+layer sits below the compiler, so the kinds never import these: they call what they are given.
 """
 from __future__ import annotations
 
@@ -49,7 +49,8 @@ class LevelIR:
 
 
 class LevelText:
-    """``LevelIR`` as C text (transitional: for callers that still splice text)."""
+    """``LevelIR`` as C text. No lowering module uses it: tests/formats/test_level_kinds.py
+    reads a level kind's walks with it."""
 
     def __init__(self, slot, level):
         self.pos, self.crd, self.extent = (f"{c}{slot}_{level}" for c in "pcn")

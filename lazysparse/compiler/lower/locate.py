@@ -65,7 +65,7 @@ def choose(lw, depth, iters, pat, keys):
 
 def dense_row(lw, name, elem, n, private):
     """Allocate (in the kernel's run-time block) a zeroed array of ``n + 1`` values of ``elem``
-    (a loopir type; C text from lowering code not yet converted) for the loops to index, or NULL when ``n`` is over ``LIMIT``; ``private``: filled inside a
+    (a loopir type) for the loops to index, or NULL when ``n`` is over ``LIMIT``; ``private``: filled inside a
     parallel loop, so one such array per thread, under ``ls_<name>`` (``thread_row`` picks a
     thread's). Freed with the kernel's other arrays (``lw.locs``)."""
     base = f"ls_{name}" if private else name
@@ -73,8 +73,7 @@ def dense_row(lw, name, elem, n, private):
     n = E.var(n)
     count = E.Paren(E.Binary("+", E.Cast(T.SIZE, n), E.Int(1)))
     if private:
-        count = E.Binary("*", E.Cast(T.SIZE, E.var(lw.abi.int(("threads",)))), count)
-    elem = T.of(elem)
+        count = E.Binary("*", E.Cast(T.SIZE, lw.abi.int_expr(("threads",))), count)
     alloc = E.Alloc(elem, count, zero=True, huge=False)
     lw.sched.add(S.Declare(base, T.Ptr(elem), E.Select(E.Paren(E.Binary("<=", n, E.Int(LIMIT))), alloc, E.Null())))
     if private and THREAD_NUM not in lw.prelude_extra:
@@ -85,7 +84,7 @@ def thread_row(name, elem, n):
     """The declaration of ``name``: this thread's array of a private ``dense_row``."""
     own = E.Binary("+", E.Var(f"ls_{name}"), E.Binary("*", E.Cast(T.INDEX, E.ThreadNum()),
                                                         E.Binary("+", E.Cast(T.INDEX, E.var(n)), E.Int(1))))
-    return S.Declare(name, T.Ptr(T.of(elem)), E.Select(E.Var(f"ls_{name}"), own, E.Null()))
+    return S.Declare(name, T.Ptr(elem), E.Select(E.Var(f"ls_{name}"), own, E.Null()))
 
 
 def scatter(lw, a, depth):

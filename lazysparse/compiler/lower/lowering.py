@@ -20,7 +20,6 @@ from lazysparse.compiler.plan import fission
 from lazysparse.compiler.plan.kernel import KernelSpec
 from lazysparse.compiler.plan.workspace import hoisted, map_access, outside, spec_mask, storage_vars
 from lazysparse.compiler.lower import counting, workspace
-from lazysparse.compiler.lower.teams import x
 from lazysparse.compiler.loopir import expr as E
 from lazysparse.compiler.loopir import stmt as S
 from lazysparse.compiler.loopir import types as T
@@ -35,14 +34,14 @@ from lazysparse.compiler.lower.rows import RowMixin
 from lazysparse.compiler.lower.stores import StoreMixin
 from lazysparse.compiler.lower.values import ValueMixin
 # (names importers of this module use, from where they live now: ``__all__``)
-from lazysparse.compiler.lower.operands import declare_operand, level_count
+from lazysparse.compiler.lower.operands import declare_operand, level_count_expr
 from lazysparse.compiler.lower.teams import (
-    APPEND_WORK, FLAT_WORK, KEEP, PRIVATE_RATIO, PRIVATE_SMALL, add_copies, chunk_size, omp_chunk, owned_runs,
+    APPEND_WORK, FLAT_WORK, KEEP, PRIVATE_RATIO, PRIVATE_SMALL, add_copies, chunk_size, owned_runs,
     owned_runs_setup, private_copy, private_team, release_copies, team_ids, team_size, work_estimate)
 
 __all__ = [
-    "lower", "Lowerer", "NoShare", "ABI", "AccessState", "declare_operand", "level_count",
-    "APPEND_WORK", "FLAT_WORK", "KEEP", "PRIVATE_RATIO", "PRIVATE_SMALL", "add_copies", "chunk_size", "omp_chunk",
+    "lower", "Lowerer", "NoShare", "ABI", "AccessState", "declare_operand", "level_count_expr",
+    "APPEND_WORK", "FLAT_WORK", "KEEP", "PRIVATE_RATIO", "PRIVATE_SMALL", "add_copies", "chunk_size",
     "owned_runs", "owned_runs_setup", "private_copy", "private_team", "release_copies", "team_ids",
     "team_size", "work_estimate",
 ]
@@ -176,7 +175,7 @@ class Lowerer(CoiterationMixin, RowMixin, ReductionMixin, ParallelMixin, Prefetc
     def _declare_extents(self, top):
         """Each loop's extent from ``d[]``, or a schedule's constant bound."""
         for v in self.order:
-            top.add(S.Declare(self.ext[v], T.INDEX, x(self.abi.int(("ext", v)))))
+            top.add(S.Declare(self.ext[v], T.INDEX, self.abi.int_expr(("ext", v))))
         for v, value in (self.spec.loops.bounds if self.spec.loops is not None else ()):
             # a schedule's bound: the loop's trip count is a constant (checked per call in
             # compiler/pipeline.py), which the C compiler can unroll and vectorise

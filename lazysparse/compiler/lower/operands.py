@@ -1,6 +1,6 @@
 """Operands as the lowering sees them: the ``ABI`` that records where each kernel parameter
 comes from (``p[k]`` buffers, ``d[k]`` integers), ``declare_operand`` for the C names of an
-operand's arrays and sizes, ``level_count`` for its number of positions at a level, and the
+operand's arrays and sizes, ``level_count_expr`` for its number of positions at a level, and the
 state of each access as the loops resolve its levels (``AccessState``; ``IteratorMixin``
 advances it as a loop binds an index, follows a driver, or resolves bound levels by arithmetic
 or a binary search). The ABI, the declarations and the counts serve the fused lowerer too.
@@ -10,7 +10,7 @@ from __future__ import annotations
 from lazysparse.ir.nodes import Const, Index
 from lazysparse.compiler.plan.kernel import level_vars
 from lazysparse.compiler.loopir import expr as E
-from lazysparse.compiler.lower.level_builder import LevelIR, LevelText
+from lazysparse.compiler.lower.level_builder import LevelIR
 from lazysparse.compiler.loopir import stmt as S
 from lazysparse.compiler.loopir import types as T
 from lazysparse.compiler.loopir.nodes import Block
@@ -29,24 +29,19 @@ class ABI:
         self.writes_rows = ()
 
     # an equal descriptor is the same slot: a loop nest emitted once per version asks again
-    def ptr(self, desc):
-        if desc not in self.p:
-            self.p.append(desc)
-        return f"p[{self.p.index(desc)}]"
+    @staticmethod
+    def _slot(slots, desc):
+        if desc not in slots:
+            slots.append(desc)
+        return slots.index(desc)
 
-    def int(self, desc):
-        if desc not in self.d:
-            self.d.append(desc)
-        return f"d[{self.d.index(desc)}]"
-
-    # the same slots as loop IR expressions (``ptr``/``int`` give C text, for code not converted)
     def ptr_expr(self, desc):
-        self.ptr(desc)
-        return E.Load(E.Var("p"), E.Int(self.p.index(desc)))
+        """The ``p[k]`` pointer of ``desc``."""
+        return E.Load(E.Var("p"), E.Int(self._slot(self.p, desc)))
 
     def int_expr(self, desc):
-        self.int(desc)
-        return E.Load(E.Var("d"), E.Int(self.d.index(desc)))
+        """The ``d[k]`` integer of ``desc``."""
+        return E.Load(E.Var("d"), E.Int(self._slot(self.d, desc)))
 
 
 def declare_operand(top, abi, k, sp):
@@ -100,21 +95,10 @@ class AccessState:
         self.lvl, self.pos, self.pres, self.seg, self.rng, self.at = s
 
 
-def level_count(fmt, slot, level):
-    """C expression of the number of positions of operand ``slot`` (format ``fmt``) at
-    ``level`` (-1: the one root), from the names ``declare_operand`` gives its arrays and
-    sizes, or None where a singleton level on the way leaves it unknown. (C text for the
-    lowering code not converted yet; ``level_count_expr`` is the same as loop IR.)"""
-    n = "1"
-    for l in range(level + 1):
-        n = fmt.levels[l].level_kind.size(LevelText(slot, l), n)
-        if n is None:
-            return None
-    return n
-
-
 def level_count_expr(fmt, slot, level):
-    """``level_count`` as a loop IR expression (None likewise)."""
+    """The number of positions of operand ``slot`` (format ``fmt``) at ``level`` (-1: the one
+    root), over the names ``declare_operand`` gives its arrays and sizes, or None where a
+    singleton level on the way leaves it unknown."""
     n = E.Int(1)
     for l in range(level + 1):
         n = fmt.levels[l].level_kind.size(LevelIR(slot, l), n)
@@ -135,12 +119,10 @@ def chain(op, xs):
 
 def skip_equal(g, z, crd, x, present):
     """``g`` moved past the entries equal to ``x`` in ``[g, z)`` of coordinates ``crd``, where
-    ``present`` holds (None: always). (Transitional text under a condition: the printer braces
-    a loop that is a one-line branch, and the kernels have it bare.)"""
-    if present is None:
-        return S.While(E.Binary("&&", E.lt(g, z), E.Binary("==", E.load(crd, g), E.var(x))),
-                       S.Update(E.Var(g), "+", E.Int(1)), oneline=True)
-    return f"if ({present}) while ({g} < {z} && {crd}[{g}] == {x}) {g}++;"
+    ``present`` holds (None: always)."""
+    skip = S.While(E.Binary("&&", E.lt(g, z), E.Binary("==", E.load(crd, g), E.var(x))),
+                   S.Update(E.Var(g), "+", E.Int(1)), oneline=True)
+    return skip if present is None else S.If(E.var(present), skip, oneline=True, bare=True)
 
 
 class IteratorMixin:

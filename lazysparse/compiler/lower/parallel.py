@@ -7,19 +7,32 @@ sparse result's rows appended on threads to buffers of their own and copied into
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from lazysparse.ir import ops
 from lazysparse.compiler.lower import workspace
 from lazysparse.compiler.lower.locate import THREAD_NUM
-from lazysparse.compiler.lower.operands import level_count
+from lazysparse.compiler.lower.operands import level_count_expr
 from lazysparse.compiler.lower.teams import (APPEND_WORK, DOUBLE, FLAT_WORK, KEEP, add_copies, keep_call,
     chunk_size, owned_runs, owned_runs_setup, par, private_copy, private_team, release_copies, sum_of,
     team_ids, team_size, work_estimate, x)
 from lazysparse.compiler.loopir import expr as E
 from lazysparse.compiler.loopir import stmt as S
 from lazysparse.compiler.loopir import types as T
-from lazysparse.compiler.loopir.nodes import Block, Line, RawText
+from lazysparse.compiler.loopir.nodes import Block
 
 VOID_P = T.Ptr(T.Opaque("void"))
+
+
+class _LoopSlot:
+    """Where ``Lowerer.parallel`` puts its caller's loop (``add``, once): a loop on threads."""
+
+    def __init__(self, blk, wrap):
+        self.blk, self.wrap = blk, wrap
+
+    def add(self, loop):
+        self.blk.add(self.wrap(loop))
+        return self.blk
 
 
 def _v(name):
@@ -153,10 +166,9 @@ class ParallelMixin:
         body.add(_const("ls_pch", chunk_size("ls_nt", count)),
                  _const("ls_nch", E.Binary("/", E.Paren(E.Binary("-", E.Binary("+", count, pch), _i(1))), pch)),
                  _const("ls_tcap", E.Select(E.Binary(">", nt, _i(1)), _add(E.Binary("/", _v("ocap"), nt), 16), _v("ocap"))),
-                 # (pointers to pointers and a plain malloc: the printer spells ``void * *``, and
-                 # an Alloc's count cast to size_t)
-                 RawText("ls_tp = (void **)calloc((size_t)2 * ls_nt, sizeof(void *));"),
-                 RawText(f"ls_ck = (int64_t *)malloc(((size_t){W} * ls_nch + (size_t)3 * ls_nt + 1) * sizeof(int64_t));"),
+                 S.Assign(tp, E.Alloc(VOID_P, _mul(E.Cast(T.SIZE, _i(2)), nt), zero=True, huge=False)),
+                 S.Assign(ck, E.Alloc(T.INDEX, _add(_add(_mul(E.Cast(T.SIZE, _i(W)), nch), _mul(E.Cast(T.SIZE, _i(3)), nt)), 1),
+                                      huge=False, sized=True)),
                  _oneline(E.Binary("||", E.Unary("!", tp), E.Unary("!", ck)), S.Fail()),
                  S.Declare("ls_bad", T.INT, _i(0)),
                  _const("ls_own", E.Binary("&&", E.Binary(">", nt, _i(1)), keep_call("keep_take")), T.INT))
@@ -199,8 +211,7 @@ class ParallelMixin:
                 region.add(_oneline(E.Binary("&&", ok, self._ws_use()), S.Assign(ok, _i(0))))
             region.add(S.If(E.Unary("!", ok), Block().add(S.Atomic(S.Assign(bad, _i(1)), "write"))))
         chunk = Block()
-        # (a worksharing loop inside the region: no loop IR node spells ``omp for`` yet)
-        region.add(Line("#pragma omp for schedule(dynamic, 1)"), S.For("ls_k", _i(0), nch, chunk))
+        region.add(S.For("ls_k", _i(0), nch, chunk, worksharing=S.Worksharing(S.Schedule("dynamic", _i(1)))))
         k, pch = _v("ls_k"), _v("ls_pch")
         chunk.add(S.Declare("ls_b", T.INT), S.Atomic(S.Assign(_v("ls_b"), bad), "read"),
                   _oneline(_v("ls_b"), S.Continue()))
@@ -208,11 +219,10 @@ class ParallelMixin:
             end = _add("ls_r0", pch)
             chunk.add(_const("ls_r0", _mul(k, pch)),
                       _const("ls_r1", E.Select(E.Binary("<", end, n), end, n)))
-        # (a failure inside the region jumps to the chunk's end: no node renames the failure
-        # path's label yet)
-        chunk.add(_const("ls_s0", "on1"), Line("#define ls_fail ls_tfail"))
+        # (a failure inside the region goes to the chunk's end: the kernel's failure path is the
+        # region's caller's)
         rows = Block()
-        chunk.add(rows)
+        chunk.add(_const("ls_s0", "on1"))
         if walker is None:
             self.row_span = ("ls_r0", "ls_r1")
         else:
@@ -223,10 +233,10 @@ class ParallelMixin:
         if not self.span_uses:  # (every chunk would run every row: never emitted so)
             raise NoShare(self.stmt)
         on1, s0 = _v("on1"), _v("ls_s0")
-        chunk.add(Line("#undef ls_fail"),
-                  S.Assign(_at("ls_ck", _mul(W, k)), s0), S.Assign(_at("ls_ck", _mul(W, k), 1), E.Binary("-", on1, s0)),
-                  S.Assign(_at("ls_ck", _mul(W, k), 2), tid),
-                  S.Continue(), Line("ls_tfail: ;"), S.Atomic(S.Assign(bad, _i(1)), "write"))
+        placed = Block().add(
+            S.Assign(_at("ls_ck", _mul(W, k)), s0), S.Assign(_at("ls_ck", _mul(W, k), 1), E.Binary("-", on1, s0)),
+            S.Assign(_at("ls_ck", _mul(W, k), 2), tid), S.Continue())
+        chunk.add(S.Recover(Block().add(rows), placed, Block().add(S.Atomic(S.Assign(bad, _i(1)), "write"))))
         region.add(S.Assign(E.Load(tp, _mul(2, tid)), E.Cast(VOID_P, _v("oc1"))),
                    S.Assign(E.Load(tp, _add(_mul(2, tid), 1)), E.Cast(VOID_P, _v("ov"))),
                    S.Assign(_at("ls_ck", _mul(W, nch), _mul(3, tid)), on1),
@@ -369,7 +379,7 @@ class ParallelMixin:
             self.pos_share = True  # (emit_single_driver shares out the walk's positions)
         elif kind == "flat":
             a = arg
-            count = par(level_count(a.spec.format, a.slot, len(a.lvars) - 1))
+            count = par(level_count_expr(a.spec.format, a.slot, len(a.lvars) - 1))
             own.add(_const("ls_f0", E.Binary("/", _mul(count, tid), tn)),
                     _const("ls_f1", E.Binary("/", _mul(count, E.Paren(_add(tid, 1))), tn)))
             self.flat_span = ("ls_f0", "ls_f1")
@@ -395,15 +405,24 @@ class ParallelMixin:
         """Declarations of ``ls_r0``/``ls_r1``, thread ``tid``'s rows of an operand with row
         positions ``p`` over ``n`` rows: ranges of about equal stored entries (a power-law
         graph's rows split by count put most entries on one thread), found by binary search, the
-        same in every pass that uses them. (Transitional C text: a binary search inside an
-        expression, which no loop IR node spells yet.)"""
+        same in every pass that uses them."""
+        n, team, tid = x(n), _v(nt), _v("tid")
+        g, lo, hi, m = _v("g_"), _v("l_"), _v("u_"), _v("m_")
+
+        def at(i):
+            return E.Cast(T.INDEX, E.Load(_v(p), x(i)))
+
         def first(share):  # the first row whose entries start at or past the share's target
-            return (f"({{ const int64_t g_ = (int64_t){p}[0] + ((int64_t){p}[{n}] - (int64_t){p}[0]) "
-                    f"* ({share}) / {nt}; int64_t l_ = 0, u_ = {n}; while (l_ < u_) {{ "
-                    f"const int64_t m_ = (l_ + u_) / 2; if ((int64_t){p}[m_] < g_) l_ = m_ + 1; "
-                    f"else u_ = m_; }} l_; }})")
-        return [_const("ls_r0", E.Raw(first("tid"))),
-                _const("ls_r1", E.Raw(f"(tid + 1 == {nt}) ? {n} : {first('tid + 1')}"))]
+            goal = E.Binary("+", at(0), E.Binary("/", E.Binary("*", E.Paren(E.Binary("-", at(n), at(0))),
+                                                                 E.Paren(share)), team))
+            step = S.Inline((
+                S.Declare("m_", T.INDEX, E.Binary("/", E.Paren(E.Binary("+", lo, hi)), _i(2)), const=True),
+                S.If(E.lt(at(m), g), S.Assign(lo, _add(m, 1)), S.Assign(hi, m), oneline=True)))
+            return E.Scoped((S.Declare("g_", T.INDEX, goal, const=True),
+                             S.Declare("l_", T.INDEX, _i(0), more=(("u_", n),)),
+                             S.While(E.lt(lo, hi), step, oneline=True)), lo)
+        return [_const("ls_r0", first(tid)),
+                _const("ls_r1", E.Select(E.Paren(E.Binary("==", _add(tid, 1), team)), n, first(_add(tid, 1))))]
 
     def parallel(self, depth, v, followers, blk, count, forced=False, chunk=None, span=False):
         """OpenMP on the outermost loop when it runs over a result index of a dense result
@@ -433,22 +452,21 @@ class ParallelMixin:
             return blk
         if forced and self.spec.loops.parallel[1] == "temporary" and v in self.red:
             return self.private_loop(blk, count, chunk)
-        nt = self.abi.int(("threads",))
+        nt = self.abi.int_expr(("threads",))
         if not forced:  # (a schedule's parallel loop runs on the threads asked for)
             nt = team_size(blk, self.abi, self.work())
         blk.add(_const("ls_chunk", chunk or chunk_size(nt, count)))
         self.par_open = True
-        red = " reduction(+:nz)" if mapped else ""
+        red = (S.Reduction("+", "nz"),) if mapped else ()
         if not forced and span and not (mapped or masked):
             return self.owned_chunks(blk, nt, count)
         # (a walk, or a schedule's loop:) chunks handed out as threads free up; in the loop
         # nests of a segment sum's variants (``emit_flag_versions``) a walk's chunks go round
         # the team in a fixed order instead (``owned_chunks``: why)
         kind = "static" if self.static_rows and not forced else "dynamic"
-        # (the caller adds the loop after this line: a ParallelFor would need the loop itself)
-        blk.add(Line(f"#pragma omp parallel for schedule({kind}, ls_chunk) num_threads((int){nt}) "
-                     f"if({nt} > 1){red}"))
-        return blk
+        team = x(nt)
+        return _LoopSlot(blk, lambda loop: S.ParallelFor(loop, S.Schedule(kind, _v("ls_chunk")), team,
+                                                         E.Binary(">", team, _i(1)), red))
 
     def owned_chunks(self, blk, nt, count):
         """The row loop's chunks in ``nt`` runs of consecutive chunks, one a thread: each takes
@@ -491,10 +509,9 @@ class ParallelMixin:
         region = Block().add(*team_ids(self.prelude_extra, KEEP), own, add_copies(self.val_t, self.odt))
         blk.add(_const("ls_chunk", chunk or chunk_size("ls_pt", count)),
                 S.Parallel(region, **_team("ls_pt")), *release_copies(self.val_t))
-        # (a worksharing loop inside the region: no loop IR node spells ``omp for`` yet)
-        own.add(Line("#pragma omp for schedule(dynamic, ls_chunk)"))
         self.par_open = True
-        return own
+        share = S.Worksharing(S.Schedule("dynamic", _v("ls_chunk")))
+        return _LoopSlot(own, lambda loop: replace(loop, worksharing=share))
 
     def _result_span(self, body):
         """Declares ``ls_osz``, the dense result's span in its buffer; returns the condition

@@ -11,19 +11,25 @@ from lazysparse.compiler.lower.operands import level_count_expr
 from lazysparse.compiler.loopir import expr as E
 from lazysparse.compiler.loopir import stmt as S
 from lazysparse.compiler.loopir import types as T
-from lazysparse.compiler.loopir.nodes import Block, RawText
+from lazysparse.compiler.loopir.nodes import Block
 
 
 def _entry_bytes(slot, lvl):
     """The bytes of one entry of operand ``slot``'s level ``lvl`` (coordinate and value), as an
-    index. (Transitional text: the loop IR's size is of a type, not of an expression.)"""
-    return E.Cast(T.INDEX, E.Paren(E.add(E.Raw(f"sizeof(c{slot}_{lvl}[0])"), E.Raw(f"sizeof(v{slot}[0])"))))
+    index."""
+    first = E.Int(0)
+    return E.Cast(T.INDEX, E.Paren(E.add(E.SizeOf(E.load(f"c{slot}_{lvl}", first)),
+                                         E.SizeOf(E.load(f"v{slot}", first)))))
+
+
+def _fetch(addr):
+    """A plain prefetch of the element at ``addr`` (kept in cache)."""
+    return S.Prefetch(addr, locality=3)
 
 
 def _when(cond, stmt):
-    """``if (cond) stmt`` on one line (``stmt``: transitional text, a prefetch; the loop IR's
-    prefetch prints its address another way)."""
-    return S.If(cond, RawText(stmt) if isinstance(stmt, str) else stmt, oneline=True)
+    """``if (cond) stmt`` on one line (``stmt`` a Block: in braces)."""
+    return S.If(cond, stmt, oneline=True, bare=not isinstance(stmt, Block))
 
 
 class PrefetchMixin:
@@ -86,7 +92,9 @@ class PrefetchMixin:
                     or not fmt.levels[l + 1].has_pos):
                 continue
             pos = f"p{a.slot}_{l + 1}"
-            at = (lambda t: t) if a.pos == "0" else (lambda t, b=a.pos, n=f"n{a.slot}_{l}": f"({b}) * {n} + {t}")
+
+            def at(t, a=a, l=l):  # the row of a's next level at coordinate t of the driver
+                return t if a.pos == "0" else E.add(E.mul(E.Paren(E.var(a.pos)), f"n{a.slot}_{l}"), t)
             # only where the rows are short: on longer ones the row's own loop hides the
             # latency and the prefetches cost more than they save (cage10, 13 a row: 8% slower)
             # and only where its entries outgrow a cache (cryg2500's A @ A, 150 KB: 3% slower)
@@ -101,14 +109,11 @@ class PrefetchMixin:
 
             def ahead(k):  # the flag, and the driver's entry k ahead is in its level
                 return E.Binary("&&", E.Var(flag), E.lt(E.add(j, k), end))
-            body.add(_when(ahead(far), f"__builtin_prefetch(&{pos}[{at(f'{lv_crd}[{j} + {far}]')}]);"))
-            row = E.load(lv_crd, E.add(j, near))
-            if a.pos != "0":
-                row = E.add(E.mul(E.Paren(E.var(a.pos)), f"n{a.slot}_{l}"), row)
-            start = E.Cast(T.INDEX, E.load(pos, row))
+            body.add(_when(ahead(far), _fetch(E.AddrOf(E.load(pos, at(E.load(lv_crd, E.add(j, far))))))))
+            start = E.Cast(T.INDEX, E.load(pos, at(E.load(lv_crd, E.add(j, near)))))
             body.add(_when(ahead(near), Block().add(
                 S.Declare("h_", T.INDEX, start, const=True),
-                f"__builtin_prefetch(&c{a.slot}_{l + 1}[h_]);", f"__builtin_prefetch(&v{a.slot}[h_]);")))
+                _fetch(E.AddrOf(E.load(f"c{a.slot}_{l + 1}", "h_"))), _fetch(E.AddrOf(E.load(f"v{a.slot}", "h_"))))))
 
     ROW_AHEAD = 4
 
@@ -136,13 +141,13 @@ class PrefetchMixin:
             if w * size < self.PREFETCH_MIN_BYTES:
                 cond = E.Binary("&&", E.Var(self.straddles(a, e.indices.index(v), size)), cond)
             saved = dict(self.vname)
-            self.vname[v], self.vname[tail] = f"{lv_crd}[{j} + {self.ROW_AHEAD}]", "0"
-            row = self.dense_access_text(a, e)
+            self.vname[v], self.vname[tail] = E.load(lv_crd, E.add(j, self.ROW_AHEAD)), E.Int(0)
+            row = self.value_of_access(a, e)
             self.vname.clear()
             self.vname.update(saved)
-            step = 64 // size
-            # (transitional text: the loop IR's loops print on lines of their own)
-            body.add(_when(cond, f"for (int64_t lpf = 0; lpf < {w}; lpf += {step}) __builtin_prefetch(&{row} + lpf);"))
+            lines = S.For("lpf", E.Int(0), E.Int(w), _fetch(E.add(E.AddrOf(row), "lpf")),
+                          step=S.Update(E.Var("lpf"), "+", E.Int(64 // size)), oneline=True)
+            body.add(_when(cond, lines))
 
     def straddles(self, a, m, size):
         """The name of a flag, set once per call, that is 1 when the rows of dense operand

@@ -40,9 +40,9 @@ class ReductionMixin:
             total = chain("*", [self.ext[r] for r in self.red]) if self.red else E.Int(1)
             blk.add(S.If(E.lt(cnt, total), fold, oneline=True))
         if self.acc_store is not None:  # a schedule's tile: its own store (compiler/lower/tiling.py)
-            self.acc_store(blk, f"o[{self.dense_addr()}]")
+            self.acc_store(blk, E.Load(E.Var("o"), self.dense_index()))
         elif self.spec.mode == "dense-acc":
-            blk.add(S.Assign(E.Load(E.Var("o"), self.dense_addr_expr()), acc))
+            blk.add(S.Assign(E.Load(E.Var("o"), self.dense_index()), acc))
         else:
             tgt = Block()
             blk.add(S.If(E.Binary("&&", E.Binary(">", cnt, E.Int(0)), E.Binary("!=", acc, E.Int(0))), tgt))
@@ -213,7 +213,7 @@ class ReductionMixin:
         """The kernel reports once whether its build has the vector code (the tuner reads it)."""
         if ("simd",) not in self.sched_flags:
             self.sched_flags[("simd",)] = None
-            self.sched.add(simd.capability(self.abi.int(("simd",))))
+            self.sched.add(simd.capability(self.abi.int_expr(("simd",))))
 
     def emit_segment_variants(self, depth, v, blk, drv, keys, byq, iters, U, snap):
         """The innermost segment reduction driven by ``drv`` as schedules of one loop picked at
@@ -272,18 +272,16 @@ class ReductionMixin:
                 xk = x0 if k == 0 else f"{x0}_{k}"
                 self.vname[v] = xk
                 at = E.Var(j) if k == 0 else E.Paren(E.add(j, k))
-                pos = j if k == 0 else f"({j} + {k})"  # (the access state's positions are text)
                 copy.add(S.Declare(xk, T.INDEX, at if drv is None else E.Cast(T.INDEX, E.load(crd, at))))
                 self.bind(v)
                 if drv is not None:
-                    self.advance(drv, pos, "1", None)
+                    self.advance(drv, j if k == 0 else at, "1", None)
                 self.acc_name = "acc" if k == 0 else f"acc_{k}"
                 self.cascade(copy)
                 self.emit_output_level(depth, v, copy)
                 self.bound.discard(v)
             # (by one too as ``+=``: an update by the literal one prints as an increment)
-            step = E.Int(len(copies)) if len(copies) > 1 else E.Raw("1")
-            body.add(S.Update(E.Var(j), "+", step))
+            body.add(S.Update(E.Var(j), "+", E.Int(len(copies)), compound=True))
         self.vname[v] = x0
         self.acc_name = "acc"
         if red == "sum":

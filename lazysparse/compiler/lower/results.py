@@ -11,12 +11,12 @@ from lazysparse.compiler.plan import patterns as P
 from lazysparse.compiler.lower import workspace
 from lazysparse.compiler.lower.level_builder import LevelIR
 from lazysparse.compiler.lower.locate import THREAD_NUM
-from lazysparse.compiler.lower.operands import level_count
+from lazysparse.compiler.lower.operands import level_count_expr
 from lazysparse.compiler.lower.teams import DOUBLE, par, sum_of, team_size, x
 from lazysparse.compiler.loopir import expr as E
 from lazysparse.compiler.loopir import stmt as S
 from lazysparse.compiler.loopir import types as T
-from lazysparse.compiler.loopir.nodes import Block, Line
+from lazysparse.compiler.loopir.nodes import Block
 
 IDX = T.INDEX
 
@@ -44,8 +44,7 @@ def _at_least(a, n):
     return E.Select(E.Binary(">", a, _i(n)), a, _i(n))
 
 
-# the failure path's label (transitional C text: no loop IR node marks where ``Fail`` lands yet)
-FAIL_LABEL = Line("ls_fail:")
+FAIL_LABEL = S.FailPath()
 
 
 def _fit(elem, ptr, n, cap):
@@ -82,11 +81,11 @@ class ResultMixin:
     def _declare_dense_output(self, top):
         """A dense result: its values (``o``), strides (``os<m>``) and, for a counted max, min
         or product, its entry counts (``ocnt``)."""
-        top.add(_decl("o", E.Cast(T.Ptr(self.val_t), x(self.abi.ptr(("out", "vals")))), T.Ptr(self.val_t, restrict=True)))
+        top.add(_decl("o", E.Cast(T.Ptr(self.val_t), self.abi.ptr_expr(("out", "vals"))), T.Ptr(self.val_t, restrict=True)))
         for m in range(len(self.outs)):
-            top.add(_decl(f"os{m}", self.abi.int(("ostride", m))))
+            top.add(_decl(f"os{m}", self.abi.int_expr(("ostride", m))))
         if self.spec.mode == "dense-count":
-            top.add(_decl("ocnt", E.Cast(T.Ptr(IDX), x(self.abi.ptr(("out", "cnt")))), T.Ptr(IDX, restrict=True)))
+            top.add(_decl("ocnt", E.Cast(T.Ptr(IDX), self.abi.ptr_expr(("out", "cnt"))), T.Ptr(IDX, restrict=True)))
 
     def _sparse_layout(self, top):
         """A sparse result's levels and sizes, its starting capacity (``ocap``: the glue's hint,
@@ -97,11 +96,11 @@ class ResultMixin:
         self.olv = list(self.ofmt.levels)
         self.ovars = [self.outs[m] for m in self.ofmt.order]
         for l in range(nd):
-            top.add(_decl(f"osz{l}", self.abi.int(("osize", l))))
+            top.add(_decl(f"osz{l}", self.abi.int_expr(("osize", l))))
         if self.ws or mode in ("mask", "map"):  # sized below, from counts and bounds: no hint
             top.add(_decl("ocap", 16))
         else:
-            hint = x(self.abi.int(("ohint",)))
+            hint = self.abi.int_expr(("ohint",))
             top.add(_decl("ocap", E.Select(E.Binary(">", hint, _i(16)), E.Load(_v("d"), _i(len(self.abi.d) - 1)), _i(16))))
         self.ocoo = self.olv[0].has_pos and not self.olv[0].unique
         self.kd = 0
@@ -167,7 +166,7 @@ class ResultMixin:
         top.add(*self._ws_declare())
         prev = None
         if self.kd == nd - 1 and self.ws_h == nd - 1:
-            prev = x(self.abi.int(("ocount", nd - 1)))
+            prev = self.abi.int_expr(("ocount", nd - 1))
             grown = E.Binary("+", E.Binary("+", prev, E.Binary("/", prev, _i(8))), _i(16))
             top.add(_decl("ls_prev", E.Select(E.Binary(">", prev, _i(0)), grown, _i(0)), const=True))
         bound = self.mask_bound()
@@ -289,14 +288,14 @@ class ResultMixin:
 
     def _ws_declare(self):
         """The workspace and its all array, zeroed (the failure path may free them)."""
-        # (an aggregate's zero initialiser: no loop IR expression spells ``{0}`` yet)
-        return [S.Declare("ws", T.Opaque("ws"), E.Raw("{0}")), S.Declare("ism", T.Opaque("ism"), E.Raw("{0}"))]
+        ws, ism = T.Opaque("ws"), T.Opaque("ism")
+        return [S.Declare("ws", ws, E.Zero(ws)), S.Declare("ism", ism, E.Zero(ism))]
 
     def _ws_init(self):
         """The call that starts the workspace (nonzero: out of memory)."""
         nd = len(self.outs)
         extent = sum_of([_v(f"osz{l}") for l in range(self.ws_h, nd)], "*") or _i(1)
-        return E.SupportCall("ws_init", (workspace.WS, extent, x(self.abi.int(("wscap",)))))
+        return E.SupportCall("ws_init", (workspace.WS, extent, self.abi.int_expr(("wscap",))))
 
     def _ws_use(self):
         """The call that picks the workspace's insert (the schedule flag ``ws_flag``)."""
@@ -333,7 +332,7 @@ class ResultMixin:
             m = sorted(t & masks)
             if not m:
                 return None
-            parts.append(x(self.abi.int(("nnz", accs[m[0]].operand))))
+            parts.append(self.abi.int_expr(("nnz", accs[m[0]].operand)))
         return E.Paren(sum_of(parts) or _i(0))
 
     def finish_output(self, top):
@@ -385,11 +384,11 @@ class ResultMixin:
         publish = []
         for kind, l in self.obufs:
             name = {"pos": f"op{l}", "crd": f"oc{l}", "vals": "ov"}[kind]
-            publish.append(S.Assign(x(self.abi.ptr(("obuf", kind, l))), E.Cast(T.Ptr(T.Opaque("void")), _v(name))))
+            publish.append(S.Assign(self.abi.ptr_expr(("obuf", kind, l)), E.Cast(T.Ptr(T.Opaque("void")), _v(name))))
         top.add(*publish)
         for l in range(nd):
             if self.olv[l].is_sparse:
-                top.add(S.Assign(x(self.abi.int(("ocount", l))), _v(f"on{l}")))
+                top.add(S.Assign(self.abi.int_expr(("ocount", l)), _v(f"on{l}")))
         # failure path (a jump from a failed allocation): partial output buffers back through
         # p[] (the glue frees them), temporaries freed here
         self.fail_path = ([S.Return(_i(0)), FAIL_LABEL] + publish + [S.Free(_v(n)) for n in self.temps]
@@ -432,7 +431,7 @@ class ResultMixin:
             self.prelude_extra.append(THREAD_NUM)
         p, c = f"p{a.slot}_1", f"c{a.slot}_1"
         n = self.ext[self.order[0]]
-        team_size(top, self.abi, E.Cast(DOUBLE, par(level_count(a.spec.format, a.slot, 1))))
+        team_size(top, self.abi, E.Cast(DOUBLE, par(level_count_expr(a.spec.format, a.slot, 1))))
         h, osz0, t = _v("h"), _v("osz0"), _v("t")
         rows = E.Binary("*", E.Cast(T.SIZE, _v("ls_nt")), E.Paren(E.Binary("+", E.Cast(T.SIZE, osz0), _i(2))))
         top.add(S.Assign(h, E.Alloc(IDX, rows, zero=True)), _fails(E.Unary("!", h)))

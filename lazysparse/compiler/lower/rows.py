@@ -3,7 +3,7 @@ row across the reductions below it (``o[i, :] += A[i, k] * X[k, :]``), the whole
 emitted once per common width behind a dispatch at the kernel's top (``emit_versions``), the row
 as vectors of the target's width where the statement allows (``emit_vector_row``), and tiles of
 rows that share one pass of the loops below them (``emit_row_tiles``). Its vector types
-(``VEC_PRELUDE``) serve the fused lowerer too.
+(``VEC_TYPES``: vectors of the target's width) serve the fused lowerer too.
 """
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from lazysparse.ir.nodes import Access, Call
 from lazysparse.compiler.loopir import expr as E
 from lazysparse.compiler.loopir import stmt as S
 from lazysparse.compiler.loopir import types as T
-from lazysparse.compiler.loopir.nodes import Block, Decl, Line
+from lazysparse.compiler.loopir.nodes import Block
+from lazysparse.compiler.loopir.support import VECTORS
 
 
 class RowMixin:
@@ -88,7 +89,7 @@ class RowMixin:
         self.row_acc = f"row{w}"
         elem = T.scalar(self.odt)
         blk.add(S.Declare(f"row{w}", T.Array(elem, E.Int(w))))
-        row, out = E.load(f"row{w}", x), E.Load(E.Var("o"), self.dense_addr_expr())
+        row, out = E.load(f"row{w}", x), E.Load(E.Var("o"), self.dense_index())
         init = E.Cast(elem, E.Int(0)) if fresh else out
         blk.add(S.For(x, E.Int(0), E.Int(w), Block().add(S.Assign(row, init))))
         inner = Block()
@@ -98,37 +99,16 @@ class RowMixin:
         self.row_acc = None
         self.in_slab = False
 
-    # The row as vectors of the target's width (GCC/Clang vector extensions, sized by the
-    # build's target macros): gcc 12 vectorised the scalar row loop of a 32- or 64-wide SpMM
-    # across the entries of A instead, with emulated gathers and the row in memory (bcsstk13, 64
-    # columns, one thread: 2.1 ms, against 0.64 for MKL); as vector variables the row stays in
-    # registers (C harness: 2.4x at 32 and 64 columns on AVX-512, 2.2x on AVX2, 1.7x on SSE2; a
-    # vector of 64 bytes where the target has only 32 was 4x slower, hence the target's width).
-    # Each lane sums its column in the same order as the scalar loop: the same values (rows of
-    # WIDE_FMA bytes and more: one rounding less per product).
-    VEC_PRELUDE = r"""
-#if defined(__AVX512F__)
-#define LS_VB 64
-#elif defined(__AVX__)
-#define LS_VB 32
-#else
-#define LS_VB 16
-#endif
-typedef double ls_vd __attribute__((vector_size(LS_VB), aligned(8), may_alias));
-typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
-/* c + a * b in one rounding (the kernels build without contraction); only tiles of rows use it,
-   and they are built for AVX-512 only (emit_row_tiles) */
-#if defined(__AVX512F__)
-#include <immintrin.h>
-#define LS_VFMA_ls_vd(a, b, c) ((ls_vd)_mm512_fmadd_pd((__m512d)(a), (__m512d)(b), (__m512d)(c)))
-#define LS_VFMA_ls_vf(a, b, c) ((ls_vf)_mm512_fmadd_ps((__m512)(a), (__m512)(b), (__m512)(c)))
-#else
-#define LS_VFMA_ls_vd(a, b, c) ((c) + (a) * (b))
-#define LS_VFMA_ls_vf(a, b, c) ((c) + (a) * (b))
-#endif
-"""
-
-    VEC_TYPES = {"float64": ("ls_vd", 8), "float32": ("ls_vf", 4)}
+    # The row as vectors of the target's width (loopir Vec types of no lane count; the C
+    # printer's are GCC/Clang vector extensions sized by the build's target macros): gcc 12
+    # vectorised the scalar row loop of a 32- or 64-wide SpMM across the entries of A instead,
+    # with emulated gathers and the row in memory (bcsstk13, 64 columns, one thread: 2.1 ms,
+    # against 0.64 for MKL); as vector variables the row stays in registers (C harness: 2.4x at
+    # 32 and 64 columns on AVX-512, 2.2x on AVX2, 1.7x on SSE2; a vector of 64 bytes where the
+    # target has only 32 was 4x slower, hence the target's width). Each lane sums its column in
+    # the same order as the scalar loop: the same values (rows of WIDE_FMA bytes and more: one
+    # rounding less per product). (vector type, bytes a lane) by the result's dtype:
+    VEC_TYPES = {"float64": (T.target_vec("float64"), 8), "float32": (T.target_vec("float32"), 4)}
 
     VEC_OPS = {"add": "+", "subtract": "-", "multiply": "*"}
 
@@ -163,18 +143,20 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
         constant trip counts: unrolled, the array kept in registers)."""
         w, tail = self.row_width, self.order[-1]
         vt, isz = self.VEC_TYPES[self.odt]
-        if self.VEC_PRELUDE not in self.prelude_extra:
-            self.prelude_extra.append(self.VEC_PRELUDE)
-        ln = f"(LS_VB / {isz})"
-        nv = f"({w} / {ln})"
+        if VECTORS not in self.prelude_extra:
+            self.prelude_extra.append(VECTORS)
+        ln = E.lanes(isz)
+        nv = E.Paren(E.Binary("/", E.Int(w), ln))
         x = self.vname[tail]
-        self.vname[tail] = f"lvb * {ln}"
+        self.vname[tail] = E.mul("lvb", ln)
         store = Block()
         for q, name in self._tile_rows(w):
-            init = f"({vt}){{0}}" if fresh else f"*(const {vt} *)&o[{self.dense_addr()}]"
-            blk.add(Decl(vt, f"{name}[{w} / {ln}]"))
-            blk.add(S.For("lvb", E.Int(0), E.Raw(nv), Block().add(f"{name}[lvb] = {init};")))
-            store.add(S.For("lvb", E.Int(0), E.Raw(nv), Block().add(f"*({vt} *)&o[{self.dense_addr()}] = {name}[lvb];")))
+            here = E.AddrOf(E.Load(E.Var("o"), self.dense_index()))
+            init = E.Zero(vt) if fresh else E.Deref(E.Cast(T.Ptr(vt, const=True), here))
+            lane = E.load(name, "lvb")
+            blk.add(S.Declare(name, T.Array(vt, E.Binary("/", E.Int(w), ln))))
+            blk.add(S.For("lvb", E.Int(0), nv, Block().add(S.Assign(lane, init))))
+            store.add(S.For("lvb", E.Int(0), nv, Block().add(S.Assign(E.Deref(E.Cast(T.Ptr(vt), here)), lane))))
         self.vname[tail] = x
         self.row_vec, self.row_acc = (w, vt, ln, nv), f"rv{w}"
         inner = Block()
@@ -188,7 +170,7 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
         w, vt, ln, nv = self.row_vec
         tail = self.order[-1]
         x = self.vname[tail]
-        self.vname[tail] = f"lvb * {ln}"
+        self.vname[tail] = E.mul("lvb", ln)
         self.unzeroed |= not self.in_slab
 
         def vec(e, it):
@@ -196,7 +178,7 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
                 a = next(it)
                 val = self.value_of_access(a, e)
                 if a.spec.dense and tail in e.indices:  # (the row's vector at this lane)
-                    return E.Paren(E.Deref(E.Cast(T.CText(f"const {vt} *"), E.AddrOf(val))))
+                    return E.Paren(E.Deref(E.Cast(T.Ptr(vt, const=True), E.AddrOf(val))))
                 return val
             args = [vec(arg, it) for arg in e.args]
             return E.Paren(E.Unary("-", args[0]) if e.op == "negative" else E.Binary(self.VEC_OPS[e.op], *args))
@@ -211,13 +193,13 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
             if fma:
                 it = iter(self.acc_by_q)
                 # x - 0 is x (also -0) and makes a scalar factor a vector (the intrinsics want one)
-                a, b = (E.Paren(E.Binary("-", vec(x, it), E.Zero(T.CText(vt)))) for x in e.args)
+                a, b = (E.Paren(E.Binary("-", vec(x, it), E.Zero(vt))) for x in e.args)
                 row = E.load(name, "lvb")
-                lane.add(S.Assign(row, E.Call(f"LS_VFMA_{vt}", (a, b, row))))
+                lane.add(S.Assign(row, E.VFma(vt, a, b, row)))
             else:
                 lane.add(S.Update(E.load(name, "lvb"), "+", vec(e, iter(self.acc_by_q))))
         self.vname[tail] = x
-        blk.add(S.For("lvb", E.Int(0), E.Raw(nv), lane))
+        blk.add(S.For("lvb", E.Int(0), nv, lane))
 
     def _tile_rows(self, w):
         """(row, accumulator name) of each result row the vector row's loops run for, with the
@@ -230,7 +212,7 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
         rows, base = self.row_tile
         x = self.vname[v]
         for q in range(rows):
-            self.vname[v] = f"({base} + {q})"
+            self.vname[v] = E.Paren(E.add(base, q))
             yield q, f"rv{w}_{q}"
         self.vname[v] = x
 
@@ -276,7 +258,8 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
         v, R = self.order[0], self._tile_height()
         need = R * self.row_width * self.VEC_TYPES[self.odt][1]
         tiled, plain = Block(), Block()
-        blk.add(Line(f"#if LS_VB >= 64 && {need} <= 1024"), tiled, Line("#else"), plain, Line("#endif"))
+        fits = E.Binary("&&", E.Binary(">=", E.VecBytes(), E.Int(64)), E.Binary("<=", E.Int(need), E.Int(1024)))
+        blk.add(S.TargetIf(fits, Block().add(tiled), Block().add(plain)))
         self._untiled = True
         self._emit(0, plain)
         self._untiled = False
@@ -284,7 +267,7 @@ typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
         x, n = self.vname[v], self.ext[v]
         nb = E.Paren(E.Binary("/", E.Paren(E.var(n)), E.Int(R)))
         body = Block().add(S.Declare(f"{x}t", T.INDEX, E.mul("lrb", R), const=True))
-        where = self.parallel(0, v, [], blk, f"(({n}) / {R})")  # (the trip count as text: parallel.py's)
+        where = self.parallel(0, v, [], blk, nb)
         where.add(S.For("lrb", E.Int(0), nb, body))
         self.bind(v)
         self.row_tile = (R, f"{x}t")

@@ -121,7 +121,7 @@ def dense_segment(lw, v, n):
         terms = []
         expr = _vexpr(lw, lw.stmt.expr, v, None, None, kind, terms, iter(lw.acc_by_q), masked, pos, dense=True)
         return None if expr is None else [*terms, *_step(red, kind, expr, masked, acc, nan)]
-    return _loop(lw, kind, red, f"vj{lw.vname[v]}", "0", E.Raw(f"({n})"), body)
+    return _loop(lw, kind, red, f"vj{lw.vname[v]}", "0", E.Paren(E.var(n)), body)
 
 
 def append_segment(lw, v, drv, U, L):
@@ -263,8 +263,7 @@ def _vexpr(lw, e, v, drv, u, kind, terms, accs, masked, pos, dense=False):
     from ``accs`` in ``accesses_of`` order, gathers and loads declared in ``terms``.
     ``masked``: lanes beyond the segment are off (the tail iteration). ``dense``: the loop over
     ``v`` is a dense range (no driver): operands indexed by ``v`` with unit stride are loaded
-    contiguously instead of gathered. (``value_of_access``, ``_term``: C text from lowering,
-    transitional.)"""
+    contiguously instead of gathered."""
     vt = kind.vt
     mask = M if masked else None
     if isinstance(e, Access):
@@ -285,7 +284,7 @@ def _vexpr(lw, e, v, drv, u, kind, terms, accs, masked, pos, dense=False):
             base = E.Var(f"v{k}")
             for mm, ix in enumerate(e.indices):
                 if mm != ms[0]:
-                    base = E.add(base, E.Raw(lw._term(lw.coord(ix), lw._stride(a.spec, k, mm))))
+                    base = E.add(base, lw.stride_term(lw.coord(ix), lw._stride(a.spec, k, mm)))
             name = f"vg{len(terms)}"
             if dense:
                 load = E.VLoad(vt, E.add(base, pos), mask)
@@ -323,9 +322,9 @@ def guarded(flag: str, stmts, scalar: Block) -> Block:
     return Block().add(S.FeatureIf(FEATURE, E.var(flag), Block(list(stmts)), scalar))
 
 
-def capability(slot: str) -> Block:
-    """Reports to the caller, through ``slot``, whether this build has the vector code."""
-    slot = E.var(slot)
+def capability(slot) -> Block:
+    """Reports to the caller, through ``slot`` (an argument slot's expression), whether this
+    build has the vector code."""
     return Block().add(S.FeatureGuard(FEATURE, S.Assign(slot, E.Int(1)), S.Assign(slot, E.Int(0))))
 
 

@@ -50,18 +50,8 @@ class StoreMixin:
                  E.Binary("*", E.Paren(x(self.vname[v])), _v(f"os{m}")) for m, v in enumerate(self.outs)]
         return sum_of(terms) or _i(0)
 
-    # (``zero`` is ``zero_value``; the other two are transitional C text of the two above, for
-    # lowering code not yet converted: reductions.py, rows.py embed it in their text)
     def zero(self):
         return self.zero_value()
-
-    def red_total(self):
-        return " * ".join(self.ext[r] for r in self.red) or "1"
-
-    def dense_addr(self):
-        n = len(self.outs)
-        return " + ".join(self._term(self.vname[v], "1" if m == n - 1 else f"os{m}")
-                          for m, v in enumerate(self.outs)) or "0"
 
     def emit_count(self, blk):
         """One evaluation of the statement here: its operations, the reduction folding it in,
@@ -76,10 +66,6 @@ class StoreMixin:
     def fold_count_stmts(self):
         """The implicit zeros folded into a max/min/prod once per result point: their count."""
         return (counting.count_stmts([0, 0, 0, 0], [], self.stmt.reduce),) if self.count else ()
-
-    def fold_count(self):
-        """Transitional C text of ``fold_count_stmts`` (for reductions.py's text)."""
-        return " " + counting.line([0, 0, 0, 0], [], self.stmt.reduce) if self.count else ""
 
     def emit_leaf(self, blk):
         if self.counting_inserts:

@@ -3,44 +3,31 @@
 (``work_estimate``, ``team_size``), each thread's own run of chunks (``owned_runs``), private
 copies of a dense result summed on threads (``private_team``, ``private_copy``, ``add_copies``,
 ``release_copies``) and the buffers a kernel keeps between calls (``KEEP``), with the measured
-ratios that gate them; and the expression helpers the lowering modules share while some of
-their inputs are still C text (``x``, ``par``, ``sum_of``).
+ratios that gate them; and the expression helpers the lowering modules share (``x``, ``par``,
+``sum_of``).
 """
 from __future__ import annotations
 
-import re
-
 from lazysparse.ir.nodes import Index, accesses_of
 from lazysparse.compiler.lower.locate import TEAM_NUM, THREAD_NUM
-from lazysparse.compiler.lower.operands import level_count
+from lazysparse.compiler.lower.operands import level_count_expr
 from lazysparse.compiler.loopir import expr as E
 from lazysparse.compiler.loopir import stmt as S
 from lazysparse.compiler.loopir import types as T
 from lazysparse.compiler.loopir.nodes import Block, Comment
+from lazysparse.compiler.loopir.support import KEPT_BUFFERS
 
 DOUBLE = T.scalar("float64")  # work estimates and byte counts compared as doubles
-_SLOT = re.compile(r"([dp])\[(\d+)\]")
 
 
 def x(e) -> E.Expr:
-    """``e`` as an expression: an expression as is, a name, a number, an argument slot
-    (``d[k]``, ``p[k]``: what ``ABI`` hands out), or else transitional C text from lowering
-    code not yet converted (a Raw)."""
-    if isinstance(e, str):
-        m = _SLOT.fullmatch(e)
-        if m:
-            return E.Load(E.Var(m[1]), E.Int(int(m[2])))
+    """``e`` as an expression: an expression as is, a name or a number (``loopir.expr.var``)."""
     return E.var(e)
 
 
 def par(e) -> E.Expr:
     """``(e)``: parenthesised as the generated text always had it."""
     return E.Paren(x(e))
-
-
-def elem_type(t):
-    """An element type: a loopir type as is, C text (callers not yet converted) as CText."""
-    return T.of(t)
 
 
 def sum_of(terms, op="+"):
@@ -54,13 +41,6 @@ def sum_of(terms, op="+"):
 def keep_call(name, *args):
     """A call of the kept buffers' support routines (``KEEP``)."""
     return E.SupportCall(name, tuple(x(a) for a in args))
-
-
-def omp_chunk(nt, count):
-    """Transitional C text of ``chunk_size``, for lowering code not yet converted
-    (compiler/lower/fused_parallel.py declares its chunk with it)."""
-    per = f"(({count}) / (64 * (int64_t){nt}))"
-    return f"({nt} > 1 ? ({per} > 16 ? {per} : 16) : (({count}) > 0 ? ({count}) : 1))"
 
 
 def chunk_size(nt, count):
@@ -104,8 +84,8 @@ def work_estimate(stmts, ext, abi):
                 continue
             slot, sp = got
             held.update(ix for ix in a.indices if isinstance(ix, Index))
-            leaf = level_count(sp.format, slot, len(sp.format.levels) - 1)
-            entries.append(E.Cast(DOUBLE, par(leaf if leaf is not None else abi.int(("nnz", slot)))))
+            leaf = level_count_expr(sp.format, slot, len(sp.format.levels) - 1)
+            entries.append(E.Cast(DOUBLE, par(leaf if leaf is not None else abi.int_expr(("nnz", slot)))))
         factors = ([E.Paren(sum_of(entries))] if entries else []) + \
             [E.Cast(DOUBLE, par(ext[v])) for v in tuple(stmt.out_indices) + tuple(stmt.reduce_indices)
              if v not in held]
@@ -119,12 +99,12 @@ def team_size(blk, abi, work, name="ls_nt", report=True):
     (``("parmin",)``), else one (a negative estimate: one, whatever the threshold); the kernel
     reports it in ``("team",)`` (tests read it) unless
     ``report`` is off (a team for a kernel's preparation, before its main loops')."""
-    nt = x(abi.int(("threads",)))
-    big = E.Binary(">=", par(work), E.Cast(DOUBLE, x(abi.int(("parmin",)))))
+    nt = abi.int_expr(("threads",))
+    big = E.Binary(">=", par(work), E.Cast(DOUBLE, abi.int_expr(("parmin",))))
     blk.add(S.Declare(name, T.INDEX, E.Select(E.Paren(E.Binary("&&", E.Binary(">", nt, E.Int(1)), big)), nt, E.Int(1)),
                       const=True))
     if report:
-        blk.add(S.Assign(x(abi.int(("team",))), E.Var(name)))
+        blk.add(S.Assign(abi.int_expr(("team",)), E.Var(name)))
     return name
 
 
@@ -185,14 +165,14 @@ def private_team(body, abi, elem, work, packed="1", counts=False):
     strategy: ``Lowerer.emit_private``, ``FusedLowerer``'s loop over a summed index): declares
     the team (``ls_nt``: the caller's threads when the work pays for the copies,
     ``PRIVATE_RATIO``, and they fit the kept buffers' limit), the copies of ``ls_osz`` elements
-    of ``elem`` (a loopir type, or C text from callers not yet converted) for threads 1..
+    of ``elem`` (a loopir type) for threads 1..
     (``ls_pv``, kept by the kernel between calls: ``KEEP``), the result's own pointer ``ls_o0``
     (read from ``o``) and the team that runs (``ls_pt``: one when the copies cannot be
     allocated; a dense kernel has no failure path). ``counts``: a max, min or product whose
     entries are counted per point (mode "dense-count": ``ocnt``) gets copies of the counts too
     (``ls_pc``, ``ls_c0``). ``packed``: the condition that the result's strides pack it."""
-    et = elem_type(elem)
-    nt, osz = x(abi.int(("threads",))), E.Cast(DOUBLE, E.Var("ls_osz"))
+    et = elem
+    nt, osz = abi.int_expr(("threads",)), E.Cast(DOUBLE, E.Var("ls_osz"))
     item = E.Paren(E.Binary("+", E.SizeOf(et), E.SizeOf(T.INDEX))) if counts else E.SizeOf(et)
     copies = E.Binary("*", E.Binary("*", E.Cast(DOUBLE, E.Paren(E.Binary("-", nt, E.Int(1)))), osz), E.Cast(DOUBLE, item))
     ratio = E.Paren(E.Select(E.Binary("<=", E.Binary("*", osz, E.Cast(DOUBLE, E.SizeOf(et))), E.Lit(PRIVATE_SMALL, "float64")),
@@ -214,7 +194,7 @@ def private_team(body, abi, elem, work, packed="1", counts=False):
     body.add(S.If(E.Binary(">", E.Var("ls_nt"), E.Int(1)), get), S.If(E.Unary("!", pv), S.Assign(pt, E.Int(1)), oneline=True))
     if counts:
         body.add(S.If(E.Unary("!", E.Var("ls_pc")), S.Assign(pt, E.Int(1)), oneline=True))
-    body.add(S.Assign(x(abi.int(("team",))), pt))
+    body.add(S.Assign(abi.int_expr(("team",)), pt))
 
 
 def _copies_size(et):
@@ -233,7 +213,7 @@ def private_copy(elem, ident=None, counts=False):
     ``o`` (and ``ocnt``, with ``counts``): the loops are emitted unchanged. Put the loops in a
     block of their own with these: their restrict ``o`` must end before ``add_copies`` reads the
     copies through ``ls_o0``."""
-    et, tid, osz = elem_type(elem), E.Var("tid"), E.Var("ls_osz")
+    et, tid, osz = elem, E.Var("tid"), E.Var("ls_osz")
 
     def own(name, pool, first, t):
         mine = E.Binary("+", E.Var(pool), E.Binary("*", E.Paren(E.Binary("-", tid, E.Int(1))), osz))
@@ -250,7 +230,7 @@ def add_copies(elem, dtype, red="sum", counts=False):
     """After the loops, in the region: each thread folds the copies into its share of the
     result (``red``: sum, max, min, prod; ``counts``: the entry counts added), in thread order
     (the same values from call to call at one thread count)."""
-    et, e, tid, tn, osz = elem_type(elem), E.Var("e"), E.Var("tid"), E.Var("ls_tn"), E.Var("ls_osz")
+    et, e, tid, tn, osz = elem, E.Var("e"), E.Var("tid"), E.Var("ls_tn"), E.Var("ls_osz")
 
     def copy(pool):
         return E.Binary("+", E.Var(pool), E.Binary("*", E.Paren(E.Binary("-", E.Var("t"), E.Int(1))), osz))
@@ -269,7 +249,7 @@ def add_copies(elem, dtype, red="sum", counts=False):
 
 def release_copies(elem, counts=False):
     """After the region: the copies back to the kernel's pool."""
-    et = elem_type(elem)
+    et = elem
     out = [S.ExprStmt(keep_call("keep_put", "ls_own", 0, "ls_pv", _copies_size(et)))]
     if counts:
         out.append(S.ExprStmt(keep_call("keep_put", "ls_own", 1, "ls_pc", _copies_size(T.INDEX))))
@@ -284,31 +264,7 @@ def release_copies(elem, counts=False):
 # its own; buffers over LS_KEEP_MAX bytes in all are freed rather than kept, and a result
 # expected larger than that runs on one thread (emit_par_rows): in a process whose heap other
 # libraries churn, two threads made MIT8's A @ A (187 MB) 1.7x slower than one.
-KEEP = """#define LS_KEEP_N 128
-#define LS_KEEP_MAX ((size_t)64 << 20)
-static void *ls_kp[LS_KEEP_N];
-static size_t ls_kc[LS_KEEP_N], ls_kall;
-static int ls_kbusy;
-static inline int ls_keep_take(void) { return __atomic_exchange_n(&ls_kbusy, 1, __ATOMIC_ACQUIRE) == 0; }
-static inline void ls_keep_give(void) { __atomic_store_n(&ls_kbusy, 0, __ATOMIC_RELEASE); }
-/* a buffer of at least n bytes: the kept one when it is large enough (own: the pool is ours) */
-static inline void *ls_keep_get(int own, int64_t k, size_t n) {
-  if (own && k < LS_KEEP_N && ls_kp[k]) {
-    void *b = ls_kp[k];
-    ls_kall -= ls_kc[k]; ls_kp[k] = NULL;
-    if (ls_kc[k] >= n) return b;
-    free(b);
-  }
-  return ls_malloc(n ? n : 1);
-}
-/* back to the pool (b: a buffer of n bytes), or freed */
-static inline void ls_keep_put(int own, int64_t k, void *b, size_t n) {
-  if (own && b && k < LS_KEEP_N && !ls_kp[k] && ls_kall + n <= LS_KEEP_MAX) {
-    ls_kp[k] = b; ls_kc[k] = n; ls_kall += n;
-  } else {
-    free(b);
-  }
-}"""
+KEEP = KEPT_BUFFERS  # (the support code: compiler/codegen/c/support.py KEEP)
 
 
 # An appended (merged) entry costs a few ns, and on threads it is copied once more after the

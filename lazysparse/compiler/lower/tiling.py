@@ -91,7 +91,7 @@ def open_outer(lw, depth, v, blk, followers=()):
     ``xb`` is declared."""
     rel = lw.spec.loops.split_of(v)
     x, n, xo, xi, b, step = _names(lw, v, rel)
-    ceil = E.Binary("/", E.Binary("-", E.Binary("+", E.Raw(f"({n})"), E.Int(rel.factor)), E.Int(1)),
+    ceil = E.Binary("/", E.Binary("-", E.Binary("+", E.Paren(E.var(n)), E.Int(rel.factor)), E.Int(1)),
                     E.Int(rel.factor))
     if rel.up:  # divide: ``parts`` outer iterations of CEIL(N, parts)
         count = E.Int(rel.factor)
@@ -99,9 +99,7 @@ def open_outer(lw, depth, v, blk, followers=()):
     else:
         count = ceil
     tile = Block().add(_const(b, E.mul(xo, step)))
-    # (``Lowerer.parallel`` still takes the trip count as text: transitional)
-    text = str(rel.factor) if rel.up else f"(({n}) + {rel.factor} - 1) / {rel.factor}"
-    where = lw.parallel(depth, v, followers, blk, text, forced=_par(lw, rel.outer), chunk="1")
+    where = lw.parallel(depth, v, followers, blk, count, forced=_par(lw, rel.outer), chunk="1")
     where.add(_loop(lw, rel.outer, xo, E.Int(0), count, tile))
     return tile
 
@@ -125,8 +123,7 @@ def open_chunks(lw, depth, v, blk):
     end = E.add(klo, f)
     body.add(_const(f"khi{u}", E.Select(E.lt(end, kz), end, kz)))
     count = E.Binary("/", E.sub(E.add(E.sub(kz, kb), f), 1), f)
-    where = lw.parallel(depth, v, [], blk, f"(kz{u} - kb{u} + {rel.factor} - 1) / {rel.factor}",
-                        forced=_par(lw, rel.outer), chunk="1")  # (text: transitional)
+    where = lw.parallel(depth, v, [], blk, count, forced=_par(lw, rel.outer), chunk="1")
     where.add(_loop(lw, rel.outer, f"k{u}", E.Int(0), count, body))
     a.rng = (f"klo{u}", f"khi{u}")
     return body
@@ -222,8 +219,8 @@ def emit_tiles(lw, blk):
         return sb
 
     if acc:
-        def store(sb, target):  # (``target``: C text from lowering, transitional)
-            plain = S.Update(E.var(target), "+", E.Var("acc"))
+        def store(sb, target):  # (``target``: the result's element, an expression)
+            plain = S.Update(target, "+", E.Var("acc"))
             if par:
                 sb.add(S.If(own, Block().add(plain), Block().add(S.Atomic(plain))))
             else:
@@ -242,8 +239,7 @@ def emit_tiles(lw, blk):
     else:
         seg.add(segment(False))
     seg.add(S.Assign(p, e))
-    where = lw.parallel(0, t.i, [], blk, f"(ls_nnz + {t.factor} - 1) / {t.factor}", forced=par,
-                        chunk="1")  # (text: transitional)
+    where = lw.parallel(0, t.i, [], blk, count, forced=par, chunk="1")
     where.add(_loop(lw, t.outer, "ls_to", E.Int(0), count, tile))
 
 ROW_BUFFER_MAX = 4096  # columns of a shared row buffered on the stack (32 KB of doubles)
@@ -271,8 +267,7 @@ def buffered(lw, segment, n):
     lw.row_acc = "ls_rb"
     sb = segment(False)
     lw.row_acc = None
-    # (``dense_addr``: C text from lowering, transitional)
-    flush = Block().add(S.Atomic(S.Update(E.Load(E.Var("o"), E.var(lw.dense_addr())), "+", E.Load(rb, E.Var(x)))))
+    flush = Block().add(S.Atomic(S.Update(E.Load(E.Var("o"), lw.dense_index()), "+", E.Load(rb, E.Var(x)))))
     sb.add(S.For(x, E.Int(0), n, flush))
     body.add(sb)
     return body

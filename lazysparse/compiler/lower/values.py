@@ -96,38 +96,21 @@ class ValueMixin:
         if a.spec.dense:
             if a.spec.ndim == 0:
                 return E.Var(f"v{k}s")
-            terms = [E.Paren(E.var(self.coord(ix))) if s == "1" else E.mul(E.Paren(E.var(self.coord(ix))), s)
-                     for m, ix in enumerate(e.indices) for s in (self._stride(a.spec, k, m),)]
+            terms = [self.stride_term(self.coord(ix), self._stride(a.spec, k, m)) for m, ix in enumerate(e.indices)]
             return E.Load(E.Var(f"v{k}"), chain("+", terms))
         load = E.Load(E.Var(f"v{k}"), E.var(a.pos))
         if a.pres == "1":
             return load
         return _or_zero(E.var(a.pres), load, a.spec.dtype)
 
-    def dense_access_text(self, a, e):
-        """Transitional C text of dense access ``e`` (state ``a``) at the current loop point,
-        for lowering code that still builds text (prefetch.py)."""
-        k = a.slot
-        if a.spec.ndim == 0:
-            return f"v{k}s"
-        off = " + ".join(self._term(self.coord(ix), self._stride(a.spec, k, m)) for m, ix in enumerate(e.indices))
-        return f"v{k}[{off}]"
-
-    def dense_addr_expr(self):
-        """The offset of the current point in the dense (C-contiguous) result: the expression
-        of ``dense_addr``'s text."""
-        n = len(self.outs)
-        terms = [E.Paren(E.var(self.vname[v])) if m == n - 1 else
-                 E.mul(E.Paren(E.var(self.vname[v])), f"os{m}") for m, v in enumerate(self.outs)]
-        return chain("+", terms) if terms else E.Int(0)
-
     @staticmethod
     def _stride(spec, k, m):
         return "1" if spec.unit and m == spec.layout[-1] else f"s{k}_{m}"
 
     @staticmethod
-    def _term(c, s):
-        return f"({c})" if s == "1" else f"({c}) * {s}"
+    def stride_term(c, s):
+        """Coordinate ``c`` (an expression or a name) times stride ``s`` (a name, or "1")."""
+        return E.Paren(E.var(c)) if s == "1" else E.mul(E.Paren(E.var(c)), s)
 
     def dtype_of(self, e):
         if isinstance(e, Access):

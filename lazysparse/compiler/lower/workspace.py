@@ -30,7 +30,7 @@ from lazysparse.compiler.loopir import expr as E
 from lazysparse.compiler.loopir import stmt as S
 from lazysparse.compiler.loopir import support
 from lazysparse.compiler.loopir import types as T
-from lazysparse.compiler.loopir.nodes import Block, For, If, RawText, While
+from lazysparse.compiler.loopir.nodes import Block
 from lazysparse.compiler.loopir.support import POLICIES, Policy, Support  # noqa: F401  (POLICIES: schedule.py)
 
 _NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")
@@ -53,7 +53,7 @@ def prelude(policy: str, ctype: str, ktype: str, reduce: str, dtype, comb_count=
     ``dtype``, keys of ``ktype``; ``ctype`` is ``dtype``'s C type, unused). ``comb_count``: the
     ``ls.opcount`` counter a combination adds to, in an instrumented build whose combinations
     are the statement's own operations (a union fission's additions; compiler/lower/counting.py).
-    (``ktype`` is C text from lowering code not yet converted, or an index dtype.)"""
+    (``ktype``: an index dtype.)"""
     if policy not in POLICIES:
         raise KeyError(policy)
     identity = E.Lit(ops.reduce_identity(reduce, dtype), dtype)
@@ -66,45 +66,32 @@ def has_insert_b(policy: str) -> bool:
     return POLICIES[policy].insert_b
 
 
-INSERT = "ls_ws_insert(&ws, "  # (transitional: how lowering's text calls the insert, emit_leaf)
-INSERT_B = "ls_ws_insert_b(&ws, "
-
-
 def with_insert_b(node):
     """A copy of loop IR ``node`` whose inserts call ``ws_insert_b``."""
-    if isinstance(node, RawText):
-        return RawText(node.text.replace(INSERT, INSERT_B))
     if isinstance(node, E.SupportCall):
         args = tuple(with_insert_b(a) for a in node.args)
         return E.SupportCall("ws_insert_b" if node.routine == "ws_insert" else node.routine, args)
     if isinstance(node, Block):
         return Block([with_insert_b(b) for b in node.body])
-    if isinstance(node, (For, While, If, S.Stmt, E.Expr)) and is_dataclass(node):
+    if isinstance(node, (S.Stmt, E.Expr)) and is_dataclass(node):
         kw = {}
         for f in fields(node):
             v = getattr(node, f.name)
-            if isinstance(v, (Block, RawText, S.Stmt, E.Expr)):
+            if isinstance(v, (Block, S.Stmt, E.Expr)):
                 kw[f.name] = with_insert_b(v)
             elif isinstance(v, tuple):
                 kw[f.name] = tuple(with_insert_b(x) for x in v)
         return replace(node, **kw)
-    return node  # Decl, Comment: no insert
+    return node  # a Comment: no insert
 
 
 def key_expr(lw, h):
-    """C expression of the workspace key: levels ``h..`` of the result, linearised."""
-    nd = len(lw.ovars)
-    key = ""
-    for l in range(h, nd):
-        c = lw.vname[lw.ovars[l]]
-        key = c if not key else f"({key}) * osz{l} + {c}"
-    return key or "0"
-
-
-def fails(call):
-    """Transitional C text for lowering code that builds text: ``call`` (on the workspace); a
-    nonzero result jumps to the failure path (``_fails`` is the loop IR)."""
-    return f"if ({call}) goto ls_fail;"
+    """The workspace key: levels ``h..`` of the result, linearised."""
+    key = None
+    for l in range(h, len(lw.ovars)):
+        c = E.var(lw.vname[lw.ovars[l]])
+        key = c if key is None else E.add(E.mul(E.Paren(key), f"osz{l}"), c)
+    return E.Int(0) if key is None else key
 
 
 WS, ISM = E.AddrOf(E.Var("ws")), E.AddrOf(E.Var("ism"))
@@ -125,11 +112,6 @@ def _ism(name):
 # frees the workspace and the all array, and zeroes them: the failure path may free them again
 FREE = S.Inline((S.ExprStmt(_call("ws_free", WS)), S.ExprStmt(_call("ism_free", ISM)),
                  S.Memset(WS, 0, None, None), S.Memset(ISM, 0, None, None)))
-
-
-def extent_expr(nd, h):
-    """The workspace's extent (transitional C text: lowering spells ``ls_ws_init``'s call)."""
-    return " * ".join(f"osz{l}" for l in range(h, nd)) or "1"
 
 
 def emit_flush(lw, blk, h, dpos0):
@@ -225,5 +207,5 @@ def _flush_one_level(lw, b, L, dpos0):
         S.Update(o, "+", E.Binary("!=", E.Load(fv, t), E.Int(0))))))
     b.add(S.If(z, squeeze))
     b.add(S.Update(on, "+", o))
-    if L == lw.kd:  # (``dpos0``: C text from lowering, transitional)
+    if L == lw.kd:  # (``dpos0``: a name, or "0")
         b.add(S.Assign(E.Load(E.Var(f"op{L}"), E.add(E.Paren(E.var(dpos0)), 1)), E.Cast(it, on)))

@@ -1,6 +1,7 @@
 """The lowering modules converted to loop IR spell no C: no OpenMP, SIMD intrinsics, builtins,
-C type names or C support code in their code (docstrings and comments aside), and they do not
-import the code printers; the printers import only the loop IR (and numpy)."""
+C type names or C support code in their code (docstrings and comments aside), they build none
+of the loop IR's transitional text nodes, and they do not import the code printers; the
+printers import only the loop IR (and numpy)."""
 from __future__ import annotations
 
 import ast
@@ -13,7 +14,10 @@ import lazysparse
 
 ROOT = pathlib.Path(lazysparse.__file__).parent / "compiler"
 CONVERTED = ["simd", "tiling", "locate", "assembly", "workspace", "counting", "values", "stores", "results",
-             "reductions", "coiteration", "fused", "fused_outputs"]
+             "reductions", "coiteration", "fused", "fused_outputs", "fused_loops", "fused_parallel", "fused_temps",
+             "fused_vectors", "lowering", "operands", "parallel", "prefetch", "rows", "teams"]
+# the transitional C-text nodes and types of the loop IR (loopir.nodes, E.Raw, T.CText, T.of)
+TEXT_NODES = frozenset(("RawText", "Line", "Decl", "Raw", "CText", "of"))
 FORBIDDEN = re.compile(
     r"#\s*pragma|\bomp_|_mm512_|_mm256_|__m512|__m256|__mmask|__builtin_|__atomic|ls_malloc|ls_calloc|"
     r"\b(?:u?int(?:8|16|32|64)_t|double|float|size_t|uintptr_t|unsigned|_Complex)\b|"
@@ -57,6 +61,18 @@ def test_converted_lowering_spells_no_c(name):
     bad = [(ln, s) for ln, s in _code_strings(path, ALLOWED.get(name, ())) if FORBIDDEN.search(s)]
     assert not bad, f"C spellings left in compiler/lower/{name}.py: {bad}"
     assert not [m for m in _imports(path) if "codegen" in m]
+
+
+@pytest.mark.parametrize("name", CONVERTED)
+def test_converted_lowering_builds_no_text(name):
+    tree = ast.parse((ROOT / "lower" / f"{name}.py").read_text())
+    used = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    used |= {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module
+             and n.module.startswith("lazysparse.compiler.loopir") for a in n.names}
+    nodes = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module == "lazysparse.compiler.loopir.nodes"
+             for a in n.names}
+    assert not (used & TEXT_NODES), f"compiler/lower/{name}.py builds C text: {sorted(used & TEXT_NODES)}"
+    assert nodes <= {"Block", "Comment"}, f"compiler/lower/{name}.py imports text nodes: {sorted(nodes)}"
 
 
 def test_the_check_sees_c(tmp_path):

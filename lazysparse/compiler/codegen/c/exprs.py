@@ -10,6 +10,8 @@ from lazysparse.compiler.loopir import expr as E
 from lazysparse.compiler.loopir import types as T
 
 _EXTRA = {"int": "int", "unsigned": "unsigned", "size": "size_t", "uintptr": "uintptr_t"}
+# vectors of the target's width: GCC vector types (support.VECTORS)
+_TARGET_VEC = {"float64": "ls_vd", "float32": "ls_vf"}
 _OPAQUE = {"ws_key": "LS_WK", "ws_value": "LS_WT", "void": "void", "ws": "ls_ws", "ism": "ls_ism"}
 
 
@@ -23,7 +25,7 @@ def ctype(t) -> str:
     if isinstance(t, T.Opaque):
         return _OPAQUE[t.name]
     if isinstance(t, T.Vec):
-        return _vec(t)["v"]
+        return _TARGET_VEC[t.dtype] if t.lanes is None else _vec(t)["v"]
     if isinstance(t, T.Mask):
         return f"__mmask{t.lanes}"
     if isinstance(t, T.CText):  # (transitional: C text)
@@ -144,6 +146,8 @@ def expr(e) -> str:
         return f"{routine(e.routine)}({', '.join(expr(a) for a in e.args)})"
     if isinstance(e, E.Paren):
         return f"({expr(e.a)})"
+    if isinstance(e, E.Scoped):  # (a GNU statement expression)
+        return "({ " + " ".join(statement_line(s, True) for s in e.stmts) + f" {expr(e.value)}; }})"
     if isinstance(e, E.PostInc):
         return _wrap(e.a, ATOM) + "++"
     if isinstance(e, E.AddrOf):
@@ -155,19 +159,28 @@ def expr(e) -> str:
     if isinstance(e, E.Zero):  # (a compound literal)
         return f"({ctype(e.type)}){{0}}"
     if isinstance(e, E.SizeOf):
-        return f"sizeof({ctype(e.type)})"
+        return f"sizeof({expr(e.type) if isinstance(e.type, E.Expr) else ctype(e.type)})"
     if isinstance(e, E.Alloc):
         t = ctype(e.elem)
+        pt = t + ("*" if t.endswith("*") else " *")  # (the cast's type: ``void **``)
         if e.zero:
             fn = "ls_calloc" if e.huge else "calloc"
-            return f"({t} *){fn}({expr(e.count)}, sizeof({t}))"
+            return f"({pt}){fn}({expr(e.count)}, sizeof({t}))"
         fn = "ls_malloc" if e.huge else "malloc"
-        return f"({t} *){fn}({expr(E.Cast(T.SIZE, e.count))} * sizeof({t}))"
+        n = _wrap(e.count, _PREC["*"]) if e.sized else expr(E.Cast(T.SIZE, e.count))
+        return f"({pt}){fn}({n} * sizeof({t}))"
+    if isinstance(e, E.MaxOf):
+        return f"INT{C.ctype(e.type.name)[3:-2]}_MAX" if C.ctype(e.type.name).startswith("int") else \
+            f"UINT{C.ctype(e.type.name)[4:-2]}_MAX"
     if isinstance(e, E.ThreadNum):
         return "omp_get_thread_num()"
     if isinstance(e, E.NumThreads):
         return "omp_get_num_threads()"
     return vector(e)
+
+
+# a statement on one line (``statement_line(s, tight)``): the printer's, which sets it (printer.py)
+statement_line = None
 
 
 def _clear(op, child):
@@ -217,7 +230,14 @@ def _p(vt):
 
 
 def vector(e) -> str:
-    """The AVX-512 spelling of a vector expression."""
+    """The AVX-512 spelling of a vector expression (the GCC vector one of a target-width
+    vector's)."""
+    if isinstance(e, E.VecBytes):
+        return "LS_VB"
+    if isinstance(e, E.VFma):
+        return f"LS_VFMA_{ctype(e.vt)}({expr(e.a)}, {expr(e.b)}, {expr(e.c)})"
+    if isinstance(e, E.VReduce) and e.vt.lanes is None:
+        return f"ls_hsum_{ctype(e.vt)[3:]}({expr(e.a)})"
     if isinstance(e, E.VZero):
         return f"_mm512_setzero_{_vec(e.vt)['sfx']}()"
     if isinstance(e, E.VSplat):

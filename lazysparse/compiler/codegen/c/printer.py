@@ -8,7 +8,7 @@ runtime/toolchain.py defines where libmvec works)."""
 from __future__ import annotations
 
 from lazysparse.compiler.codegen.c import spelling as C
-from lazysparse.compiler.codegen.c import support
+from lazysparse.compiler.codegen.c import exprs, support
 from lazysparse.compiler.codegen.c.exprs import ctype, expr, vstore
 from lazysparse.compiler.loopir import expr as E
 from lazysparse.compiler.loopir import nodes as N
@@ -84,11 +84,14 @@ def _emit(s, out, ind):
         out.append(pad + "}")
     elif isinstance(s, S.For):
         _hints(s, out, pad)
-        step = _line(s.step).rstrip(";") if s.step is not None else f"{s.var}++"
-        head = pad + f"for (int64_t {s.var} = {expr(s.lo)}; {s.var} < {expr(s.hi)}; {step})"
+        head = pad + _for_head(s)
         if s.oneline:
             body, = _stmts(s.body)
             out.append(head + " " + _line(body, True))
+            return
+        if s.brace_line:
+            out.append(head)
+            _emit(N.Block(list(_stmts(s.body))), out, ind)
             return
         out.append(head + " {")
         _emit_block(s.body, out, ind + 1)
@@ -108,11 +111,26 @@ def _emit(s, out, ind):
         out.append(pad + "{")
         _emit_block(s.body, out, ind + 1)
         out.append(pad + "}")
-    elif isinstance(s, S.Atomic):
+    elif isinstance(s, S.Atomic) and not s.relaxed:
         out.append(pad + "#pragma omp atomic" + ("" if s.kind == "update" else " " + s.kind))
         _emit(s.stmt, out, ind)
+    elif isinstance(s, S.Recover):
+        # (the failure path's label renamed: support macros such as LS_GROW jump to ``ls_fail``)
+        out.append(pad + f"#define ls_fail ls_{s.name}")
+        _emit_block(s.body, out, ind)
+        out.append(pad + "#undef ls_fail")
+        _emit_block(s.then, out, ind)
+        out.append(pad + f"ls_{s.name}: ;")
+        _emit_block(s.handler, out, ind)
     elif isinstance(s, S.FeatureGuard):
         out.append(pad + FEATURE_TEST[s.feature])
+        _emit_block(s.then, out, ind)
+        if s.orelse is not None:
+            out.append(pad + "#else")
+            _emit_block(s.orelse, out, ind)
+        out.append(pad + "#endif")
+    elif isinstance(s, S.TargetIf):
+        out.append(pad + f"#if {expr(s.cond)}")
         _emit_block(s.then, out, ind)
         if s.orelse is not None:
             out.append(pad + "#else")
@@ -130,10 +148,23 @@ def _emit(s, out, ind):
         out.append(pad + _line(s))
 
 
+def _for_head(s):
+    step = _line(s.step).rstrip(";") if s.step is not None else f"{s.var}++"
+    cond = expr(s.cond) if s.cond is not None else f"{s.var} < {expr(s.hi)}"
+    return f"for (int64_t {s.var} = {expr(s.lo)}; {cond}; {step})"
+
+
 def _hints(s, out, pad):
+    if s.worksharing is not None:
+        ws = s.worksharing
+        out.append(pad + "#pragma omp for" + _sched(ws.schedule) + (" nowait" if ws.nowait else ""))
     if s.unroll is not None:
         out.append(pad + f"#pragma GCC unroll {s.unroll}")
-    if s.simd is not None:
+    if s.simd is not None and s.simd.merged:
+        ops = dict.fromkeys(r.op for r in s.simd.reductions)
+        out.append(pad + "#pragma omp simd" + "".join(
+            f" reduction({_RED[op]}:{', '.join(r.var for r in s.simd.reductions if r.op == op)})" for op in ops))
+    elif s.simd is not None:
         out.append(pad + "#pragma omp simd" + "".join(f" reduction({_RED[r.op]}:{r.var})" for r in s.simd.reductions))
 
 
@@ -161,12 +192,15 @@ def _line(s, tight=False) -> str:
         else:
             c = ctype(t)
             head = f"{c}{s.name}" if tight and c.endswith(" *") else f"{c} {s.name}"
-        return ("const " if s.const else "") + head + (f" = {expr(s.init)};" if s.init is not None else ";")
+        if isinstance(s.init, E.Zero) and isinstance(t, (T.Array, T.Opaque)):  # (an aggregate's)
+            return ("const " if s.const else "") + head + " = {0};"
+        more = "".join(f", {n}" + (f" = {expr(i)}" if i is not None else "") for n, i in s.more)
+        return ("const " if s.const else "") + head + (f" = {expr(s.init)}" if s.init is not None else "") + more + ";"
     if isinstance(s, S.Assign):
         ts = s.target if isinstance(s.target, tuple) else (s.target,)
         return "".join(f"{expr(x)} = " for x in ts) + f"{expr(s.value)};"
     if isinstance(s, S.Update):
-        if s.op in "+-" and s.value == E.Int(1):
+        if s.op in "+-" and s.value == E.Int(1) and not s.compound:
             return f"{expr(s.target)}{s.op * 2};"
         return f"{expr(s.target)} {s.op}= {expr(s.value)};"
     if isinstance(s, S.Reduce):
@@ -183,6 +217,8 @@ def _line(s, tight=False) -> str:
         return "return;" if s.value is None else f"return {expr(s.value)};"
     if isinstance(s, S.Fail):
         return "goto ls_fail;"
+    if isinstance(s, S.FailPath):
+        return "ls_fail:"
     if isinstance(s, S.Free):
         return f"free({expr(s.target)});"
     if isinstance(s, S.Memset):
@@ -199,6 +235,8 @@ def _line(s, tight=False) -> str:
     if isinstance(s, S.Fit):
         return f"LS_FIT({ctype(s.elem)}, {expr(s.ptr)}, {expr(s.n)}, {expr(s.cap)});"
     if isinstance(s, S.Prefetch):
+        if not s.ahead and not s.write and s.locality == 3:  # (the builtin's defaults)
+            return f"__builtin_prefetch({expr(s.addr)});"
         return (f"__builtin_prefetch((const void *)((uintptr_t)({expr(s.addr)}) + {s.ahead}), "
                 f"{int(s.write)}, {s.locality});")
     if isinstance(s, S.Tally):  # (the counters' macro: compiler/codegen/c/support.py COUNTERS)
@@ -215,10 +253,17 @@ def _line(s, tight=False) -> str:
         return f"if ({expr(s.cond)}) {_arm(s.then)}" + (f" else {_arm(s.orelse)}" if s.orelse is not None else "")
     if isinstance(s, S.While):
         return f"while ({expr(s.cond)}) {_arm(s.body)}"
+    if isinstance(s, S.For) and s.oneline and s.unroll is None and s.simd is None and s.worksharing is None:
+        body, = _stmts(s.body)
+        return _for_head(s) + " " + _line(body, True)
+    if isinstance(s, S.Atomic) and s.relaxed and s.kind == "write":
+        return f"__atomic_store_n({expr(E.AddrOf(s.stmt.target))}, {expr(s.stmt.value)}, __ATOMIC_RELAXED);"
     if isinstance(s, S.Atomic):
         raise TypeError("an atomic statement is printed on lines of its own")
     raise TypeError(f"unknown loop IR node {s!r}")
 
+
+exprs.statement_line = _line  # (statements inside expressions: E.Scoped)
 
 _SIMPLE = (S.Assign, S.Update, S.ExprStmt, S.Break, S.Continue, S.Return, S.Fail, S.Free, S.Grow,
            S.Resize, N.RawText)

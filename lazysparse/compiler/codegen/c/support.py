@@ -100,6 +100,82 @@ static inline int omp_get_num_threads(void) { return 1; }
 #endif"""
 
 
+# Vectors of the target's width (loopir.types.Vec of no lane count: compiler/lower/rows.py says
+# why) as GCC/Clang vector extensions sized by the build's target macros: ``LS_VB`` bytes
+# (VecBytes), ``ls_vd``/``ls_vf``, and VFma's one-rounding multiply-add
+VECTORS = r"""
+#if defined(__AVX512F__)
+#define LS_VB 64
+#elif defined(__AVX__)
+#define LS_VB 32
+#else
+#define LS_VB 16
+#endif
+typedef double ls_vd __attribute__((vector_size(LS_VB), aligned(8), may_alias));
+typedef float ls_vf __attribute__((vector_size(LS_VB), aligned(4), may_alias));
+/* c + a * b in one rounding (the kernels build without contraction); only tiles of rows use it,
+   and they are built for AVX-512 only (emit_row_tiles) */
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#define LS_VFMA_ls_vd(a, b, c) ((ls_vd)_mm512_fmadd_pd((__m512d)(a), (__m512d)(b), (__m512d)(c)))
+#define LS_VFMA_ls_vf(a, b, c) ((ls_vf)_mm512_fmadd_ps((__m512)(a), (__m512)(b), (__m512)(c)))
+#else
+#define LS_VFMA_ls_vd(a, b, c) ((c) + (a) * (b))
+#define LS_VFMA_ls_vf(a, b, c) ((c) + (a) * (b))
+#endif
+"""
+
+# the lanes of a target-width vector added (VReduce "add")
+VECTOR_SUMS = r"""
+static inline double ls_hsum_vd(ls_vd v) {
+#if defined(__AVX512F__)
+  return _mm512_reduce_add_pd((__m512d)v);
+#else
+  double t[LS_VB / 8]; memcpy(t, &v, LS_VB);
+  for (int s = LS_VB / 16; s >= 1; s /= 2) for (int l = 0; l < s; l++) t[l] += t[l + s];
+  return t[0];
+#endif
+}
+static inline float ls_hsum_vf(ls_vf v) {
+#if defined(__AVX512F__)
+  return _mm512_reduce_add_ps((__m512)v);
+#else
+  float t[LS_VB / 4]; memcpy(t, &v, LS_VB);
+  for (int s = LS_VB / 8; s >= 1; s /= 2) for (int l = 0; l < s; l++) t[l] += t[l + s];
+  return t[0];
+#endif
+}
+"""
+
+
+# the buffers a kernel keeps between calls (compiler/lower/teams.py: why), and their routines
+KEEP = """#define LS_KEEP_N 128
+#define LS_KEEP_MAX ((size_t)64 << 20)
+static void *ls_kp[LS_KEEP_N];
+static size_t ls_kc[LS_KEEP_N], ls_kall;
+static int ls_kbusy;
+static inline int ls_keep_take(void) { return __atomic_exchange_n(&ls_kbusy, 1, __ATOMIC_ACQUIRE) == 0; }
+static inline void ls_keep_give(void) { __atomic_store_n(&ls_kbusy, 0, __ATOMIC_RELEASE); }
+/* a buffer of at least n bytes: the kept one when it is large enough (own: the pool is ours) */
+static inline void *ls_keep_get(int own, int64_t k, size_t n) {
+  if (own && k < LS_KEEP_N && ls_kp[k]) {
+    void *b = ls_kp[k];
+    ls_kall -= ls_kc[k]; ls_kp[k] = NULL;
+    if (ls_kc[k] >= n) return b;
+    free(b);
+  }
+  return ls_malloc(n ? n : 1);
+}
+/* back to the pool (b: a buffer of n bytes), or freed */
+static inline void ls_keep_put(int own, int64_t k, void *b, size_t n) {
+  if (own && b && k < LS_KEEP_N && !ls_kp[k] && ls_kall + n <= LS_KEEP_MAX) {
+    ls_kp[k] = b; ls_kc[k] = n; ls_kall += n;
+  } else {
+    free(b);
+  }
+}"""
+
+
 # The first position in [lo, hi) of a sorted coordinate array holding at least x (hi if none):
 # doubling steps from lo, then a binary search of the last step. Searches for increasing x
 # start where the previous one ended, so k of them over n entries cost O(k log(n / k)).
@@ -133,6 +209,12 @@ def text(s) -> str:
         return THREAD_NUM
     if s.name == "num_threads":
         return TEAM_NUM
+    if s.name == "kept_buffers":
+        return KEEP
+    if s.name == "target_vectors":
+        return VECTORS
+    if s.name == "target_vector_sums":
+        return VECTOR_SUMS
     if s.name == "gallop":
         from lazysparse.compiler.codegen.c.spelling import ctype
         t = ctype(s.get("index"))
