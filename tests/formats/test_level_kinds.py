@@ -151,25 +151,31 @@ def test_append_singleton_writes_at_the_parent():
 
 # -- the lowering's builders ----------------------------------------------------------------------
 
-def test_lowering_builders_agree():
-    """The loop IR and the C text the lowering's builders make of one walk print the same."""
+# The C the built-in kinds' walks print to over operand 3's level 1: size of segment ``n``,
+# the positions ``p``'s segment spans, the position of coordinate ``i`` under position ``p``.
+PRINTED = {
+    "dense": ("(n) * n3_1", ("(p) * n3_1", "(p) * n3_1 + n3_1"), "(p) * n3_1 + i"),
+    "compressed": ("(int64_t)p3_1[n]", ("(int64_t)p3_1[p]", "(int64_t)p3_1[(p) + 1]"), None),
+    "singleton": (None, ("(int64_t)(p)", "(int64_t)(p) + 1"), None),
+}
+
+
+def test_lowering_builder_prints_the_walks():
+    """The loop IR the lowering's builder makes of each built-in kind's walks prints as the C the
+    kernels use."""
     from lazysparse.compiler.codegen.c.exprs import expr
     from lazysparse.compiler.loopir import expr as E
-    from lazysparse.compiler.lower.level_builder import LevelIR, LevelText
-    for kind in KINDS.values():
-        ir, tx = LevelIR(3, 1), LevelText(3, 1)
-        n_ir, n_tx = kind.size(ir, E.Var("n")), kind.size(tx, "n")
-        assert (n_ir is None) == (n_tx is None)
-        if n_ir is not None:
-            assert expr(n_ir) == n_tx
-        for a, b in zip(kind.iterate(ir, E.Var("p")), kind.iterate(tx, "p")):
-            assert expr(a) == b
-        q_ir, q_tx = kind.locate(ir, E.Var("p"), E.Var("i")), kind.locate(tx, "p", "i")
-        assert (q_ir is None) == (q_tx is None)
-        if q_ir is not None:
-            assert expr(q_ir) == q_tx
-    assert KINDS["compressed"].size(LevelText(0, 1), "m") == "(int64_t)p0_1[m]"
-    assert KINDS["dense"].locate(LevelText(2, 0), "q", "i") == "(q) * n2_0 + i"
+    from lazysparse.compiler.lower.level_builder import LevelIR
+
+    def printed(e):
+        return None if e is None else expr(e)
+    for name, (size, segment, locate) in PRINTED.items():
+        kind, ir = KINDS[name], LevelIR(3, 1)
+        assert printed(kind.size(ir, E.Var("n"))) == size, name
+        assert tuple(expr(b) for b in kind.iterate(ir, E.Var("p"))) == segment, name
+        assert printed(kind.locate(ir, E.Var("p"), E.Var("i"))) == locate, name
+    assert expr(KINDS["compressed"].size(LevelIR(0, 1), E.Var("m"))) == "(int64_t)p0_1[m]"
+    assert expr(KINDS["dense"].locate(LevelIR(2, 0), E.Var("q"), E.Var("i"))) == "(q) * n2_0 + i"
 
 
 # -- Level's public behaviour ---------------------------------------------------------------------

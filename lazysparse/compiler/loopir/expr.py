@@ -1,12 +1,8 @@
 """Expressions of the loop IR: variables, literals, operators, loads, casts, selects, NumPy's
 scalar operations and casts (with NumPy's semantics), calls of named math functions and of
-named runtime support routines, operation counts of an instrumented build, and SIMD vector operations over
-lanes (loads, gathers, broadcasts, arithmetic, compares, reductions, compress) with their lane
-masks. Frozen values; printers spell them (the C printer: compiler/codegen/c/exprs.py).
-
-``Raw`` is the transitional node, C text (``var`` makes one of text that is not a name or a
-number); ``loopir.walk.text_debt`` counts it.
-"""
+named runtime support routines, operation counts of an instrumented build, and SIMD vector
+operations over lanes (loads, gathers, broadcasts, arithmetic, compares, reductions, compress)
+with their lane masks. Frozen values; printers spell them (the C printer: compiler/codegen/c/exprs.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -36,12 +32,18 @@ class Int(Expr):
 
 @dataclass(frozen=True)
 class Lit(Expr):
-    """A value of NumPy dtype ``dtype`` (identities, fill values): NaN and infinities included."""
+    """A value of NumPy dtype ``dtype`` (identities, fill values): NaN and infinities included.
+    ``spelling``, a layout hint like ``oneline``: the literal's text where it must read other
+    than the printer's own (``1e300`` for a work estimate that always passes, not ``1e+300``);
+    it must denote ``value``."""
     value: object
     dtype: str
+    spelling: str | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "dtype", str(np.dtype(self.dtype)))
+        if self.spelling is not None and np.dtype(self.dtype).type(self.spelling) != self.value:
+            raise ValueError(f"{self.spelling!r} does not spell {self.value!r}")
 
 
 @dataclass(frozen=True)
@@ -51,7 +53,9 @@ class Null(Expr):
 
 @dataclass(frozen=True)
 class Raw(Expr):
-    """Transitional: an expression given as C text by lowering code not yet converted."""
+    """An expression given as C text (``var`` makes one of text that is not a name or a number).
+    No lowering module builds one (tests/compiler/loopir checks it); the printers' tests do, and
+    ``loopir.walk.text_debt`` counts them in a lowered program."""
     text: str
 
 

@@ -1,14 +1,10 @@
-"""Loop IR blocks, and the transitional text nodes.
-
-``Block`` is the builder lowering fills (its ``body`` a list, appended to and spliced while the
-loops are emitted); ``loopir.walk.freeze`` turns a finished tree into immutable ``Seq``s. The
-statements to build are those of ``loopir.stmt`` over ``loopir.expr``.
-
-The other classes here are the transitional text nodes: ``RawText`` (a statement given as C
-text; ``Line`` is its old name), and ``Decl``, ``For``, ``While``, ``If`` whose type, bounds and
-conditions are C text. No lowering module builds them any more (tests/compiler/loopir checks it);
-the C printer still spells them, and ``loopir.walk.text_debt`` counts them in a lowered program.
-"""
+"""Loop IR blocks and the nodes that hold C text: ``Block``, the builder lowering fills (its
+``body`` a list, appended to and spliced while the loops are emitted; ``loopir.walk.freeze``
+turns a finished tree into immutable ``Seq``s) with the statements of ``loopir.stmt`` over
+``loopir.expr``, and the text nodes (``RawText``, a statement as C text; ``Decl``, ``For``,
+``While``, ``If`` whose type, bounds or conditions are C text), which no lowering module builds
+(tests/compiler/loopir checks it): the printers' tests build them, the C printer spells them and
+``loopir.walk.text_debt`` counts them in a lowered program."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -20,7 +16,7 @@ class Block:
     body: list = field(default_factory=list)
 
     def add(self, *stmts):
-        """Append ``stmts``; a ``str`` is transitional C text (a RawText)."""
+        """Append ``stmts``; a ``str`` is C text (a RawText)."""
         for s in stmts:
             if isinstance(s, str):
                 s = RawText(s)
@@ -36,11 +32,8 @@ class Seq:
 
 @dataclass(frozen=True)
 class RawText:
-    """Transitional: one statement (or preprocessor line) as C text."""
+    """One statement (or preprocessor line) as C text."""
     text: str
-
-
-Line = RawText  # its old name: lowering code not yet converted builds C text with it
 
 
 @dataclass(frozen=True)
@@ -51,8 +44,8 @@ class Comment:
 
 @dataclass
 class Decl:
-    """Transitional: a declaration whose type and initialiser are C text (``loopir.stmt.Declare``
-    is the typed one)."""
+    """A declaration whose type and initialiser are C text (``loopir.stmt.Declare`` is the typed
+    one)."""
     ctype: str
     name: str
     init: str = None
@@ -60,7 +53,7 @@ class Decl:
 
 @dataclass
 class For:
-    """Transitional: a loop whose bounds are C text (``loopir.stmt.For``)."""
+    """A loop whose bounds are C text (``loopir.stmt.For`` is the typed one)."""
     var: str
     lo: str
     hi: str
@@ -70,14 +63,14 @@ class For:
 
 @dataclass
 class While:
-    """Transitional: a loop whose condition is C text (``loopir.stmt.While``)."""
+    """A loop whose condition is C text (``loopir.stmt.While`` is the typed one)."""
     cond: str
     body: Block
 
 
 @dataclass
 class If:
-    """Transitional: a conditional whose condition is C text (``loopir.stmt.If``)."""
+    """A conditional whose condition is C text (``loopir.stmt.If`` is the typed one)."""
     cond: str
     then: Block
     orelse: Block = None

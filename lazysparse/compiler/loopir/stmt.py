@@ -3,18 +3,15 @@ compound updates, reductions with NumPy's semantics, loops (plain, parallel with
 with unroll and SIMD hints), conditionals, jumps, atomics, barriers, allocation and copies,
 prefetches, SIMD stores, calls of named support routines, and guards for code only some
 targets have. Bodies are ``loopir.nodes.Block`` builders (filled while lowering; ``freeze``
-makes a tree immutable). Printers spell them (compiler/codegen/c/printer.py).
-
-``oneline`` fields are layout hints for printers of text (the statement on one line); they
-carry no meaning.
-"""
+makes a tree immutable). Printers spell them (compiler/codegen/c/printer.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 
 class Stmt:
-    """Base of the statement nodes."""
+    """Base of the statement nodes. Their ``oneline`` fields are layout hints for printers of
+    text (the statement on one line); they carry no meaning."""
     __slots__ = ()
 
 

@@ -70,12 +70,12 @@ class Array:
 
 @dataclass(frozen=True)
 class CText:
-    """Transitional: a type given as C text by lowering code not yet converted."""
+    """A type given as C text (no lowering module builds one; tests/compiler/loopir checks it)."""
     text: str
 
 
 def of(t):
-    """``t`` as a type: a type as is, C text (transitional) as CText."""
+    """``t`` as a type: a type as is, C text as CText."""
     return CText(t) if isinstance(t, str) else t
 
 

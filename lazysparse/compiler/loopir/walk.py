@@ -1,5 +1,5 @@
 """Walks over loop IR trees: the nodes under a node, a tree made immutable, and the text debt
-(how many transitional C-text nodes a lowered program still holds, by kind)."""
+(how many C-text nodes a lowered program holds, by kind)."""
 from __future__ import annotations
 
 from collections import Counter
@@ -49,7 +49,7 @@ RAW_KINDS = {N.RawText: "raw_text", E.Raw: "raw_expr", N.Decl: "text_decl", N.Fo
 
 
 def text_debt(node) -> Counter:
-    """How many transitional C-text nodes are in the tree under ``node``, by kind:
+    """How many C-text nodes are in the tree under ``node``, by kind:
     ``raw_text`` (statements as text), ``raw_expr`` (expressions as text), and the text forms
     of declarations, loops and conditionals."""
     out = Counter()
@@ -61,12 +61,12 @@ def text_debt(node) -> Counter:
 
 
 def count_raw(node) -> int:
-    """How many transitional C-text nodes of any kind remain under ``node``."""
+    """How many C-text nodes of any kind are under ``node``."""
     return sum(text_debt(node).values())
 
 
 def freeze(node):
-    """An immutable copy of the tree under ``node``: Blocks become Seqs (the transitional
+    """An immutable copy of the tree under ``node``: Blocks become Seqs (the
     text nodes with bodies are copied with frozen bodies too, but stay their own classes)."""
     if isinstance(node, N.Block):
         return N.Seq(tuple(freeze(s) for s in node.body))

@@ -1,12 +1,8 @@
-"""Sort-based assembly of sparse results whose loop order cannot append in storage order.
-
-The kernel emits ``(coordinates, value)`` pairs; this stage sorts them by storage order (stable
-LSD counting sort, one pass per level, O(levels * (n + extent)); a stable merge sort for a level
-whose extent is far larger than n), combines duplicates with the
-statement's reduction (folding in the fill value where fewer than the full reduction extent
-contributed), and compresses the unique coordinates into the output levels. The paper-003
-workspaces (a later pass) replace this where they apply.
-"""
+"""Sort-based assembly of sparse results whose loop order cannot append in storage order: the
+kernel emits ``(coordinates, value)`` pairs, which ``emit_sort_assembly`` sorts, combines and
+compresses into the output levels (``emit_scatter_assembly``: a transposition's single counting
+pass). The paper-003 workspaces (compiler/lower/workspace.py) take the place of this where
+they apply."""
 from __future__ import annotations
 
 from lazysparse.compiler.loopir import expr as E
@@ -37,6 +33,11 @@ def _at_least_one(n):
 
 
 def emit_sort_assembly(lw, top: Block):
+    """The kernel's ``(coordinates, value)`` pairs sorted by storage order (stable LSD counting
+    sort, one pass per level, O(levels * (n + extent)); a stable merge sort for a level whose
+    extent is far larger than n), duplicates combined with the statement's reduction (folding
+    in the fill value where fewer than the full reduction extent contributed), and the unique
+    coordinates compressed into the output levels."""
     nd = len(lw.outs)
     if (nd == 2 and lw.kd == 1 and not lw.ocoo and not lw.red and lw.olv[1].has_pos
             and lw.ovars[1] == lw.order[0]):

@@ -1,28 +1,13 @@
 """Instrumented builds for ``ls.opcount``: the same lowering, with one counting line per
-executed statement.
-
-A lowerer asked to count (``count=True``) emits, right before each statement that evaluates the
-expression at a loop point, one line adding to ``ls_cnt[]``: the statement's scalar operations
-by kind, and one element load per operand access (a sparse access whose presence is tested
-adds the test's 0/1, so a load that does not happen is not counted). Nothing else in the
-kernel changes: stripping those lines from the counting source gives the normal source
-(tests/compiler/plan/test_opcount.py checks it), so the counts are those of the kernels that run. The one
-exception is inside an expression: each branch of a ``where`` is wrapped as
-``(LS_COUNT(kind, n), branch)``, so only the branch taken counts its operations (loads are
-counted per statement). A counting
-build is never tuned: its run-time schedule flags stay 0, so it runs the plain scalar loops
-(the vector and split variants do the same operations in another order).
-
-Counter layout: ``mul, add, div, other, temporary loads``, then one load counter per operand
-slot. Updates are relaxed atomics (``count_stmts``: loopir ``Tally`` statements), so a
-parallel kernel counts right too; the printer declares the counters (compiler/codegen/c/support.py).
-"""
+executed statement (``count_stmts``), so the counts are those of the kernels that run; the
+printer declares the counters (compiler/codegen/c/support.py)."""
 from __future__ import annotations
 
 from lazysparse.ir.nodes import Call
 from lazysparse.compiler.loopir import expr as E
 from lazysparse.compiler.loopir import stmt as S
 
+# the counters: ``mul, add, div, other, temporary loads``, then one load counter per operand slot
 MUL, ADD, DIV, OTHER, TEMP = range(5)
 FIRST_SLOT = 5
 N_COUNTERS = 512  # operand slots up to FIRST_SLOT + 507
@@ -54,11 +39,22 @@ def slot(k: int) -> int:
     return FIRST_SLOT + k
 
 
-
 def count_stmts(ops, loads, reduce=None):
     """The counting line: ``ops`` by kind, ``reduce`` (a reduction folding the value in, or
     None), ``loads``: ``(counter, expression of how many)`` per access; one ``Tally`` per
-    counter that moves, on one line; None when none moves."""
+    counter that moves, on one line; None when none moves.
+
+    A lowerer asked to count (``count=True``) emits this right before each statement that
+    evaluates the expression at a loop point: the statement's scalar operations by kind, and
+    one element load per operand access (a sparse access whose presence is tested adds the
+    test's 0/1, so a load that does not happen is not counted). Nothing else in the kernel
+    changes: stripping those lines from the counting source gives the normal source
+    (tests/compiler/plan/test_opcount.py checks it). The one exception is inside an expression:
+    each branch of a ``where`` is wrapped as ``(LS_COUNT(kind, n), branch)`` (``E.Counted``), so
+    only the branch taken counts its operations (loads are counted per statement). A counting
+    build is never tuned: its run-time schedule flags stay 0, so it runs the plain scalar loops
+    (the vector and split variants do the same operations in another order). Updates are
+    relaxed atomics, so a parallel kernel counts right too."""
     ops = list(ops)
     if reduce is not None:
         ops[REDUCE_KIND[reduce]] += 1
@@ -67,7 +63,7 @@ def count_stmts(ops, loads, reduce=None):
     return S.Inline(tuple(adds)) if adds else None
 
 
-# Transitional: tests/compiler/plan/test_opcount.py strips the counters' declarations from an
+# tests/compiler/plan/test_opcount.py strips the counters' declarations from an
 # instrumented source by this text; the printer's copy is compiler/codegen/c/support.py
 # COUNTERS (tests/compiler/loopir checks they agree).
 PRELUDE = (

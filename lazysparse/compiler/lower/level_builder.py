@@ -1,10 +1,9 @@
-"""The builders the lowering hands a level kind (formats/level_kinds.py) so that the kind writes
+"""The builder the lowering hands a level kind (formats/level_kinds.py) so that the kind writes
 its walks (``size``, ``iterate``, ``coordinate``, ``locate``, ``append``) in the kernel's terms:
 ``LevelIR`` returns loop IR expressions over one operand level's C names (``p<slot>_<l>``
 positions, ``c<slot>_<l>`` coordinates, ``n<slot>_<l>`` extent, as ``declare_operand`` names
-them; ``LevelIR.output`` the result's); ``LevelText`` the same as C text, which no lowering
-module uses (tests/formats/test_level_kinds.py reads the kinds' walks with it). The formats
-layer sits below the compiler, so the kinds never import these: they call what they are given.
+them; ``LevelIR.output`` the result's). The formats layer sits below the compiler, so the kinds
+never import it: they call what they are given.
 """
 from __future__ import annotations
 
@@ -47,31 +46,3 @@ class LevelIR:
     def index(self, x):
         return E.Cast(T.INDEX, E.var(x))
 
-
-class LevelText:
-    """``LevelIR`` as C text. No lowering module uses it: tests/formats/test_level_kinds.py
-    reads a level kind's walks with it."""
-
-    def __init__(self, slot, level):
-        self.pos, self.crd, self.extent = (f"{c}{slot}_{level}" for c in "pcn")
-
-    def load(self, array, i):
-        return f"{array}[{i}]"
-
-    def store(self, array, i, value):
-        return f"{array}[{i}] = {value};"
-
-    def add(self, a, b):
-        return f"{a} + {b}"
-
-    def sub(self, a, b):
-        return f"{a} - {b}"
-
-    def mul(self, a, b):
-        return f"{a} * {b}"
-
-    def paren(self, x):
-        return f"({x})"
-
-    def index(self, x):
-        return f"(int64_t){x}"

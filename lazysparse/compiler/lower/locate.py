@@ -1,25 +1,13 @@
-"""Loop-invariant iterators located through a scattered segment instead of merged.
-
-In ``out[i,j] = sum_k M[i,j] * A[i,k] * B[k,j]`` (a masked product, loops i, k, j) the loop
-over j intersects ``B[k,:]`` with ``M[i,:]``. The merge walks ``M[i,:]`` once per k, although
-its position was fixed before the k loop started: ``|B[k,:]| + |M[i,:]|`` steps per (i, k).
-This pass scatters such an iterator's segment once where its position becomes known (``loc[j]
-= offset + 1``), lets the other iterators drive the loop and probes ``loc[j]`` at each of their
-points (a locate, as on a dense level), then clears the entries it set after the enclosing loop:
-``|B[k,:]|`` steps per (i, k), plus ``2 |M[i,:]|`` per i. It is TACO's precompute of an operand
-into a dense workspace and the mask scatter of Gustavson-style masked products, as a rule for
-every kernel it applies to:
-
-* the iterator walks a unique compressed level, at least one loop lies between the loop that
-  fixes its position and the loop over its level (otherwise each segment is walked once anyway),
-  and every term of the loop's iteration space keeps an iterator that is not located (a union
-  must still visit the located segment's own points, so it cannot be located);
-* the scatter array (int32 offsets, one per coordinate) is allocated once per call when the
-  dimension has at most ``LIMIT`` points; otherwise, or when the allocation fails, the kernel
-  runs the merge it always had (both are emitted, picked by ``if (loc)``);
-* inside an OpenMP loop (a dense result's rows on several threads) each thread takes its own
-  array from one allocation of ``threads x points`` (calloc: untouched pages cost nothing).
-"""
+"""Loop-invariant iterators located through a scattered segment instead of merged. In
+``out[i,j] = sum_k M[i,j] * A[i,k] * B[k,j]`` (a masked product, loops i, k, j) the loop over j
+intersects ``B[k,:]`` with ``M[i,:]``. The merge walks ``M[i,:]`` once per k, although its
+position was fixed before the k loop started: ``|B[k,:]| + |M[i,:]|`` steps per (i, k). This
+pass scatters such an iterator's segment once where its position becomes known (``loc[j] =
+offset + 1``), lets the other iterators drive the loop and probes ``loc[j]`` at each of their
+points (a locate, as on a dense level), then clears the entries it set after the enclosing
+loop: ``|B[k,:]|`` steps per (i, k), plus ``2 |M[i,:]|`` per i. It is TACO's precompute of an
+operand into a dense workspace and the mask scatter of Gustavson-style masked products, as a
+rule for every kernel it applies to (``choose``)."""
 from __future__ import annotations
 
 from lazysparse.ir.nodes import Index
@@ -45,7 +33,11 @@ def hoist_depth(lw, a):
 
 
 def choose(lw, depth, iters, pat, keys):
-    """The iterators at loop ``depth`` to locate (possibly none)."""
+    """The iterators at loop ``depth`` to locate (possibly none): those that walk a unique
+    compressed level, with at least one loop between the loop that fixes their position and
+    this one (otherwise each segment is walked once anyway), as long as every term of the
+    loop's iteration space keeps an iterator that is not located (a union must still visit the
+    located segment's own points, so it cannot be located)."""
     if pat == P.TRUE or not keys:  # (the opcount build too: it counts the very same loops)
         return []
     cands = {}
@@ -64,10 +56,14 @@ def choose(lw, depth, iters, pat, keys):
 
 
 def dense_row(lw, name, elem, n, private):
-    """Allocate (in the kernel's run-time block) a zeroed array of ``n + 1`` values of ``elem``
-    (a loopir type) for the loops to index, or NULL when ``n`` is over ``LIMIT``; ``private``: filled inside a
-    parallel loop, so one such array per thread, under ``ls_<name>`` (``thread_row`` picks a
-    thread's). Freed with the kernel's other arrays (``lw.locs``)."""
+    """Allocate (in the kernel's run-time block, once per call) a zeroed array of ``n + 1``
+    values of ``elem`` (a loopir type) for the loops to index, or NULL when ``n`` is over
+    ``LIMIT``; where it is NULL (too large, or the allocation failed) the kernel runs the merge
+    instead (both are emitted, picked by ``if (loc)``). ``private``: filled inside a
+    parallel loop (a dense result's rows on several threads), so one array per thread from one
+    allocation of ``threads x points`` under ``ls_<name>`` (calloc: untouched pages cost
+    nothing; ``thread_row`` picks a thread's). Freed with the kernel's other arrays
+    (``lw.locs``)."""
     base = f"ls_{name}" if private else name
     lw.locs.append(base)
     n = E.var(n)

@@ -503,8 +503,9 @@ class ParallelMixin:
         chunks), and the copies are added after (``add_copies``). Returns the block the loop
         goes in."""
         packed = self._result_span(blk)
-        # (the estimate as the text it always was: a float literal prints as Python's repr)
-        private_team(blk, self.abi, self.val_t, "1e300", packed)
+        # work past any threshold, so the copies' cost alone decides the team (spelled 1e300, as
+        # the kernels read, where the printer's own literal is 1e+300)
+        private_team(blk, self.abi, self.val_t, E.Lit(1e300, "float64", spelling="1e300"), packed)
         own = Block().add(*private_copy(self.val_t))
         region = Block().add(*team_ids(self.prelude_extra, KEEP), own, add_copies(self.val_t, self.odt))
         blk.add(_const("ls_chunk", chunk or chunk_size("ls_pt", count)),

@@ -1,23 +1,8 @@
-"""A vector schedule for innermost segment sums: ``for j in [b, z): acc += f(j)``.
-
-The loop a sparse level drives at the bottom of an accumulation (SpMV's row, a row sum, the
-``k`` loop of any contraction whose innermost index is sparse) runs a handful of iterations per
-segment on power-law data. Scalar code then pays a mispredicted loop exit per segment and one
-add latency per entry. With AVX-512 the segment is processed ``W`` entries at a time with masked
-loads and gathers, so a segment of up to ``W`` entries is one iteration whatever its length
-(measured on the corpus, one core, C harness: 1.1-2.4x faster than the better of the plain and
-split-accumulator scalar loops on every matrix but cs4, where rows of 4 tie).
-
-The vector code is emitted under a target-feature guard (``FeatureIf``: compiled only where the
-target has AVX-512), beside the scalar loop and behind a run-time flag: a machine without AVX-512 compiles the scalar loop only, and where
-both exist the faster one for the input at hand is measured (runtime/tuning.py: on uniform rows
-of ~13 entries, cage10, the scalar loop wins in-process by ~10%). It applies when ``f`` is built from
-``+ - * negative`` over values of the result's float type, and each operand of ``f`` is either
-the driving level's own values (a contiguous load), a dense operand indexed by the driving
-coordinate with unit stride (a gather), or a value that does not change within the segment (a
-broadcast). Masked-off lanes are never added, so broadcasts and NaNs in them are harmless. The
-sum's association changes, as with split accumulators.
-"""
+"""A vector schedule for innermost segment sums, ``for j in [b, z): acc += f(j)``: the loop a
+sparse level drives at the bottom of an accumulation (SpMV's row, a row sum, the ``k`` loop of
+any contraction whose innermost index is sparse) processed ``W`` entries at a time with AVX-512
+masked loads and gathers (``segment_sum``), emitted beside the scalar loop under a
+target-feature guard and a run-time flag (``guarded``)."""
 from __future__ import annotations
 
 from lazysparse.ir.nodes import Access, Index
@@ -53,7 +38,18 @@ def segment_sum(lw, v, drv, U):
     """The vector segment sum for the loop over index ``v`` driven by access ``drv`` (lowering
     state: ``drv`` not yet advanced, ``v`` not yet bound), as loop IR statements, or None when
     ``f`` does not qualify. Adds into ``acc`` (and ``cnt``), like the scalar loop it stands
-    beside."""
+    beside.
+
+    Such a loop runs a handful of iterations per segment on power-law data; scalar code then
+    pays a mispredicted loop exit per segment and one add latency per entry, where a segment of
+    up to ``W`` entries is one vector iteration whatever its length (measured on the corpus, one
+    core, C harness: 1.1-2.4x faster than the better of the plain and split-accumulator scalar
+    loops on every matrix but cs4, where rows of 4 tie). It applies when ``f`` is built from
+    ``+ - * negative`` over values of the result's float type, and each operand of ``f`` is
+    either the driving level's own values (a contiguous load), a dense operand indexed by the
+    driving coordinate with unit stride (a gather), or a value that does not change within the
+    segment (a broadcast). Masked-off lanes are never added, so broadcasts and NaNs in them are
+    harmless. The sum's association changes, as with split accumulators."""
     kind = _kind(lw.odt, lw.spec.inputs[drv.slot].index_dtype)
     red = lw.stmt.reduce
     if kind is None or red not in ("sum", "max", "min"):
@@ -317,8 +313,10 @@ def _vexpr(lw, e, v, drv, u, kind, terms, accs, masked, pos, dense=False):
 
 def guarded(flag: str, stmts, scalar: Block) -> Block:
     """``if (flag) {vector statements} else scalar`` where the target has the vector
-    instructions, the scalar block alone elsewhere. The flag is a run-time schedule choice: the
-    vector loop is not faster on every input (runtime/tuning.py measures)."""
+    instructions (``FeatureIf``), the scalar block alone elsewhere: a machine without AVX-512
+    compiles the scalar loop only. The flag is a run-time schedule choice: where both exist the
+    faster one for the input at hand is measured (runtime/tuning.py: on uniform rows of ~13
+    entries, cage10, the scalar loop wins in-process by ~10%)."""
     return Block().add(S.FeatureIf(FEATURE, E.var(flag), Block(list(stmts)), scalar))
 
 

@@ -1,14 +1,7 @@
 """Loops of a schedule (paper 001 §5), emitted for the Lowerer from its LoopPlan
 (compiler/plan/loops.py): coordinate splits of range loops, tiles of an operand's nonzeros, the
-parallel loop and unroll hints.
-
-Guards follow the provenance graph (``Provenance.guarded``): a split whose parent a full tile
-may overrun gets two clones of its inner loop, a guard-free one for full tiles and a guarded
-tail (``if (x >= N) break``); both clones share one body block, so the body is emitted once.
-Recovered coordinates are plain C declarations ahead of that body: ``x = xo * s + xi`` for a
-split, and for nonzero tiles a row found by one binary search per tile and advanced as the
-positions cross row ends (``while (p >= pos[i + 1]) i++``, which also skips empty rows).
-"""
+parallel loop and unroll hints, with the guards the provenance graph asks for
+(``Provenance.guarded``) and the recovered coordinates declared ahead of the loops' body."""
 from __future__ import annotations
 
 from lazysparse.compiler.loopir import expr as E
@@ -130,6 +123,10 @@ def open_chunks(lw, depth, v, blk):
 
 
 def _inner_loops(lw, v, rel, tile, body):
+    """The inner loop of split ``rel`` of range ``v`` into ``tile``, each iteration recovering
+    ``x = xo * s + xi`` ahead of ``body``. Where a full tile may overrun the split's parent
+    (``Provenance.guarded``) there are two clones, a guard-free one for full tiles and a guarded
+    tail (``if (x >= N) break``); both share one body block, so the body is emitted once."""
     x, n, xo, xi, b, step = _names(lw, v, rel)
 
     def inner(guard):

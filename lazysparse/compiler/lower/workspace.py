@@ -1,23 +1,14 @@
 """Workspaces for sparse scattering (paper 003), the lowering half: the insert-sort-merge (ISM)
-template and the accumulation policies that fill its holes.
-
-A kernel in mode ``ws-<policy>`` (compiler/plan/kernel.py ``choose_mode``, compiler/plan/workspace.py for the
-policy) computes a sparse result whose levels its loops do not bind in storage order. The loops
-that do bind the leading levels in order (``h`` of them, "hoisted") stay outside; everything
-below them inserts ``(key, value)`` into the **accumulation array** (Acc), ``key`` being the
-remaining levels' coordinates linearised in storage order. When the Acc is full it is drained
+template and the accumulation policies that fill its holes. A kernel in mode ``ws-<policy>``
+(compiler/plan/kernel.py ``choose_mode``, compiler/plan/workspace.py for the policy) computes a
+sparse result whose levels its loops do not bind in storage order. The loops that do bind the
+leading levels in order (``h`` of them, "hoisted") stay outside; everything below them inserts
+``(key, value)`` into the **accumulation array** (Acc), ``key`` being the remaining levels'
+coordinates linearised in storage order (``key_expr``). When the Acc is full it is drained
 (sorted, duplicates combined) and merged into the **all array** (All: sorted unique entries);
-after each iteration of the last hoisted loop (or once, at the end, when nothing is hoisted) the
-Acc is drained, merged, and All is compressed into the result's levels by appending, as the
-append mode does for a concordant loop order.
-
-**Policies** plug in as support code with a fixed interface (init, insert, size, drain, free;
-compiler/codegen/c/workspace.py has the C of the built-in ones and the interface), called by
-name from the loop IR (``ws_insert``, ``ws_drain``...); a policy may have a second, branch-free
-insert that the kernel picks per call (``has_insert_b``). ``register_policy`` adds one
-(``tests/compiler/lower/test_workspaces.py`` adds a sorted-array policy). A policy's text is
-code, like a C extension: it is the caller's, never built from data.
-"""
+after each iteration of the last hoisted loop (or once, at the end, when nothing is hoisted)
+the Acc is drained, merged, and All is compressed into the result's levels by appending, as
+the append mode does for a concordant loop order (``emit_flush``)."""
 from __future__ import annotations
 
 import re
@@ -38,9 +29,13 @@ _NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")
 
 def register_policy(name: str, source: str) -> None:
     """Add an accumulation policy: ``source`` is C text defining ``ls_ws`` and its five
-    functions (compiler/codegen/c/workspace.py); one that defines ``LS_WS_INSERT_B`` has the
-    second insert too. ``name`` is what ``ls.Schedule().workspace(name)`` asks for and what
-    ``explain`` prints: lower-case letters, digits and ``_``."""
+    functions, init, insert, size, drain and free (the interface: compiler/codegen/c/workspace.py
+    ``policy_source``), which the loop IR calls by name (``ws_insert``, ``ws_drain``...); one
+    that defines ``LS_WS_INSERT_B`` has a second, branch-free insert too, which the kernel picks
+    per call (``has_insert_b``). ``name`` is what ``ls.Schedule().workspace(name)`` asks for and
+    what ``explain`` prints: lower-case letters, digits and ``_``. The source is code, like a C
+    extension: it is the caller's, never built from data (tests/compiler/lower/test_workspaces.py
+    adds a sorted-array policy)."""
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise ValueError(f"register_policy: name must match {_NAME.pattern}, got {name!r}")
     if not isinstance(source, str):

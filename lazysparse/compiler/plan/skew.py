@@ -1,12 +1,12 @@
 """The default schedule's choice between row chunks and nonzero tiles (the load balancing of "A
 Sparse Iteration Space Transformation Framework for Sparse Tensor Algebra", the scheduling paper).
-The default parallel loop hands out rows in chunks (compiler/lower/teams.py), which balances any
-mix of row lengths but one: a row that holds a large part of a thread's share of the stored
-entries is one chunk's work, and the other threads wait for it. Tiles (``fuse`` the row loop with
-the loop over the row's entries, ``pos``, ``split`` into tiles of ``TILE`` stored entries, a row
-cut between two tiles summed with atomics; compiler/plan/loops.py) cost more where rows are even,
-so the choice is read off the operand's row lengths (``Storage.segment_stats``, computed once and
-kept): ``skewed`` offers tiles when ``longest row * threads >= SKEW_TILES * stored entries``."""
+The default parallel loop hands out rows in chunks (compiler/lower/teams.py ``chunk_size``),
+which balances any mix of row lengths but one: a row that holds a large part of a thread's share
+of the stored entries is one chunk's work, and the other threads wait for it. Tiles (``fuse``
+the row loop with the loop over the row's entries, ``pos``, ``split`` into tiles of ``TILE``
+stored entries, a row cut between two tiles summed with atomics; compiler/plan/loops.py) cost
+more where rows are even, so the choice is read off the operand's row lengths
+(``Storage.segment_stats``, computed once and kept): ``skewed`` offers tiles when ``longest row * threads >= SKEW_TILES * stored entries``."""
 from __future__ import annotations
 
 from lazysparse.formats import resolve_format

@@ -1,5 +1,5 @@
 """The golden kernels' loop IR (tests/compiler/codegen/golden: seventeen kernels, a fused GNN
-layer among them) holds no transitional C text: every statement and expression lowering builds
+layer among them) holds no C text: every statement and expression lowering builds
 is a loop IR node, so that a second printer needs no change in compiler/lower. The bound keeps
 the text from growing back."""
 from __future__ import annotations
@@ -13,7 +13,7 @@ import lazysparse as ls
 from lazysparse.compiler.codegen.c import printer
 from lazysparse.compiler.loopir.walk import text_debt
 
-GOLDEN_DEBT = 0  # transitional C-text nodes (loopir.walk.text_debt) the golden kernels may hold
+GOLDEN_DEBT = 0  # C-text nodes (loopir.walk.text_debt) the golden kernels may hold
 
 
 def _golden_cases():

@@ -10,7 +10,7 @@ from lazysparse.compiler.codegen.c.exprs import ctype, expr
 from lazysparse.compiler.loopir import expr as E
 from lazysparse.compiler.loopir import stmt as S
 from lazysparse.compiler.loopir import types as T
-from lazysparse.compiler.loopir.nodes import Block, Comment, Decl, For, If, Line, While
+from lazysparse.compiler.loopir.nodes import Block, Comment, Decl, For, If, RawText, While
 from lazysparse.compiler.loopir.printer import show
 
 x, y, i, n = E.Var("x"), E.Var("y"), E.Var("i"), E.Var("n")
@@ -52,6 +52,7 @@ def test_types(t, c):
     (E.Unary("!", E.Binary("==", x, y)), "!(x == y)"),
     (E.Lit(math.inf, "float64"), "INFINITY"), (E.Unary("-", E.Lit(math.inf, "float64")), "-INFINITY"),
     (E.Lit(3, "int64"), "((int64_t)3LL)"), (E.Int(1, unsigned=True), "1u"), (E.Null(), "NULL"),
+    (E.Lit(1e300, "float64"), "1e+300"), (E.Paren(E.Lit(1e300, "float64", spelling="1e300")), "(1e300)"),
     (E.Call("exp", (x,)), "exp(x)"),
     (E.SupportCall("msort", (x, y)), "ls_msort(x, y)"),
     (E.SupportCall("ws_size", (E.AddrOf(E.Var("ws")),)), "ls_ws_size(&ws)"),
@@ -60,11 +61,16 @@ def test_types(t, c):
     (E.Alloc(T.INDEX, n), "(int64_t *)ls_malloc((size_t)n * sizeof(int64_t))"),
     (E.Alloc(T.Scalar("int32"), n, zero=True, huge=False), "(int32_t *)calloc(n, sizeof(int32_t))"),
     (E.ThreadNum(), "omp_get_thread_num()"), (E.NumThreads(), "omp_get_num_threads()"),
-    (E.Binary("<", x, E.Raw("a * b")), "x < a * b"),  # (transitional text: parenthesised only as needed)
+    (E.Binary("<", x, E.Raw("a * b")), "x < a * b"),  # (C text: parenthesised only as needed)
     (E.Binary("*", x, E.Raw("a + b")), "x * (a + b)"),
 ])
 def test_expressions(e, c):
     assert expr(e) == c
+
+
+def test_a_literals_spelling_denotes_its_value():
+    with pytest.raises(ValueError, match="does not spell"):
+        E.Lit(1e300, "float64", spelling="1e30")
 
 
 V8, I8 = T.Vec("float64", 8), T.Vec("int32", 8)
@@ -132,7 +138,7 @@ def test_vector_expressions(e, c):
     (S.If(x, S.Reduce("max", y, x, "float64"), oneline=True), "if (x) { if ((x) > y || (x) != (x)) y = x; }"),
     (S.While(E.lt(x, y), S.Update(x, "+", E.Int(1)), oneline=True), "while (x < y) x++;"),
     (Comment("why"), "/* why */"),
-    (Line("raw;"), "raw;"),
+    (RawText("raw;"), "raw;"),
     (Decl("int64_t", "k", "0"), "int64_t k = 0;"),
 ])
 def test_statements(s, c):
@@ -218,7 +224,7 @@ def test_libmvec_table_matches_the_toolchains_probe():
 def test_debug_printer_is_not_c():
     prog = Block([S.For("i", E.Int(0), n, Block([S.Reduce("sum", E.Var("acc"), E.load("v", i), "float64")]),
                         unroll=2),
-                  S.Declare("v", V8, E.VLoad(V8, E.add("v0", i), m)), Line("raw;")])
+                  S.Declare("v", V8, E.VLoad(V8, E.add("v0", i), m)), RawText("raw;")])
     text = show(prog)
     assert text.splitlines()[0] == "for i in [0, n) unroll=2:"
     assert "acc sum<float64>= v[i]" in text and "vload(float64x8, (v0 + i), m)" in text and "raw `raw;`" in text

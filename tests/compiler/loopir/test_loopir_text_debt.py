@@ -1,5 +1,5 @@
-"""The text debt of a lowered program: transitional C-text nodes counted by kind, so the
-remaining conversion is measurable; and frozen copies of trees."""
+"""The text debt of a lowered program: C-text nodes counted by kind, so what a program holds as
+text is measurable; and frozen copies of trees."""
 from __future__ import annotations
 
 import dataclasses
@@ -13,7 +13,7 @@ from lazysparse.compiler.codegen.c import printer
 from lazysparse.compiler.loopir import expr as E
 from lazysparse.compiler.loopir import stmt as S
 from lazysparse.compiler.loopir import types as T
-from lazysparse.compiler.loopir.nodes import Block, Decl, For, If, Line, Seq, While
+from lazysparse.compiler.loopir.nodes import Block, Decl, For, If, RawText, Seq, While
 from lazysparse.compiler.loopir.walk import count_raw, freeze, text_debt, walk
 
 
@@ -38,7 +38,7 @@ def test_ir_nodes_carry_no_debt():
 
 def test_freeze():
     inner = Block([S.Break()])
-    blk = Block([S.For("i", E.Int(0), E.Var("n"), inner), Line("raw;")])
+    blk = Block([S.For("i", E.Int(0), E.Var("n"), inner), RawText("raw;")])
     frozen = freeze(blk)
     assert isinstance(frozen, Seq) and isinstance(frozen.stmts[0].body, Seq)
     inner.add(S.Continue())  # the builder changes; the frozen copy does not
@@ -46,7 +46,7 @@ def test_freeze():
     with pytest.raises(dataclasses.FrozenInstanceError):
         frozen.stmts[0].var = "j"
     assert printer.emit(frozen) == printer.emit(Block([S.For("i", E.Int(0), E.Var("n"), Block([S.Break()])),
-                                                       Line("raw;")]))
+                                                       RawText("raw;")]))
 
 
 def test_a_lowered_kernel_reports_its_debt(monkeypatch):

@@ -1,6 +1,6 @@
 """The lowering modules converted to loop IR spell no C: no OpenMP, SIMD intrinsics, builtins,
 C type names or C support code in their code (docstrings and comments aside), they build none
-of the loop IR's transitional text nodes, and they do not import the code printers; the
+of the loop IR's C-text nodes, and they do not import the code printers; the
 printers import only the loop IR (and numpy)."""
 from __future__ import annotations
 
@@ -16,13 +16,13 @@ ROOT = pathlib.Path(lazysparse.__file__).parent / "compiler"
 CONVERTED = ["simd", "tiling", "locate", "assembly", "workspace", "counting", "values", "stores", "results",
              "reductions", "coiteration", "fused", "fused_outputs", "fused_loops", "fused_parallel", "fused_temps",
              "fused_vectors", "lowering", "operands", "parallel", "prefetch", "rows", "teams"]
-# the transitional C-text nodes and types of the loop IR (loopir.nodes, E.Raw, T.CText, T.of)
-TEXT_NODES = frozenset(("RawText", "Line", "Decl", "Raw", "CText", "of"))
+# the C-text nodes and types of the loop IR (loopir.nodes, E.Raw, T.CText, T.of)
+TEXT_NODES = frozenset(("RawText", "Decl", "Raw", "CText", "of"))
 FORBIDDEN = re.compile(
     r"#\s*pragma|\bomp_|_mm512_|_mm256_|__m512|__m256|__mmask|__builtin_|__atomic|ls_malloc|ls_calloc|"
     r"\b(?:u?int(?:8|16|32|64)_t|double|float|size_t|uintptr_t|unsigned|_Complex)\b|"
     r"\bstatic inline\b|\btypedef\b|#\s*(?:define|if|ifdef|endif|include)\b|\bmalloc\(|\bcalloc\(|\bfree\(")
-# transitional text kept for callers outside these modules, by module: assignments to these names
+# C text kept for callers outside these modules, by module: assignments to these names
 ALLOWED = {"counting": {"PRELUDE"}}  # (tests/compiler/plan/test_opcount.py strips it from sources)
 
 

@@ -28,7 +28,7 @@ def ctype(t) -> str:
         return _TARGET_VEC[t.dtype] if t.lanes is None else _vec(t)["v"]
     if isinstance(t, T.Mask):
         return f"__mmask{t.lanes}"
-    if isinstance(t, T.CText):  # (transitional: C text)
+    if isinstance(t, T.CText):  # (a type given as C text)
         return t.text
     if isinstance(t, str):
         return t
@@ -54,7 +54,7 @@ def prec(e) -> int:
     if isinstance(e, E.Zero):
         return UNARY
     if isinstance(e, E.Lit):
-        return ATOM if not C.literal(e.value, e.dtype).startswith("-") else UNARY
+        return ATOM if not _literal(e).startswith("-") else UNARY
     return ATOM  # (NumOp, NumCast, Counted too: spelled as calls, in parentheses, or atoms)
 
 
@@ -102,6 +102,10 @@ def _raw_prec(s):
     return low
 
 
+def _literal(e):
+    return e.spelling if e.spelling is not None else C.literal(e.value, e.dtype)
+
+
 def _wrap(e, need):
     s = expr(e)
     return f"({s})" if prec(e) < need else s
@@ -109,14 +113,14 @@ def _wrap(e, need):
 
 def expr(e) -> str:
     """The C text of expression ``e``."""
-    if isinstance(e, str):  # (transitional: C text)
+    if isinstance(e, str):  # (C text, as is)
         return e
     if isinstance(e, E.Var):
         return e.name
     if isinstance(e, E.Int):
         return f"{e.value}u" if e.unsigned else str(e.value)
     if isinstance(e, E.Lit):
-        return C.literal(e.value, e.dtype)
+        return _literal(e)
     if isinstance(e, E.Null):
         return "NULL"
     if isinstance(e, E.Raw):

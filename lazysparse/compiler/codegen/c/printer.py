@@ -1,10 +1,6 @@
 """C99 backend: prints loop IR as one ``ls_kernel(void **p, int64_t *d)`` function, with OpenMP
 pragmas for parallel, atomic and SIMD nodes, AVX-512 intrinsics for vector nodes (under ``#if``
-on the target's macros), and the support code the kernel names before it.
-
-The printer needs no facts about the toolchain: code for features only some targets have is
-guarded by the compiler's own macros (``__AVX512F__``, ``_OPENMP``, ``LS_MVEC``, which
-runtime/toolchain.py defines where libmvec works)."""
+on the target's macros), and the support code the kernel names before it."""
 from __future__ import annotations
 
 from lazysparse.compiler.codegen.c import spelling as C
@@ -37,7 +33,9 @@ def emit(block, header_comment: str = "", count: bool = False) -> str:
     return "\n".join(out) + "\n"
 
 
-# the preprocessor test of each feature a FeatureGuard may name
+# the preprocessor test of each feature a FeatureGuard may name: the printer needs no facts
+# about the toolchain, since the compiler's own macros guard what only some targets have
+# (``LS_MVEC`` too, which runtime/toolchain.py defines where libmvec works)
 FEATURE_TEST = {"avx512": "#if defined(__AVX512F__) && defined(__AVX512VL__)", "openmp": "#ifdef _OPENMP",
                 "ws_zero": "#ifdef LS_WS_ZERO"}
 _RED = {"+": "+", "*": "*", "max": "max", "min": "min"}

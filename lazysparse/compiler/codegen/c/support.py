@@ -200,7 +200,7 @@ GALLOP = """static inline int64_t ls_gallop_T(const T_ *restrict c, int64_t lo, 
 
 
 def text(s) -> str:
-    """The C of support piece ``s`` (a ``loopir.support.Support``, or transitional C text)."""
+    """The C of support piece ``s`` (a ``loopir.support.Support``, or C text as is)."""
     if isinstance(s, str):
         return s
     if not isinstance(s, Support):
@@ -223,7 +223,7 @@ def text(s) -> str:
         from lazysparse.compiler.codegen.c import exprs, workspace
         from lazysparse.compiler.codegen.c.spelling import ctype
         value, key = s.get("value"), s.get("key")
-        kt = key if key in ("int32_t", "int64_t") else ctype(key)  # (transitional: C names)
-        return workspace.prelude(s.get("policy"), ctype(value), kt, s.get("reduce"), value,
+        # the value and key types arrive as dtype names (the key an index dtype: int32, int64)
+        return workspace.prelude(s.get("policy"), ctype(value), ctype(key), s.get("reduce"), value,
                                  exprs.expr(s.get("identity")), s.get("count"))
     raise ValueError(f"no C support code named {s.name!r}")

@@ -2,25 +2,7 @@
 template's all array and merge, the stable sorts, and the accumulation policies (dense, hash,
 coord, bucket, and those added with ``register_policy``). compiler/lower/workspace.py lowers
 the loops that call them; ``prelude`` is the text a kernel with a workspace needs before
-``ls_kernel``.
-
-A policy is C text with a fixed interface:
-
-    typedef struct {...} ls_ws;
-    int     ls_ws_init(ls_ws *w, int64_t extent, int64_t cap);   // nonzero: out of memory
-    int     ls_ws_insert(ls_ws *w, int64_t key, LS_WT val);      // nonzero: now full
-    int64_t ls_ws_size(const ls_ws *w);                           // entries a drain may write
-    int64_t ls_ws_drain(ls_ws *w, LS_WK *k, LS_WT *v, LS_WK *tk, LS_WT *tv);
-            // writes its entries sorted by key, duplicates combined in insertion order, into
-            // k/v (tk/tv: scratch of the same size), empties itself, returns how many
-    void    ls_ws_free(ls_ws *w);                                  // also after a failed init
-
-A policy may also have a second insert, ``ls_ws_insert_b`` (same contract), with
-``ls_ws_use(w, b)`` telling it which of the two the kernel calls, and ``#define LS_WS_INSERT_B``.
-The reduction's identity is ``LS_WIDENT``; ``LS_WT`` is the value type, ``LS_WK`` the key type
-of drained entries, and ``LS_WCOMB(dst, src)`` folds ``src`` into ``dst`` (the statement's
-reduction); ``ls_kvsort`` (a stable sort of key/value pairs) and ``ls_ksort`` are there to use.
-"""
+``ls_kernel``."""
 from __future__ import annotations
 
 from lazysparse.compiler.codegen.c import spelling as C
@@ -547,7 +529,25 @@ BUILTIN = {"dense": DENSE, "hash": HASH, "coord": COORD, "bucket": BUCKET}
 
 
 def policy_source(policy: str) -> str:
-    """The C text of accumulation policy ``policy`` (built in, or registered with C source)."""
+    """The C text of accumulation policy ``policy`` (built in, or registered with C source).
+
+    A policy is C text with a fixed interface:
+
+        typedef struct {...} ls_ws;
+        int     ls_ws_init(ls_ws *w, int64_t extent, int64_t cap);   // nonzero: out of memory
+        int     ls_ws_insert(ls_ws *w, int64_t key, LS_WT val);      // nonzero: now full
+        int64_t ls_ws_size(const ls_ws *w);                           // entries a drain may write
+        int64_t ls_ws_drain(ls_ws *w, LS_WK *k, LS_WT *v, LS_WK *tk, LS_WT *tv);
+                // writes its entries sorted by key, duplicates combined in insertion order, into
+                // k/v (tk/tv: scratch of the same size), empties itself, returns how many
+        void    ls_ws_free(ls_ws *w);                                  // also after a failed init
+
+    A policy may also have a second insert, ``ls_ws_insert_b`` (same contract), with
+    ``ls_ws_use(w, b)`` telling it which of the two the kernel calls, and ``#define LS_WS_INSERT_B``.
+    The reduction's identity is ``LS_WIDENT``; ``LS_WT`` is the value type, ``LS_WK`` the key type
+    of drained entries, and ``LS_WCOMB(dst, src)`` folds ``src`` into ``dst`` (the statement's
+    reduction); ``ls_kvsort`` (a stable sort of key/value pairs) and ``ls_ksort`` are there to use.
+    """
     if policy in BUILTIN:
         return BUILTIN[policy]
     p = _REGISTRY.get(policy)
