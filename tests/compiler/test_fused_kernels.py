@@ -17,7 +17,9 @@ FORMATS = ["csr", "dcsr", "csc", "coo"]
 DTYPES = [np.float64, np.float32, np.int64]
 # (dtype, format, 64-bit indices) triples that hold every pair of two of them: each triple compiles
 # kernels of its own (slow ones, when fused), and the generated C differs by value type, format and
-# index width, not by their triple; so the twelve of a pairwise cover instead of all twenty-four
+# index width, not by their triple; so the twelve of a pairwise cover instead of all twenty-four,
+# with as many examples a triple as before (SDDMM 30 / 12 against 60 / 24, GNN 25 / 12 against
+# 40 / 24): an example of a new shape class (an empty or one-row matrix, an extent-1 sum) compiles anew
 SIGNATURES = [(np.float64, "csr", False), (np.float64, "dcsr", True), (np.float64, "csc", False),
               (np.float64, "coo", True), (np.float32, "csr", True), (np.float32, "dcsr", False),
               (np.float32, "csc", True), (np.float32, "coo", False), (np.int64, "csr", False),
@@ -56,7 +58,7 @@ def _check(expr, want, dtype):
 dims = st.integers(0, 7)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(data=st.data(), m=dims, n=dims, k=st.integers(0, 5), signature=st.sampled_from(SIGNATURES),
        kind=st.sampled_from(["CD", "UVt", "einsum"]))
 def test_sddmm(data, m, n, k, signature, kind):
@@ -82,7 +84,7 @@ def test_sddmm(data, m, n, k, signature, kind):
         assert took
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(data=st.data(), m=dims, h=st.integers(1, 6), j=st.integers(1, 4),
        signature=st.sampled_from(SIGNATURES))
 def test_gnn(data, m, h, j, signature):
