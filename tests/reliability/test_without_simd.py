@@ -10,6 +10,8 @@ import subprocess
 import sys
 import tempfile
 
+import pytest
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODULES = ("tests/runtime/test_warm_path.py", "tests/compiler/lower/test_segment_loops.py", "tests/compiler/lower/test_vector_math.py",
            "tests/compiler/lower/test_workspaces.py")
@@ -35,10 +37,18 @@ def test_switch_drops_the_native_target():
     assert out["1"][0] == out["1"][2]
 
 
-def test_vector_modules_pass_with_the_vector_paths_compiled_out():
+@pytest.fixture(scope="module")
+def nosimd_cache():
+    """One kernel cache for the scalar builds, shared by the modules run in this process."""
     with tempfile.TemporaryDirectory(prefix="lazysparse-nosimd-") as d:
-        env = dict(os.environ, LAZYSPARSE_SIMD="0", LAZYSPARSE_CACHE_DIR=d)
-        r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
-                            *MODULES], cwd=ROOT, env=env, capture_output=True, text=True,
-                           timeout=1200)
+        yield d
+
+
+# one module a subprocess: the reruns are the suite's longest tests, and as four they spread over
+# the workers of a parallel run instead of keeping one busy alone at the end
+@pytest.mark.parametrize("module", MODULES)
+def test_vector_modules_pass_with_the_vector_paths_compiled_out(module, nosimd_cache):
+    env = dict(os.environ, LAZYSPARSE_SIMD="0", LAZYSPARSE_CACHE_DIR=nosimd_cache)
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", module],
+                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200)
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]

@@ -84,12 +84,23 @@ def _close(got, want, dtype, name):
     return got
 
 
-@settings(max_examples=40, deadline=None)
+# (dtype, index width, format) triples that hold every pair of two of them: each triple compiles
+# its own twenty-odd kernels, and twenty more for zero-size shapes (the private sums' C differs by
+# value type, index type and format, not by their triple), so the twelve of a pairwise cover instead
+# of all twenty-four, with more examples a triple than before (25 / 12 against 40 / 24)
+SIGNATURES = [(np.float64, np.int32, "csr"), (np.float64, np.int64, "csc"), (np.float64, np.int32, "coo"),
+              (np.float32, np.int64, "csr"), (np.float32, np.int32, "csc"), (np.float32, np.int64, "coo"),
+              (np.int64, np.int32, "csr"), (np.int64, np.int64, "csc"), (np.int64, np.int32, "coo"),
+              (np.complex128, np.int64, "csr"), (np.complex128, np.int32, "csc"),
+              (np.complex128, np.int64, "coo")]
+
+
+@settings(max_examples=25, deadline=None)
 @given(m=hst.integers(0, 40), n=hst.integers(0, 30), density=hst.floats(0, 1),
-       dtype=hst.sampled_from([np.float64, np.float32, np.int64, np.complex128]),
-       index=hst.sampled_from([np.int32, np.int64]), fmt=hst.sampled_from(["csr", "csc", "coo"]),
-       seed=hst.integers(0, 2**16), threads=hst.sampled_from([2, 3]))
-def test_private_sums_match_numpy_and_one_thread(m, n, density, dtype, index, fmt, seed, threads):
+       signature=hst.sampled_from(SIGNATURES), seed=hst.integers(0, 2**16),
+       threads=hst.sampled_from([2, 3]))
+def test_private_sums_match_numpy_and_one_thread(m, n, density, signature, seed, threads):
+    dtype, index, fmt = signature
     # (the suite runs every parallel loop on the threads asked for: LAZYSPARSE_PAR_MIN_WORK=0)
     a, D = _matrix(m, n, density, dtype, index, seed, fmt)
     b, DB = _matrix(m, n, density, dtype, index, seed + 2, "csr")
