@@ -25,6 +25,7 @@ import cffi
 
 from lazysparse._version import __version__
 from lazysparse.runtime import toolchain as _compiler
+from lazysparse.runtime import pch
 from lazysparse.runtime.toolchain import CompileError, CompilerNotFoundError, compiler_info, open_private, read_fd, read_private, secure as _secure
 
 try:  # POSIX only; without it concurrent processes may compile the same kernel twice (still safe)
@@ -532,7 +533,7 @@ def _compile_private(work: str, saved: str, key: str, source: str, info) -> tupl
     with os.fdopen(fd, "wb") as f:
         f.write(source.encode())
     try:
-        seconds = _compiler.compile_shared(info, src, out)
+        seconds = _compiler.compile_shared(info, src, out, pch.include_args(info, source))
     except CompileError as e:
         _bump("compile_errors")
         raise CompileError(str(e).replace(src, saved)) from None

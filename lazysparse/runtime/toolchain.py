@@ -580,13 +580,14 @@ def remembered_compiler(probe_dir: str | None) -> CompilerInfo | None:
 # Compilation
 # ---------------------------------------------------------------------------------------------
 
-def compile_shared(info: CompilerInfo, src_path: str, out_path: str) -> float:
+def compile_shared(info: CompilerInfo, src_path: str, out_path: str, extra=()) -> float:
     """Compile ``src_path`` to the shared object ``out_path``; returns the seconds it took.
+    ``extra``: arguments placed before the source (a pre-included header: runtime/pch.py).
 
     Raises :class:`CompileError` (a :class:`RuntimeError`) with the compiler's stderr (first
     2000 characters) and the path of the saved source when the compiler fails.
     """
-    argv = [*info.argv0, *info.flags, src_path, "-o", out_path, *info.link_flags]
+    argv = [*info.argv0, *info.flags, *extra, src_path, "-o", out_path, *info.link_flags]
     t0 = time.perf_counter()
     try:
         r = subprocess.run(argv, capture_output=True, text=True, timeout=600,

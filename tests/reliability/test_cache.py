@@ -579,9 +579,9 @@ def test_entry_files_are_written_under_temporary_names(cache_dir, monkeypatch):
     monkeypatch.setattr(c, "os", proxy)
     real = comp.compile_shared
 
-    def compile_shared(info, src_path, out_path):
+    def compile_shared(info, src_path, out_path, extra=()):
         writes.append(out_path)
-        return real(info, src_path, out_path)
+        return real(info, src_path, out_path, extra)
 
     monkeypatch.setattr(comp, "compile_shared", compile_shared)
     k = c.load_kernel(src("temporary_names"))

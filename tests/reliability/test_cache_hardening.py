@@ -131,13 +131,13 @@ def test_cc_compiles_a_private_copy_of_the_source(cache_dir, monkeypatch):
     seen = []
     real = comp.compile_shared
 
-    def compile_shared(info, src_path, out_path):
+    def compile_shared(info, src_path, out_path, extra=()):
         vdir = c.cache_info()["disk_dir"]
         st = os.stat(os.path.dirname(src_path))
         seen.append((src_path, out_path, stat.S_IMODE(st.st_mode), st.st_uid))
         with open(os.path.join(vdir, key + ".c"), "w") as f:  # the attacker's swap
             f.write(src("private_copy_evil", 666))
-        return real(info, src_path, out_path)
+        return real(info, src_path, out_path, extra)
 
     monkeypatch.setattr(comp, "compile_shared", compile_shared)
     k = c.load_kernel(s)
@@ -210,13 +210,13 @@ import json, os, time, warnings
 gate = {gate!r}
 real = comp.compile_shared
 
-def compile_shared(info, src_path, out_path):  # an unlucky schedule: the attacker moves now
+def compile_shared(info, src_path, out_path, extra=()):  # an unlucky schedule: the attacker moves now
     with open(os.path.join(gate, "compiling"), "w") as f:
         f.write(src_path)
     t_end = time.time() + 15
     while not os.path.exists(os.path.join(gate, "go")) and time.time() < t_end:
         time.sleep(0.002)
-    return real(info, src_path, out_path)
+    return real(info, src_path, out_path, extra)
 
 comp.compile_shared = compile_shared
 warnings.simplefilter("ignore")
