@@ -131,17 +131,9 @@ def _s(s, out, ind):
         _body(s.body, out, ind + 1)
     elif isinstance(s, (S.FeatureGuard, S.FeatureIf)):
         cond = f" and {_e(s.cond)}" if isinstance(s, S.FeatureIf) else ""
-        out.append(pad + f"if target has {s.feature}{cond}:")
-        _body(s.then, out, ind + 1)
-        if s.orelse is not None:
-            out.append(pad + "else:")
-            _body(s.orelse, out, ind + 1)
+        _branches(f"if target has {s.feature}{cond}:", s, out, ind)
     elif isinstance(s, S.TargetIf):
-        out.append(pad + f"if target {_e(s.cond)}:")
-        _body(s.then, out, ind + 1)
-        if s.orelse is not None:
-            out.append(pad + "else:")
-            _body(s.orelse, out, ind + 1)
+        _branches(f"if target {_e(s.cond)}:", s, out, ind)
     elif isinstance(s, S.Recover):
         out.append(pad + f"recover {s.name}:")
         _body(s.body, out, ind + 1)
@@ -170,3 +162,12 @@ def _s(s, out, ind):
         out.append(pad + type(s).__name__.lower() + (f" {args}" if args else ""))
     else:
         out.append(pad + repr(s))
+
+
+def _branches(head, s, out, ind):
+    """A target test's listing: ``head``, its ``then`` and, when there is one, its ``orelse``."""
+    out.append("  " * ind + head)
+    _body(s.then, out, ind + 1)
+    if s.orelse is not None:
+        out.append("  " * ind + "else:")
+        _body(s.orelse, out, ind + 1)
