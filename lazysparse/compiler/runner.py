@@ -38,6 +38,10 @@ class Runner:
         self.oidx = np.dtype(spec.output.index_dtype)
         self.obuf_slots = [(k, desc) for k, desc in enumerate(abi.p) if desc[0] == "obuf"]
         self.ocount_slots = {desc[1]: k for k, desc in enumerate(abi.d) if desc[0] == "ocount"}
+        # what wrapping a sparse result reads of its format, once (a warm call then tests no level)
+        levels = fmt.levels
+        self.dense_prefix = next((k for k, lv in enumerate(levels) if not lv.is_dense), len(levels))
+        self.coo = bool(levels) and levels[0].has_pos and not levels[0].unique
         # argument arrays not in use: a call takes one set and puts it back (list.pop/append
         # are atomic), so concurrent calls never share one, without a thread-local lookup,
         # which costs microseconds right after a kernel has swept the cache
@@ -85,11 +89,10 @@ class Runner:
         nd = len(levels)
         counts = {l: d[k] for l, k in self.ocount_slots.items()}
         dense_count = 1
-        kd = 0
-        while kd < nd and levels[kd].is_dense:
-            dense_count *= out_shape[fmt.order[kd]]
-            kd += 1
-        coo = levels[0].has_pos and not levels[0].unique
+        kd = self.dense_prefix
+        for m in fmt.order[:kd]:
+            dense_count *= out_shape[m]
+        coo = self.coo
         leaf = counts[nd - 1]
         pos, crd = [None] * nd, [None] * nd
         vals = None
