@@ -457,7 +457,7 @@ class CoiterationMixin:
         n = self.ext[v]
         h = locate.hoist_depth(self, m)
         host, at, post = self.hoist_at[h]
-        private = self.par_open and h > 0  # rows on threads: a row and its span per thread
+        private = self.in_region(h)  # rows on threads: a row and its span per thread
         elem = T.scalar(self.odt)
         rlo, rhi = E.Var("rlo"), E.Var("rhi")
         if "racc" not in self.locs and "ls_racc" not in self.locs:

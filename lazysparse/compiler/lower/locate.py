@@ -88,7 +88,7 @@ def scatter(lw, a, depth):
     after that loop; returns the array's C name."""
     h = hoist_depth(lw, a)
     host, at, post = lw.hoist_at[h]
-    private = lw.par_open and h > 0  # filled inside the parallel loop: one array per thread
+    private = lw.in_region(h)  # filled inside the parallel loop: one array per thread
     name = lw.loc_names.get(("array", a.q, a.lvl, private))
     n = lw.ext[lw.order[depth]]
     if name is None:  # one array per access and level: its scatters never overlap in time

@@ -95,6 +95,13 @@ class ParallelMixin:
                 and (self._outer_range() is not None or self._outer_walker() is not None)
                 and (mode == "append" or (self.ws and self.ws_h == 1)))
 
+    def in_region(self, h):
+        """Whether code hoisted to loop depth ``h`` (``hoist_at``) runs inside an OpenMP region,
+        so that an array it fills must be one per thread: any depth under an open parallel loop,
+        and depth 0 too where the region is opened around the outermost loop (``emit_par_rows``,
+        ``emit_private``: each chunk runs the whole loop nest, its hoisted code included)."""
+        return self.par_open and (h > 0 or self.par_rows or self.private is not None)
+
     def _outer_range(self):
         """The outermost loop runs over a range (no operand walks stored coordinates there: a
         thread's share of it is a range of rows, ``row_span``): the position array of a

@@ -103,6 +103,26 @@ def test_a_dense_temporary_on_several_threads_scatters_into_one_array_per_thread
         ls.set_num_threads(before)
 
 
+@pytest.mark.parametrize("threads", [2, 3])
+def test_a_segment_scattered_before_the_row_chunks_has_one_array_per_thread(threads):
+    # a sparse result's rows in chunks on the team: each chunk runs the whole loop nest, the
+    # vector's scatter and its clearing included, so a shared array would be cleared by one
+    # thread while another probes it (rows of zeros). Enough rows for chunks to overlap.
+    A, B = _mat(1500, 300, 0.05, 20), _mat(300, 400, 0.05, 21)
+    v = sparse.random((400,), density=0.5, random_state=4)
+    e = (ls.asarray(A) @ ls.asarray(B)) * ls.asarray(v)
+    text = ls.explain(e)
+    assert "the rows in chunks on the team" in text and "scattered once here" in text
+    assert "omp_get_thread_num() *" in text  # the scatter array: this thread's row of one allocation
+    before = ls.get_num_threads()
+    ls.set_num_threads(threads)
+    try:
+        for _ in range(4):
+            np.testing.assert_allclose(e.materialize().todense(), (A @ B).toarray() * v.todense(), rtol=1e-13)
+    finally:
+        ls.set_num_threads(before)
+
+
 def test_a_dimension_beyond_the_limit_runs_the_merge():
     # 2^25 columns: no scatter array (LIMIT points); the merge loop computes the same thing
     n = locate.LIMIT * 2
