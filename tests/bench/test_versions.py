@@ -13,15 +13,18 @@ def test_report_gives_ratios_geomean_and_worst(tmp_path):
     res = {"products": {"before": [{"a": 1.0, "b": 2.0}, {"a": 3.0, "b": 2.0}],
                         "after": [{"a": 2.0, "b": 1.0}, {"a": 2.0, "b": 3.0}]}}
     text = V.report(res, str(tmp_path))
-    # medians: a 2.0 -> 2.0 (1.0), b 2.0 -> 2.0 (1.0); with a third round that differs:
-    assert "| products | a | 2.000 | 2.000 | 1.000 |" in text
-    res["products"]["after"].append({"a": 4.0, "b": 1.0})
+    # medians: a 2.0 -> 2.0 (1.0), b 2.0 -> 2.0 (1.0); best rounds: a 1.0 -> 2.0, b 2.0 -> 1.0
+    assert "| products | a | 2.000 | 2.000 | 1.000 | 2.000 |" in text
+    assert "| products | b | 2.000 | 2.000 | 1.000 | 0.500 |" in text
+    res["products"]["after"].append({"a": 4.0, "b": 1.0})   # a third round that differs
     res["products"]["before"].append({"a": 2.0, "b": 2.0})
     text = V.report(res, str(tmp_path))
-    assert "| products | a | 2.000 | 2.000 | 1.000 |" in text
-    assert "| products | b | 2.000 | 1.000 | 0.500 |" in text
+    assert "| products | a | 2.000 | 2.000 | 1.000 | 2.000 |" in text
+    assert "| products | b | 2.000 | 1.000 | 0.500 | 0.500 |" in text
     g = math.exp((math.log(1.0) + math.log(0.5)) / 2)
-    assert f"geometric mean after/before {g:.3f}, worst 1.000 (n=2)" in text
+    assert f"medians: geometric mean after/before {g:.3f}, worst 1.000" in text
+    assert "best rounds: 1.000, worst 2.000" in text
+    assert "all, best: geometric mean 1.000, worst 2.000 (products: a), n=2" in text
     assert (tmp_path / "table.md").read_text().strip() == text.strip()
 
 
