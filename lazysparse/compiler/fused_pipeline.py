@@ -397,10 +397,15 @@ _NOT_DENSE = object()  # a scratch entry: the temporary came out sparse (no alig
 
 
 def _stmts(roots):
-    """The statements of a DAG: a cache entry keyed by their ids keeps them alive."""
-    stmts, stack = [], list(roots)
+    """The statements of a DAG, each once: a cache entry keyed by their ids keeps them alive.
+    (A node used twice is visited once: walked as a tree, a loop's DAG of k steps that each use
+    the last value twice has 2^k paths.)"""
+    stmts, stack, seen = [], list(roots), set()
     while stack:
         n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
         stmts.append(n.stmt)
         stack += [c._node for c in n.children if c._storage is None and c._node.result is None]
     return stmts

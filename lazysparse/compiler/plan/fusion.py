@@ -316,6 +316,15 @@ def _flow(program):
     return {(writer[v], b) for b, op in enumerate(program.ops) for v in op.args if v in writer}
 
 
+def _successors(flow):
+    """op index -> the ops that read what it writes (``flow`` as adjacency lists, so a walk
+    over the program costs its edges, not its ops times each step)."""
+    succ = {}
+    for a, b in flow:
+        succ.setdefault(a, []).append(b)
+    return succ
+
+
 def fuse(program: Program, order: tuple, spaces) -> tuple:
     """The fused index tree; ``spaces(k, var)`` gives op k's iteration space for ``var``."""
     flow = _flow(program)
@@ -343,10 +352,12 @@ def fuse(program: Program, order: tuple, spaces) -> tuple:
                 if any((ix == var) != (wx == var) for ix, wx in zip(acc.indices, wo)):
                     return False
         return True
-    return _fuse_level(list(range(len(program.ops))), 0, order, spaces, flow, aligned)
+    return _fuse_level(list(range(len(program.ops))), 0, order, spaces, flow, aligned,
+                       _successors(flow))
 
 
-def _fuse_level(op_ids, depth, order, spaces, flow, aligned=lambda a, b, var: True):
+def _fuse_level(op_ids, depth, order, spaces, flow, aligned=lambda a, b, var: True, succ=None):
+    succ = _successors(flow) if succ is None else succ
     # an item per op here: (its next loop's (var, space), or None for a statement), ops in it
     items = []
     for k in op_ids:
@@ -355,19 +366,23 @@ def _fuse_level(op_ids, depth, order, spaces, flow, aligned=lambda a, b, var: Tr
     # Algorithm 1 over the items in topological (program) order: a later item joins an earlier
     # one with the same head when no other path between them exists (no cycle)
     def reaches(a_ops, b_ops, members):
-        """Is there a path from a's ops to b's ops through an op outside ``members``?"""
-        frontier = [x for x in all_ops if x not in members and _edge(a_ops, [x], flow)]
+        """Is there a path from a's ops to b's ops through an op of this level outside
+        ``members``?"""
+        targets = set(b_ops)
+        frontier = [x for a in a_ops for x in succ.get(a, ()) if x in level and x not in members]
         seen = set()
         while frontier:
             x = frontier.pop()
             if x in seen:
                 continue
             seen.add(x)
-            if _edge([x], b_ops, flow):
+            nxt = succ.get(x, ())
+            if any(y in targets for y in nxt):
                 return True
-            frontier += [y for y in all_ops if y not in members and y not in seen and (x, y) in flow]
+            frontier += [y for y in nxt if y in level and y not in members and y not in seen]
         return False
     all_ops = [k for it in items for k in it[1]]
+    level = set(all_ops)
     groups = []
     for it in items:
         host = None
@@ -397,7 +412,8 @@ def _fuse_level(op_ids, depth, order, spaces, flow, aligned=lambda a, b, var: Tr
             out += [Compute(k) for k in sorted(g[1])]
         else:
             var, sp = g[0]
-            out.append(Loop(var, sp, _fuse_level(sorted(g[1]), depth + 1, order, spaces, flow, aligned)))
+            out.append(Loop(var, sp, _fuse_level(sorted(g[1]), depth + 1, order, spaces, flow, aligned,
+                                                 succ)))
     return tuple(out)
 
 
