@@ -271,7 +271,11 @@ class Array(ArrayBase, user_facing=True):
         return self.shape[0]
 
     def __repr__(self):
-        state = "lazy" if self.is_lazy else f"format={self.format!r}, nnz={self.storage.nnz}"
+        if self.is_lazy:
+            from lazysparse.ir.dag import describe
+            state = f"lazy {describe(self._node)}"
+        else:
+            state = f"format={self.format!r}, nnz={self.storage.nnz}"
         return f"<lazysparse.Array shape={self.shape} dtype={self.dtype} {state}>"
 
     __hash__ = object.__hash__

@@ -16,9 +16,9 @@ def _nodes(arrays):
     return list(reversed(out))
 
 
-def explain(*arrays, fusion="auto", schedule=None) -> str:
+def explain(*arrays, fusion="auto", schedule=None, code=True) -> str:
     """Plan (and run) the arrays; describe every kernel: statement, formats, loop order,
-    assembly, and the generated C.
+    assembly, and the generated C (``code=False``: the plan without the C).
 
     >>> import numpy as np, lazysparse as ls
     >>> A = ls.asarray(np.eye(3), format="csr")
@@ -32,9 +32,13 @@ def explain(*arrays, fusion="auto", schedule=None) -> str:
     nodes = _nodes(arrays)
     roots = [a._node for a in arrays if isinstance(a, Array) and a._node is not None]
     orders = []
+    cuts = ()
     if fusion == "auto":  # before computing: a computed node has no DAG left to describe
         from lazysparse.compiler.fused_pipeline import reordered
         orders = [r for r in map(reordered, roots) if r is not None]
+    if fusion != "none" and schedule is None:
+        from lazysparse.compiler.plan.cuts import cut_points
+        cuts = cut_points(roots)
     with kernel_log() as log:
         compute_nodes(roots, fusion=fusion, schedule=schedule)
     from lazysparse.compiler.fused_pipeline import FusedRun
@@ -52,13 +56,20 @@ def explain(*arrays, fusion="auto", schedule=None) -> str:
             if label:
                 lines.append(f"  T{j}: the window of {label}, {c._storage.format!r} "
                              f"(affine subscripts, lazysparse/api/affine.py)")
+    if cuts:
+        from lazysparse.compiler.plan.cuts import REASONS
+        number = {id(n): k for k, n in enumerate(nodes)}
+        lines.append(f"\nregions: {len(cuts)} node(s) computed first, each planned on its own "
+                     "(compiler/plan/cuts.py)")
+        lines += [f"  node {number[id(c.node)]}: {c.reason}, {REASONS[c.reason]}" for c in cuts]
+        cuts = None  # (a cut node's value lives while something else holds it)
     for written, chosen in orders:
         lines.append("\nassociation: the chain runs in a cheaper order than written (compiler/plan/associate.py)")
         lines += ["  as written: " + ln.strip() for ln in repr(written).splitlines()[1:]]
         lines += ["  computed:   " + ln.strip() for ln in repr(chosen).splitlines()[1:]]
     for k, entry in enumerate(log):
         if isinstance(entry, FusedRun):
-            lines += _fused_lines(k, entry)
+            lines += _fused_lines(k, entry, code)
             continue
         spec, runner = entry
         ins = ", ".join(f"T{j}:{s.format!r}/{s.dtype}/{s.index_dtype}" for j, s in enumerate(spec.inputs))
@@ -113,7 +124,8 @@ def explain(*arrays, fusion="auto", schedule=None) -> str:
                          f"loop has run a few hundred times in a row (LAZYSPARSE_TUNE=0: chosen "
                          f"from row statistics)")
         lines.append(f"  signature: {runner.kernel.key}")
-        lines.append(runner.source)
+        if code:
+            lines.append(runner.source)
     if not log:
         lines.append("(every node was already materialized: no kernel ran)")
     return "\n".join(lines)
@@ -148,7 +160,7 @@ def _workspace_line(spec, runner):
             + f": {getattr(runner, 'ws_why', '')}")
 
 
-def _fused_lines(k, run):
+def _fused_lines(k, run, code=True):
     plan = run.plan
     prog = plan.program
     out = [f"\nkernel {k}: fused, {len(prog.ops)} operations in one loop nest"]
@@ -168,7 +180,8 @@ def _fused_lines(k, run):
                    "chunks on the team (ls.set_num_threads), each thread summing into a private "
                    "copy of the result, the copies added in thread order after")
     out.append(f"  signature: {run.kernel.key}")
-    out.append(run.kernel.source)
+    if code:
+        out.append(run.kernel.source)
     return out
 
 
@@ -181,7 +194,8 @@ def opcount(*arrays, fusion="auto", names=None) -> dict:
     ``loads`` is per concrete operand, named by ``names`` (``{name: array}``) or else ``x0``,
     ``x1``, ... in the order the expression first reads them; ``temp_loads`` are the loads of
     intermediates (stored or a fused kernel's temporaries). The arrays are computed on a copy
-    of their DAG: they stay lazy, and counts do not depend on what was materialized before.
+    of their DAG: they stay lazy. A value computed before and kept (a lazy array the program
+    held, compiler/plan/cuts.py) is read as an operand, as the next kernel reads it.
 
     >>> import numpy as np, lazysparse as ls
     >>> b = ls.asarray(np.arange(4.0))
@@ -218,13 +232,14 @@ def _copy_dag(arrays):
     from lazysparse.ir.dag import Node
     leaves, seen = [], set()
     stack = list(reversed(arrays))
-    while stack:
+    while stack:  # (each node once: a DAG walked as a tree has exponentially many paths)
         a = stack.pop()
         if a._node is None:
             if id(a._storage) not in seen:
                 seen.add(id(a._storage))
                 leaves.append(a._storage)
-        else:
+        elif id(a._node) not in seen:
+            seen.add(id(a._node))
             stack += reversed(a._node.children)
     new = {}
     stack = [(a._node, False) for a in reversed(arrays) if a._node is not None]

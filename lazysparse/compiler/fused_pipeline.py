@@ -26,6 +26,7 @@ from lazysparse.compiler.plan.inline import cheap_scalars, elementwise, inline, 
 from lazysparse.compiler.plan.kernel import _scalar_value, operand_spec
 from lazysparse.compiler.plan.siblings import share_reads
 from lazysparse.runtime import aligned, glue, kernel_cache, memory
+from lazysparse.runtime.progress import timed
 from lazysparse.compiler import opcount as counting
 from lazysparse.compiler.runner import POISON, _poisoned
 from lazysparse.compiler import statement as execute_statement
@@ -169,7 +170,11 @@ _FAST = {}  # DAG key -> (plan entry, storage number per input value id, stateme
 #             entry of (None, program) runs the program one kernel per operation
 
 
-def try_fused(roots, name="materialize", mode="auto"):
+CHECK_CUTS = object()  # try_fused's answer for a DAG it has not planned: the driver looks for cut
+#                       points first (compiler/plan/cuts.py), then asks again with checked=True
+
+
+def try_fused(roots, name="materialize", mode="auto", checked=False):
     """The result storages of the lazy nodes ``roots`` (a list: ``compute`` asks for several),
     one per root, or None when their DAG is a single operation (``compute_nodes`` then runs it
     as before). ``mode``: "auto" (the fusion passes) or "max" (every temporary substituted
@@ -189,6 +194,9 @@ def try_fused(roots, name="materialize", mode="auto"):
     dag, stores = _dag_key(roots)
     if mode != "auto":
         dag = (mode, dag)
+    if counting.ON[0]:
+        # (ls.opcount plans a copy of the DAG, where nothing is held: its plans are its own)
+        dag = ("count", dag)
     fast = _FAST.get(dag)  # (a key is in at most one of _FAST and _SKIP)
     if fast is not None:
         (plan, kernel, abi, fixed), where, _, conv, outs = fast
@@ -198,6 +206,8 @@ def try_fused(roots, name="materialize", mode="auto"):
         return [_run_converted(plan, kernel, abi, fixed, inputs, conv, name)] * len(roots)
     if dag in _SKIP:
         return None
+    if not checked:
+        return CHECK_CUTS
     prog, node_value, inputs = decompose(roots, split=mode == "auto")
     if len(prog.ops) < 2:
         _skip(dag, roots)
@@ -475,7 +485,8 @@ def plan_program(prog, specs, scalars) -> ProgramPlan:
 def _build(prog, specs, scalars):
     """The fused kernel's plan entry, or ``(None, program, None, [])``: run the program one
     kernel per operation."""
-    pp = plan_program(prog, specs, scalars)
+    with timed(f"plan a fused program of {len(prog.ops)} operations"):
+        pp = plan_program(prog, specs, scalars)
     ops = (None, pp.per_op, None, [])  # [], the scratch pool (_run_ops)
     if pp.stage is None:
         return ops

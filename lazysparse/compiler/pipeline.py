@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from lazysparse.compiler.plan import skew as SKEW
 from lazysparse.compiler.plan.decompose import may_split
-from lazysparse.compiler.fused_pipeline import try_fused
+from lazysparse.compiler.fused_pipeline import CHECK_CUTS, try_fused
+from lazysparse.compiler.plan.cuts import cut_points
 from lazysparse.compiler.statement import (  # noqa: F401  (the driver's entry points)
     _BOUND, STATS, StatementPlan, convert_storage, execute, kernel_log, plan_cache_clear, plan_statement)
+from lazysparse.runtime.progress import Progress, timed
 from lazysparse.runtime.threads import get_num_threads
 
 FUSION_VALUES = ("auto", "max", "none")
@@ -35,10 +37,11 @@ def compute_nodes(nodes, fusion="auto", schedule=None):
     statement a single root's DAG inlines into (``fused.single_statement``), else one kernel
     per node.
     """
-    if schedule is not None:
-        with schedule.apply():
-            return _compute_nodes(nodes, fusion, True)
-    return _compute_nodes(nodes, fusion, False)
+    with timed(f"compute {len(nodes)} lazy array(s)"):
+        if schedule is not None:
+            with schedule.apply():
+                return _compute_nodes(nodes, fusion, True)
+        return _compute_nodes(nodes, fusion, False)
 
 
 def _compute_nodes(nodes, fusion, scheduled):
@@ -52,6 +55,7 @@ def _compute_nodes(nodes, fusion, scheduled):
                                     and may_split(n.stmt)):
             if n.result is None:
                 n.result = _execute_one(n.stmt, sts, n.shape, n.format, scheduled)
+            release(n)
             return
     roots = [n for n in nodes if n.result is None]
     if fusion != "none" and scheduled and len(roots) == 1:
@@ -70,9 +74,13 @@ def _compute_nodes(nodes, fusion, scheduled):
         # plan shares loops (compiler/fused_pipeline.py); otherwise, or where lowering declines, one
         # kernel per operation of the planned program
         sts = try_fused(roots, mode=fusion)
+        if sts is CHECK_CUTS:  # not planned before: its cut nodes first (compiler/plan/cuts.py)
+            _compute_regions(roots, fusion)
+            sts = try_fused(roots, mode=fusion, checked=True)
         if sts is not None:
             for n, st in zip(roots, sts):
                 n.result = st
+                release(n)
             return
     todo = []
     seen = set()
@@ -104,7 +112,50 @@ def _compute_nodes(nodes, fusion, scheduled):
             else:
                 sts = [c._storage if c._storage is not None else c._node.result for c in n.children]
                 n.result = execute(n.stmt, sts, n.shape, n.format, name="materialize")
-        n.children = tuple(c if c._storage is not None else _concrete(c) for c in n.children)
+        release(n)
+
+
+def _compute_regions(roots, fusion):
+    """Compute the cut nodes of a DAG over the region budget, in topological order, each as the
+    root of its own (small, cached) region. Each one lets go of the DAG below it once computed,
+    so a long chain keeps only the values that some later node or the user still holds."""
+    todo = list(reversed(cut_points(roots)))
+    if not todo:
+        return
+    progress = Progress("computing regions", len(todo))
+    k = 0
+    while todo:
+        node = todo.pop().node
+        if node.result is None:
+            _compute_nodes([node], fusion, False)
+        node = None
+        k += 1
+        progress.step(k)
+    progress.done()
+
+
+def release(n):
+    """A computed node lets go of the computed values below it: in the lazy region under ``n``
+    (the nodes its kernel computed without keeping), every child that has a value becomes a
+    concrete array. The region itself stays (``opcount`` counts it again), but nothing beyond
+    it: without this, a loop that computes a lazy value each step would keep every earlier
+    step, and its value, alive through the children."""
+    stack, seen = [n], set()
+    while stack:
+        m = stack.pop()
+        kids, new = m.children, None
+        for j, c in enumerate(kids):
+            cn = c._node
+            if cn is None:
+                continue
+            if cn.result is not None:
+                new = new or list(kids)
+                new[j] = _concrete(c)
+            elif id(cn) not in seen:
+                seen.add(id(cn))
+                stack.append(cn)
+        if new is not None:
+            m.children = tuple(new)
 
 
 def _execute_one(stmt, sts, shape, fmt, scheduled):

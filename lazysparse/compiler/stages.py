@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lazysparse.runtime.kernel_cache import load_kernel
+from lazysparse.runtime.progress import timed
 
 TARGETS = ("c",)
 
@@ -80,14 +81,16 @@ def lower(plan: Plan, target: str = "c", count: bool = False) -> Lowered:
     from lazysparse.compiler.codegen.c import printer as c_printer
     from lazysparse.compiler.lower.fused import lower_fused
     from lazysparse.compiler.lower.lowering import lower as lower_statement
-    if plan.kind == "fused":
-        block, abi, extra = lower_fused(plan.decision, plan.operand_specs, count=count)
-    else:
-        (block, abi), extra = lower_statement(plan.decision, count), None
-    source = c_printer.emit(block, header_comment=plan.header(), count=count)
+    with timed(f"lower {plan.kind} plan to {target}"):
+        if plan.kind == "fused":
+            block, abi, extra = lower_fused(plan.decision, plan.operand_specs, count=count)
+        else:
+            (block, abi), extra = lower_statement(plan.decision, count), None
+        source = c_printer.emit(block, header_comment=plan.header(), count=count)
     return Lowered(plan, block, abi, target, source, count, extra)
 
 
 def build(lowered: Lowered) -> Compiled:
     """Compile (or find in the kernel cache) and load the kernel of ``lowered``."""
-    return Compiled(lowered, load_kernel(lowered.source))
+    with timed(f"build a kernel of {lowered.source.count(chr(10))} lines (compile, or load from the cache)"):
+        return Compiled(lowered, load_kernel(lowered.source))

@@ -19,6 +19,7 @@ from lazysparse.compiler import opcount as counting
 from lazysparse.compiler.schedule import LOOPS_FORCED, WS_FORCED
 from lazysparse.compiler.stages import Plan
 from lazysparse.compiler.plan.passes import ACTIVE as _PASSES
+from lazysparse.runtime.progress import timed
 from lazysparse.runtime import kernel_cache, memory
 from lazysparse.runtime import work as W
 from lazysparse.compiler.plan import kernel as PL
@@ -174,7 +175,8 @@ def plan_statement(stmt0, storages0, specs0, out_shape, req_format=None, name="m
 
 def _plan_and_run(stmt0, storages0, specs0, out_shape, req_format, name, buf=None, planned=False):
     """Plan ``stmt0`` over these operands, build or find its kernel, bind its warm path, run it."""
-    p = plan_statement(stmt0, storages0, specs0, out_shape, req_format, name)
+    with timed("plan a statement"):
+        p = plan_statement(stmt0, storages0, specs0, out_shape, req_format, name)
     stmt, storages, out_fmt, fixed = p.stmt, p.storages, p.out_fmt, p.fixed
     bkey = None
     if intern(stmt0) is stmt0:

@@ -23,3 +23,44 @@ class Node:
 
 
 make_node = Node
+
+
+def describe(node, depth: int = 4, width: int = 100) -> str:
+    """The expression under ``node``, abbreviated for a repr: ``add(T, multiply(T, subtract(T,
+    sum_i1(multiply(csr, T)))))``. A concrete operand (or a value computed already) is its format's
+    name, a summed statement ``sum_<indices>(...)``, a renaming (a transpose) ``view(...)``;
+    below ``depth`` levels a subexpression is ``...``, and the text is cut at ``width``
+    characters. Bounded by ``depth``, so a DAG with much sharing prints in constant time."""
+    def leaf(arr):
+        st = arr._storage if arr._storage is not None else arr._node.result
+        if st is None:
+            return None
+        return "dense" if st.format.is_dense else (st.format.name or "sparse")
+
+    def expr(e, kids, d):
+        if hasattr(e, "operand"):  # an Access
+            return show(kids[e.operand], d)
+        if hasattr(e, "args"):     # a Call
+            return f"{e.op}({', '.join(expr(a, kids, d) for a in e.args)})"
+        return repr(e)
+
+    def show(arr, d):
+        name = leaf(arr)
+        if name is not None:
+            return name
+        n = arr._node
+        if d <= 0:
+            return "..."
+        st = n.stmt
+        body = expr(st.expr, n.children, d - 1)
+        if not hasattr(st.expr, "args") and not st.reduce_indices:
+            body = f"view({body})"
+        if st.reduce_indices:
+            body = f"{st.reduce}_{''.join(map(repr, st.reduce_indices))}({body})"
+        return body
+
+    class _Root:  # (show takes an array; the root is a node)
+        _storage = None
+        _node = node
+    text = show(_Root, depth)
+    return text if len(text) <= width else text[:width - 3] + "..."

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from lazysparse.ir.nodes import Access, Call, Const, Index, Statement, accesses_of, intern
 from lazysparse.compiler.plan.program import INPUT, OUTPUT, TEMP, Op, Program, Value
+from lazysparse.compiler.plan import visits
 
 _NAMES = "ijklmnpqrstuvw"
 
@@ -68,6 +69,7 @@ def decompose(roots, split=True):
     **Reductions pushed in** (``_split``, when ``split``).
     """
     order = _lazy_order(roots)
+    visits.count(len(order))
     values = []
     node_value = {}     # id(node) -> value id, or ("alias", source ref, stmt) for renamings
     input_of = {}       # Storage.buffers_key -> value id

@@ -15,6 +15,7 @@ from lazysparse.compiler.plan import patterns as P
 from lazysparse.compiler.plan.inline import product_factors
 from lazysparse.compiler.plan.kernel import OperandSpec, choose_order
 from lazysparse.compiler.plan.program import INPUT, TEMP, Op, Program
+from lazysparse.compiler.plan import visits
 
 
 # -- the index tree -----------------------------------------------------------------------------
@@ -380,7 +381,9 @@ def _fuse_level(op_ids, depth, order, spaces, flow, aligned=lambda a, b, var: Tr
             if any(y in targets for y in nxt):
                 return True
             frontier += [y for y in nxt if y in level and y not in members and y not in seen]
+        visits.count(len(seen))
         return False
+    visits.count(len(items))
     all_ops = [k for it in items for k in it[1]]
     level = set(all_ops)
     groups = []

@@ -1,0 +1,40 @@
+"""Lazy programs (``lazysparse/bench/programs.py``): Jacobi and PageRank written as a user would,
+left lazy with a check every 10 steps, materialized every step, and in scipy, at k = 10 and 100
+steps (k = 1,000 is in the side-by-side script); warm plan and kernel caches."""
+from asv_bench.benchmarks.common import SHARED, matrix
+
+
+def _inputs(name, kind):
+    import numpy as np
+
+    import lazysparse as ls
+    from lazysparse.bench.programs import problems
+    M, b, d = problems(matrix(name))[kind]
+    n = M.shape[0]
+    x0 = np.zeros(n) if kind == "jacobi" else np.full(n, 1.0 / n)
+    lazy = (ls.asarray(M), ls.asarray(b), ls.asarray(d) if d is not None else None, ls.asarray(x0))
+    return (M, b, d, x0), lazy
+
+
+class Programs:
+    params = [["bcsstk16"] if SHARED is not None else ["rmat-14"], ["jacobi", "pagerank"], [10, 100]]
+    param_names = ["matrix", "program", "k"]
+    timeout = 300
+
+    def setup(self, name, kind, k):
+        from lazysparse.bench.programs import run_each, run_lazy
+        self.sci, self.lz = _inputs(name, kind)
+        run_lazy(kind, k, *self.lz)
+        run_each(kind, k, *self.lz)
+
+    def time_lazy_check_every_10(self, name, kind, k):
+        from lazysparse.bench.programs import run_lazy
+        run_lazy(kind, k, *self.lz)
+
+    def time_materialize_each_step(self, name, kind, k):
+        from lazysparse.bench.programs import run_each
+        run_each(kind, k, *self.lz)
+
+    def time_scipy(self, name, kind, k):
+        from lazysparse.bench.programs import run_scipy
+        run_scipy(kind, k, *self.sci)

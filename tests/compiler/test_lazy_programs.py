@@ -1,0 +1,231 @@
+"""Lazy programs: loops left lazy are computed in regions (compiler/plan/cuts.py), planned in time
+linear in their size, hold their values in the formats ``.format`` promised, release what no one
+holds, and share the work of results asked for together. Oracle: the same program in NumPy."""
+from __future__ import annotations
+
+import gc
+import logging
+import tracemalloc
+import weakref
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import lazysparse as ls
+from lazysparse.compiler.plan import cuts, visits
+from lazysparse.compiler.pipeline import kernel_log
+
+N = 7
+
+
+def _matrix(seed, n=N, density=0.4):
+    return sp.random(n, n, density=density, format="csr", random_state=seed) + sp.eye(n, format="csr")
+
+
+# -- random DAGs with sharing against NumPy --------------------------------------------------
+UNARY = [("abs", abs, np.abs), ("neg", lambda x: -x, np.negative), ("half", lambda x: 0.5 * x, lambda x: 0.5 * x)]
+BINARY = [("add", lambda a, b: a + b, np.add), ("sub", lambda a, b: a - b, np.subtract),
+          ("mul", lambda a, b: a * b, np.multiply)]
+
+
+@st.composite
+def programs(draw):
+    """A DAG of depth up to 30 over two vectors and one matrix: each step reads one or two of
+    the last four values (fan-out up to 4), so values are shared across steps."""
+    steps = []
+    for _ in range(draw(st.integers(1, 30))):
+        kind = draw(st.sampled_from(["unary", "binary", "matvec"]))
+        a = draw(st.integers(1, 4))
+        if kind == "unary":
+            steps.append((kind, draw(st.integers(0, len(UNARY) - 1)), a, None))
+        elif kind == "binary":
+            steps.append((kind, draw(st.integers(0, len(BINARY) - 1)), a, draw(st.integers(1, 4))))
+        else:
+            steps.append((kind, 0, a, None))
+    return steps
+
+
+def _run(steps, A, x, y, mat, ops=(UNARY, BINARY)):
+    vals = [x, y]
+    for kind, k, a, b in steps:
+        u = vals[-min(a, len(vals))]
+        if kind == "unary":
+            out = ops[0][k](u)
+        elif kind == "binary":
+            out = ops[1][k](u, vals[-min(b, len(vals))])
+        else:
+            out = mat(A, u) * 0.25  # (scaled: values stay finite over 30 steps)
+        vals.append(out)
+    return vals
+
+
+@settings(max_examples=12, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(steps=programs(), fusion=st.sampled_from(["auto", "max", "none"]), budget=st.sampled_from([3, 32]))
+def test_random_shared_dags_match_numpy_and_keep_their_format(steps, fusion, budget):
+    saved, cuts.REGION_BUDGET = cuts.REGION_BUDGET, budget
+    try:
+        _check_program(steps, fusion)
+    finally:
+        cuts.REGION_BUDGET = saved
+
+
+def _check_program(steps, fusion):
+    As = _matrix(1)
+    rng = np.random.default_rng(2)
+    xd, yd = rng.random(N) - 0.5, rng.random(N) - 0.5
+    want = _run(steps, As.toarray(), xd, yd, lambda M, v: M @ v,
+                ([f for _, _, f in UNARY], [f for _, _, f in BINARY]))[-1]
+    got = _run(steps, ls.asarray(As), ls.asarray(xd), ls.asarray(yd), lambda M, v: M @ v,
+               ([f for _, f, _ in UNARY], [f for _, f, _ in BINARY]))[-1]
+    promised = got.format
+    out = got.materialize(fusion=fusion)
+    assert out.format == promised  # one format truth
+    np.testing.assert_allclose(out.todense(), want, rtol=1e-12, atol=1e-12)
+
+
+# -- planning cost linear in the DAG's size --------------------------------------------------
+def _jacobi(k, n=50):
+    A = sp.random(n, n, density=0.1, format="csr", random_state=3) + sp.eye(n, format="csr") * 4
+    LA, b, d = ls.asarray(A.tocsr()), ls.asarray(np.ones(n)), ls.asarray(np.full(n, 0.25))
+    x = ls.asarray(np.zeros(n))
+    for _ in range(k):
+        x = x + d * (b - LA @ x)
+    return x, (A.toarray(), np.ones(n), np.full(n, 0.25))
+
+
+def _visits(k):
+    x, _ = _jacobi(k)
+    before = visits.planner_visits()
+    x.materialize()
+    return visits.planner_visits() - before
+
+
+def test_planner_visits_grow_linearly_with_a_lazy_loop():
+    _visits(40)  # (plans the step's region once; later chains find it)
+    v50, v200, v800 = _visits(50), _visits(200), _visits(800)
+    assert v50 > 0
+    # a tree walk of this chain (x is read twice a step) would double per step; quadratic
+    # planning would give 16x per 4x steps
+    assert v200 <= 4.5 * v50 and v800 <= 4.5 * v200, (v50, v200, v800)
+
+
+def test_a_long_lazy_loop_matches_numpy_and_reuses_one_plan():
+    x, (A, b, d) = _jacobi(120)
+    xs = np.zeros(len(b))
+    for _ in range(120):
+        xs = xs + d * (b - A @ xs)
+    with kernel_log() as log:
+        got = x.materialize()
+    np.testing.assert_allclose(got.todense(), xs, rtol=1e-12)
+    sigs = {e.kernel.key for e in log if hasattr(e, "kernel")}
+    assert len(log) >= 100 and len(sigs) <= 3  # every step's region is the first step's kernel
+
+
+def test_explain_says_why_a_long_loop_is_cut_and_can_leave_out_the_code():
+    x, _ = _jacobi(20)
+    text = ls.explain(x, code=False)
+    assert "regions:" in text and "whole," in text
+    assert "ls_kernel" not in text
+    x2, _ = _jacobi(2)
+    assert "ls_kernel" in ls.explain(x2)
+
+
+# -- values the program holds, and values no one holds ---------------------------------------
+def test_a_held_value_is_kept_by_the_check_that_computes_it():
+    P = ls.asarray(_matrix(5) * 0.1)
+    c = ls.asarray(np.full(N, 0.15))
+    x = ls.asarray(np.full(N, 1.0 / N))
+    xs, Ps = np.full(N, 1.0 / N), (_matrix(5) * 0.1).toarray()
+    for _ in range(5):
+        x = 0.85 * (P @ x) + c
+        xs = 0.85 * (Ps @ xs) + 0.15
+        s = float(abs(x).sum())
+        assert s == pytest.approx(np.abs(xs).sum(), rel=1e-12)
+        assert not x.is_lazy  # kept: the next step reads it instead of computing it again
+    U = ls.asarray(np.ones((N, 2)))
+    T = U @ U.T  # larger than any operand of the expression below: stays fused
+    A = ls.asarray(_matrix(6))
+    with kernel_log() as log:
+        (A * T).materialize()
+    assert T.is_lazy and len(log) == 1
+
+
+def test_a_long_chain_lets_go_of_its_steps():
+    n = 20_000
+    rng = np.random.default_rng(7)  # (sp.random samples n * n positions: a minute at this n)
+    rows, cols = rng.integers(0, n, 4 * n), rng.integers(0, n, 4 * n)
+    A = ls.asarray(sp.csr_array((rng.random(4 * n) * 0.1, (rows, cols)), shape=(n, n)))
+    x = ls.asarray(np.ones(n))
+    first = weakref.ref(x)
+    for _ in range(60):
+        x = 0.5 * (A @ x) + x
+    x0 = ls.asarray(np.ones(n))
+
+    def each_step():
+        y = x0
+        for _ in range(60):
+            y = (0.5 * (A @ y) + y).materialize()
+        return y
+    each_step()
+    gc.collect()
+    tracemalloc.start()
+    each_step()
+    base = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    tracemalloc.start()
+    x.materialize()
+    lazy = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    vec = n * 8
+    assert lazy - base <= 3 * vec, (lazy, base, vec)
+    del x
+    gc.collect()
+    assert first() is None or not first().is_lazy
+
+
+# -- joint outputs ---------------------------------------------------------------------------
+def test_joint_outputs_compute_a_shared_product_once():
+    rng = np.random.default_rng(4)
+    As = sp.random(20, 20, density=0.1, format="csr", random_state=0)
+    A, U, V = ls.asarray(As), ls.asarray(rng.random((20, 8))), ls.asarray(rng.random((20, 8)))
+    S = A * (U @ V.T)
+    one = ls.opcount(S)["mul"]
+    assert one == As.nnz * 8 + As.nnz
+    assert ls.opcount(S.sum(1), S.sum(0))["mul"] == one
+    r, c = ls.compute(S.sum(1), S.sum(0))
+    Sd = As.toarray() * (U.todense() @ V.todense().T)
+    np.testing.assert_allclose(r.todense(), Sd.sum(1), rtol=1e-12)
+    np.testing.assert_allclose(c.todense(), Sd.sum(0), rtol=1e-12)
+
+
+def test_the_lazy_format_is_the_results_through_compute():
+    n = 400
+    B, A, C, D = (ls.asarray(sp.random(n, n, density=5e-3, format="csr", random_state=s)) for s in range(4))
+    y = (B * (C @ D)).sum(axis=1)
+    promised = y.format
+    _, y2 = ls.compute(A, y)
+    assert y2.format == promised
+    want = (B.to_scipy() @ sp.eye(n)).multiply(C.to_scipy() @ D.to_scipy()).sum(axis=1)
+    np.testing.assert_allclose(y2.todense(), np.asarray(want).ravel(), rtol=1e-12)
+
+
+# -- saying what happens ---------------------------------------------------------------------
+def test_repr_shows_the_expression_abbreviated():
+    x, _ = _jacobi(1)
+    assert "lazy add(dense, multiply(dense, subtract(dense, sum_" in repr(x)
+    long, _ = _jacobi(200)
+    assert len(repr(long)) < 200 and "..." in repr(long)
+
+
+def test_the_logger_reports_plan_compile_and_run_times(caplog):
+    rng = np.random.default_rng(8)
+    A = ls.asarray(_matrix(9))
+    x = ls.asarray(rng.random(N))
+    with caplog.at_level(logging.DEBUG, logger="lazysparse"):
+        (0.3 * (A @ x) + x * 7.25).materialize()
+    text = caplog.text
+    assert "plan a fused program" in text and "build a kernel" in text and "compute 1 lazy array" in text
