@@ -6,6 +6,7 @@ same values and fusion is purely an optimisation. Plans are cached by the progra
 specs, kernels by their source, so a repeated expression plans and compiles once."""
 from __future__ import annotations
 
+import itertools
 import math
 import sys
 import threading
@@ -103,25 +104,42 @@ def _dag_key(roots):
                 if st is None:
                     kids.append(index[id(c._node)])
                     continue
-            key = st.buffers_key()  # (as decompose numbers inputs: two wraps of one array)
-            k = stores.get(key)
+            stats = st.stats
+            leaf = stats.get("dag") if stats is not None else None
+            if leaf is None:
+                leaf = _leaf_key(st)
+            # (as decompose numbers inputs: two wraps of one array are one, by their token)
+            k = stores.get(leaf[0])
             if k is None:
-                k = stores[key] = len(order)
+                k = stores[leaf[0]] = len(order)
                 order.append(st)
-            kids.append((k, _leaf_key(st)))
+            kids.append((k, leaf[1]))
         index[id(n)] = len(out)
         out.append((id(n.stmt), n.shape, n.format, tuple(kids)))
     return (tuple(out), tuple(index[id(r)] for r in roots)), order
 
 
+_TOKENS = {}  # Storage.buffers_key -> a small int: equal for two wraps of one array
+_TOKEN_COUNT = itertools.count()
+
+
 def _leaf_key(st):
-    """A concrete operand's part of the DAG key (its spec, shape, 0-d value and nonzero
-    bucket), made once per storage: storages never change."""
+    """``(token, key)``: a concrete operand's token (equal exactly for storages over the same
+    buffers, ``Storage.buffers_key``) and its part of the DAG key (spec, shape, 0-d value,
+    nonzero bucket), made once per storage: storages never change. (Tokens are never reused:
+    after ``_TOKENS`` is cleared, a storage over buffers seen before gets a new token, which
+    costs a missed merge of two wraps, never a false one.)"""
     stats = st.memo()
     k = stats.get("dag")
     if k is None:
-        k = stats["dag"] = (id(operand_spec(st)), st.shape,
-                            st.vals.tobytes() if st.ndim == 0 else None, _nnz_bucket(st))
+        if len(_TOKENS) > 100_000:
+            _TOKENS.clear()
+        bk = st.buffers_key()
+        tok = _TOKENS.get(bk)
+        if tok is None:
+            tok = _TOKENS[bk] = next(_TOKEN_COUNT)
+        k = stats["dag"] = (tok, (id(operand_spec(st)), st.shape,
+                                  st.vals.tobytes() if st.ndim == 0 else None, _nnz_bucket(st)))
     return k
 
 
