@@ -14,9 +14,11 @@ from dataclasses import dataclass
 
 from lazysparse.compiler.plan import visits
 
-REGION_BUDGET = 32
+REGION_BUDGET = 64
 """Lazy nodes planned as one program. Planning a region costs about its size squared (trie
-fusion tries each operation against the groups before it): 32 nodes plan in milliseconds."""
+fusion tries each operation against the groups before it), yet 64 nodes (16 Jacobi steps) plan
+and lower in about 45 ms and compile in 0.4 s; one kernel for several steps saves a Python call
+a step (a 10-step Jacobi window: 0.98 of the materialize-each-step loop, against 1.09 in steps)."""
 
 
 REASONS = {
