@@ -19,7 +19,9 @@ import numpy as np
 
 from lazysparse.formats import Storage
 from lazysparse.compiler import stages
+from lazysparse.compiler.plan import patterns as P
 from lazysparse.compiler.plan.associate import associate
+from lazysparse.compiler.plan.format_inference import infer_formats
 from lazysparse.compiler.plan.decompose import decompose
 from lazysparse.compiler.plan.fusion import Loop, plan_fusion
 from lazysparse.compiler.plan.fusion import PASSES, folds_into_reader, masked_program
@@ -132,14 +134,18 @@ def _leaf_key(st):
     stats = st.memo()
     k = stats.get("dag")
     if k is None:
-        if len(_TOKENS) > 100_000:
-            _TOKENS.clear()
-        bk = st.buffers_key()
-        tok = _TOKENS.get(bk)
-        if tok is None:
-            tok = _TOKENS[bk] = next(_TOKEN_COUNT)
-        k = stats["dag"] = (tok, (id(operand_spec(st)), st.shape,
-                                  st.vals.tobytes() if st.ndim == 0 else None, _nnz_bucket(st)))
+        if st.ndim == 0:
+            # (a scalar is wrapped anew at each step of a loop: its own token, and no entry)
+            tok = next(_TOKEN_COUNT)
+        else:
+            if len(_TOKENS) > 100_000:
+                _TOKENS.clear()
+            bk = st.buffers_key()
+            tok = _TOKENS.get(bk)
+            if tok is None:
+                tok = _TOKENS[bk] = next(_TOKEN_COUNT)
+        # (a 0-d value is not in it: what the plan reads of it, decisions, keys one level down)
+        k = stats["dag"] = (tok, (id(operand_spec(st)), st.shape, _nnz_bucket(st)))
     return k
 
 
@@ -184,8 +190,9 @@ def reordered(node):
 
 
 _SKIP = {}  # DAG key -> the statements it names: a single operation, run by compute_nodes
-_FAST = {}  # DAG key -> (plan entry, storage number per input value id, statements); a plan
-#             entry of (None, program) runs the program one kernel per operation
+_FAST = {}  # DAG key -> (0-d probe, {decisions: (plan entry, storage number per input value id,
+#             statements, ...)}); a plan entry of (None, program) runs the program one kernel per
+#             operation. The key holds no 0-d value, the decisions what the plan reads of them
 
 
 CHECK_CUTS = object()  # try_fused's answer for a DAG it has not planned: the driver looks for cut
@@ -217,20 +224,24 @@ def try_fused(roots, name="materialize", mode="auto", checked=False):
         dag = ("count", dag)
     fast = _FAST.get(dag)  # (a key is in at most one of _FAST and _SKIP)
     if fast is not None:
-        (plan, kernel, abi, fixed), where, _, conv, outs = fast
-        inputs = {vid: stores[k] for vid, k in where.items()}
-        if plan is None:
-            return _pick(_run_ops(kernel, inputs, name, fixed), kernel.outputs, outs)
-        return [_run_converted(plan, kernel, abi, fixed, inputs, conv, name)] * len(roots)
-    if dag in _SKIP:
+        probe, plans = fast
+        entry = plans.get(_decisions(probe, stores) if probe else ())
+        if entry is not None:
+            (plan, kernel, abi, fixed), where, _, conv, outs, want = entry
+            inputs = {vid: stores[k] for vid, k in where.items()}
+            if plan is None:
+                return _pick(_run_ops(kernel, inputs, name, fixed, want), kernel.outputs, outs)
+            return _held_to(want, outs, [_run_converted(plan, kernel, abi, fixed, inputs, conv, name)] * len(roots))
+    elif dag in _SKIP:
         return None
-    if not checked:
+    elif not checked:
         return CHECK_CUTS
     prog, node_value, inputs = decompose(roots, split=mode == "auto")
     if len(prog.ops) < 2:
         _skip(dag, roots)
         return None
     outs = [node_value[id(r)] for r in roots]  # the program value each root is
+    want = promised(roots, outs)
     if mode == "auto":
         prog = _associated(roots, prog, inputs)
     if mode == "auto":
@@ -243,21 +254,24 @@ def try_fused(roots, name="materialize", mode="auto", checked=False):
     if len(_FAST) >= _MAX_PLANS:
         _FAST.clear()
     if mode == "max" or len(prog.ops) < 2:
-        # substituted (everything, or the tiny reductions): one kernel per remaining op
+        # substituted (everything, or the tiny reductions): one kernel per remaining op (each
+        # keyed by its 0-d operands' decisions in compiler/statement.py)
         prog = inline(prog) if mode == "max" else prog
         pool = []
-        _FAST[dag] = ((None, prog, None, pool), where, _stmts(roots), None, outs)
-        return _pick(_run_ops(prog, inputs, name, pool), prog.outputs, outs)
+        _FAST[dag] = ((), {(): ((None, prog, None, pool), where, _stmts(roots), None, outs, want)})
+        return _pick(_run_ops(prog, inputs, name, pool, want), prog.outputs, outs)
     specs = {vid: operand_spec(st) for vid, st in inputs.items()}
     conv = _compressed(specs)
     converted = None
     if conv:  # plan (and key) for the converted operands
         converted = _convert(inputs, conv)
         specs = {vid: operand_spec(st) for vid, st in converted.items()}
-    # 0-d inputs' values decide iteration spaces (A + 1 is dense, A * 2 sparse): in the key
+    # 0-d inputs' values decide iteration spaces (A + 1 is dense, A * 2 sparse), through the
+    # decisions of each operation's pattern (f(0, s) zero or not): those are in the keys
     scalars = {vid: _scalar_value(st) for vid, st in inputs.items() if st.ndim == 0}
-    pkey = (prog, _PASSES[0], tuple(sorted((vid, id(sp)) for vid, sp in specs.items())),
-            tuple((vid, inputs[vid].vals.tobytes()) for vid in sorted(scalars)))
+    probe = _probe(prog, inputs, where)
+    dec = _decisions(probe, stores) if probe else ()
+    pkey = (prog, _PASSES[0], tuple(sorted((vid, id(sp)) for vid, sp in specs.items())), dec)
     hit = _PLANS.get(pkey)
     if hit is None:
         with _BUILD_LOCK:
@@ -266,11 +280,85 @@ def try_fused(roots, name="materialize", mode="auto", checked=False):
                 if len(_PLANS) >= _MAX_PLANS:  # (a scalar that changes every call makes a new key)
                     _PLANS.clear()
                 hit = _PLANS[pkey] = _build(prog, specs, scalars)
-    _FAST[dag] = (hit, where, _stmts(roots), conv, outs)
+    _FAST.setdefault(dag, (probe, {}))[1][dec] = (hit, where, _stmts(roots), conv, outs, want)
     plan, kernel, abi, fixed = hit
     if plan is None:
-        return _pick(_run_ops(kernel, inputs, name, fixed), kernel.outputs, outs)
-    return [_run_converted(plan, kernel, abi, fixed, inputs, conv, name, converted)] * len(roots)
+        return _pick(_run_ops(kernel, inputs, name, fixed, want), kernel.outputs, outs)
+    return _held_to(want, outs, [_run_converted(plan, kernel, abi, fixed, inputs, conv, name, converted)]
+                    * len(roots))
+
+
+DENSE_PROMISE_MAX = 1 << 24  # elements: a dense format promised for a larger result is not held
+
+
+def promised(roots, outs=None):
+    """``{value id (or root index): format}``: the formats ``.format`` promises for the results
+    of ``roots`` (compiler/plan/format_inference.py), which every fusion mode is held to. A dense
+    promise for a result over ``DENSE_PROMISE_MAX`` elements is left out: an estimate is no
+    reason to form a large dense array from a sparse result."""
+    fmts = infer_formats(roots)
+    out = {}
+    for k, r in enumerate(roots):
+        fmt = fmts[id(r)][0]
+        if not (fmt.is_dense and math.prod(r.shape) > DENSE_PROMISE_MAX):
+            out[outs[k] if outs is not None else k] = fmt
+    return out
+
+
+def _held_to(want, outs, results):
+    """``results`` (one per root; ``outs``: each root's value id) in the formats ``want``
+    promised: a fused kernel that chose another (its result mirrors an operand, or is dense) is
+    followed by a conversion."""
+    if not want:
+        return results
+    out = []
+    for st, v in zip(results, outs):
+        fmt = want.get(v)
+        out.append(st if fmt is None or st.format is fmt or st.format == fmt else convert_storage(st, fmt))
+    return out
+
+
+def _probe(prog, inputs, where) -> tuple:
+    """What a plan of ``prog`` reads of its 0-d inputs' values: for each operation that reads
+    one, its expression and ``(operand slot, store number)`` pairs (``_dag_key``'s numbers)."""
+    items = []
+    for op in prog.ops:
+        slots = {}
+        for acc in op.stmt.accesses:
+            st = inputs.get(op.args[acc.operand])
+            if st is not None and st.ndim == 0:
+                slots[acc.operand] = where[op.args[acc.operand]]
+        if slots:
+            items.append((op.stmt.expr, tuple(sorted(slots.items()))))
+    return tuple(items)
+
+
+_DECIDED = {}  # (probe, the 0-d values' bytes) -> decisions
+
+
+def _decisions(probe, stores) -> tuple:
+    """The pattern decisions (``patterns.expr_pattern``: is f(0, s) zero) that the 0-d values
+    in ``stores`` give the operations of ``probe``: the planner reads those values only through
+    them (``fusion._pattern``), so a loop whose scalars change (CG's alpha) keeps its plan.
+    Memoised by the values' bytes (-0.0 and NaN included): a loop with fixed scalars walks no
+    expression, and no walk's closure holds the stores (it would keep each step's values
+    alive until the cycle collector ran)."""
+    vals = {k: _scalar_value(stores[k]) for _, slots in probe for _, k in slots}
+    key = (probe, tuple((k, v.dtype.char, v.tobytes()) for k, v in vals.items()))
+    got = _DECIDED.get(key)
+    if got is None:
+        out = []
+        for expr, slots in probe:
+            at = {slot: vals[k] for slot, k in slots}
+            out.append(P.expr_pattern(expr, _no_key, lambda acc: at.get(acc.operand))[1])
+        if len(_DECIDED) > 4096:
+            _DECIDED.clear()
+        got = _DECIDED[key] = tuple(out)
+    return got
+
+
+def _no_key(_access, _pos):
+    return None
 
 
 def single_statement(root):
@@ -350,7 +438,7 @@ def _run_converted(plan, kernel, abi, fixed, inputs, conv, name, converted=None)
     return st
 
 
-def _run_ops(prog, inputs, name, pool=None):
+def _run_ops(prog, inputs, name, pool=None, want=None):
     """The program one kernel per operation; temporaries in their inferred formats.
 
     ``pool``: the program's scratch, a list of ``{value id: array}``: the dense temporaries'
@@ -383,7 +471,9 @@ def _run_ops(prog, inputs, name, pool=None):
             # the temporary is not dense; np.empty touches no page, and the memory guard still
             # runs before the kernel does
             buf = aligned.empty(shape, fresh, aligned.TEMP_MIN_BYTES)
-        st = execute(stmt, [vals[v] for v in args], shape, None, name, buf, planned=True)
+        # (a result asked for is computed straight into the format promised for it)
+        st = execute(stmt, [vals[v] for v in args], shape, want.get(out) if want else None, name, buf,
+                     planned=True)
         vals[out] = st
         if not kept:
             pass

@@ -229,3 +229,62 @@ def test_the_logger_reports_plan_compile_and_run_times(caplog):
         (0.3 * (A @ x) + x * 7.25).materialize()
     text = caplog.text
     assert "plan a fused program" in text and "build a kernel" in text and "compute 1 lazy array" in text
+
+
+# -- scalars that change every step, and a solver written as a program -----------------------
+def test_a_scalar_that_changes_keeps_the_plan_unless_a_decision_changes():
+    from lazysparse.compiler import fused_pipeline as F
+    As = _matrix(11)
+    A, x, y = ls.asarray(As), ls.asarray(np.ones(N)), ls.asarray(np.arange(N) * 1.0)
+    sizes = []
+    for w in [0.5, 0.25, 3.0, 0.0, -0.0, np.nan, 0.75]:
+        got = (x + w * (A @ y) + w).materialize().todense()
+        np.testing.assert_allclose(got, 1.0 + w * (As @ np.arange(N)) + w, equal_nan=True)
+        sizes.append(sum(len(p) for _, p in F._FAST.values()))
+    # 0.5, 0.25 and 3.0 share a plan; 0.0 (f(0, s) = 0: the sum is sparse) and NaN decide otherwise
+    assert sizes[1] == sizes[0] and sizes[2] == sizes[0] and sizes[3] > sizes[2]
+    assert sizes[6] == sizes[5]
+
+
+@pytest.mark.parametrize("precondition", [False, True])
+def test_cg_matches_scipy(precondition):
+    import scipy.sparse.linalg as sla
+    rng = np.random.default_rng(12)
+    n = 60
+    R = sp.random(n, n, density=0.1, format="csr", random_state=5)
+    As = (R @ R.T + sp.eye(n) * 2).tocsr()
+    b = rng.random(n)
+    Ms = sp.diags(1.0 / As.diagonal()).tocsr() if precondition else None
+    want, winfo = sla.cg(As, b, rtol=1e-10, M=Ms)
+    seen = []
+    got, info = ls.linalg.cg(ls.asarray(As), b, rtol=1e-10, callback=seen.append,
+                             M=ls.asarray(Ms) if precondition else None)
+    assert info == winfo == 0 and seen
+    np.testing.assert_allclose(got.todense(), want, rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(As @ got.todense(), b, rtol=1e-8, atol=1e-8)
+    with pytest.raises(ValueError, match="cg: b must have shape"):
+        ls.linalg.cg(ls.asarray(As), np.ones(n + 1))
+
+
+@settings(max_examples=20, deadline=None, derandomize=True)
+@given(n=st.sampled_from([6, 20]), density=st.sampled_from([0.05, 0.3, 0.7]), k=st.sampled_from([1, 3]),
+       which=st.integers(0, 8), fusion=st.sampled_from(["auto", "max", "none"]))
+def test_every_mode_gives_the_format_the_lazy_array_promised(n, density, k, which, fusion):
+    rng = np.random.default_rng(n + k)
+    Ss = [sp.random(n, n, density=density, format=f, random_state=s) for s, f in
+          enumerate(["csr", "csr", "csc"])]
+    A, B, C = (ls.asarray(m) for m in Ss)
+    U, V = ls.asarray(rng.random((n, k))), ls.asarray(rng.random((n, k)))
+    exprs = [lambda: A * (U @ V.T), lambda: ls.einsum("ij,ik,jk->ij", A, U, V), lambda: (A * B).sum(1),
+             lambda: A * (B @ C), lambda: (A @ B) @ C, lambda: (A * (U @ V.T)).sum(1),
+             lambda: A @ B + C, lambda: (A @ B).sum(1), lambda: A * (B + C)]
+    a, b, c = (m.toarray() for m in Ss)
+    u, v = U.todense(), V.todense()
+    dense = [lambda: a * (u @ v.T), lambda: np.einsum("ij,ik,jk->ij", a, u, v), lambda: (a * b).sum(1),
+             lambda: a * (b @ c), lambda: (a @ b) @ c, lambda: (a * (u @ v.T)).sum(1),
+             lambda: a @ b + c, lambda: (a @ b).sum(1), lambda: a * (b + c)]
+    e = exprs[which]()
+    promised = e.format
+    got = e.materialize(fusion=fusion)
+    assert got.format == promised
+    np.testing.assert_allclose(got.todense(), dense[which](), rtol=1e-12, atol=1e-12)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 
 from lazysparse.formats import resolve_format
+from lazysparse.formats.format import Format
 from lazysparse.compiler.plan import kernel as PL
 from lazysparse.compiler.plan import patterns as P
 from lazysparse.ir.nodes import Index, accesses_of
@@ -37,20 +38,41 @@ def _one(node, kids):
     scalars = [c.storage.vals[()] if c.ndim == 0 and not c.is_lazy else None for c in node.children]
     _, decisions = P.expr_pattern(stmt.expr, lambda a, q: None, lambda a: scalars[a.operand], None)
     dens = [d for _, d in kids]
+    pat, _ = P.expr_pattern(stmt.expr, lambda a, q: None if specs[a.operand].dense else q,
+                            lambda a: None, decisions)
+    d = P.estimate_density(pat, lambda q: dens[accs[q].operand])
+    red = set(stmt.reduce_indices)
+    # a sum over dense factors only (SDDMM as one einsum, sum_k A_ij U_ik V_jk): the driver
+    # pushes the sum in (decompose's split), so the pattern is the sparse factors', not spread
+    # over k, and the result mirrors one of them
+    summed = bool(red) and any(set(a.indices) & red for a in accs if not specs[a.operand].dense)
+    mirror = _mirror(stmt, accs, specs, pat) if red and not summed and pat != P.TRUE else None
     if node.format is not None:
         fmt = resolve_format(node.format, len(node.shape))
+    elif mirror is not None:
+        fmt = mirror
     else:
         fmt = PL.infer_format(stmt, specs, dens, ext, len(node.shape), decisions)
         if fmt is None:
             order, _ = PL.choose_order(stmt, specs, None)
             fmt = PL._default_sparse(order, list(stmt.out_indices))
-    pat, _ = P.expr_pattern(stmt.expr, lambda a, q: None if specs[a.operand].dense else q,
-                            lambda a: None, decisions)
-    d = P.estimate_density(pat, lambda q: dens[accs[q].operand])
-    n = math.prod(max(ext[r], 1) for r in stmt.reduce_indices)
-    if stmt.reduce_indices and d < 1.0:
-        d = 1.0 - (1.0 - d) ** n
+    if summed and d < 1.0:
+        d = 1.0 - (1.0 - d) ** math.prod(max(ext[r], 1) for r in red)
     return fmt, min(d, 1.0)
+
+
+def _mirror(stmt, accs, specs, pat):
+    """The format of the first sparse factor whose subscripts are the result's (as
+    ``kernel.infer_format`` mirrors an operand without reductions), or None."""
+    for term in sorted(pat, key=min):
+        for q in sorted(term):
+            a = accs[q]
+            if all(isinstance(ix, Index) for ix in a.indices) and len(set(a.indices)) == len(a.indices) \
+                    and set(a.indices) == set(stmt.out_indices):
+                fmt = specs[a.operand].format
+                return Format(fmt.levels, tuple(stmt.out_indices.index(a.indices[m]) for m in fmt.order))
+        break
+    return None
 
 
 def infer_formats(nodes) -> dict:
