@@ -1,4 +1,4 @@
-"""Lazy programs (``lazysparse/bench/programs.py``): Jacobi and PageRank written as a user would,
+"""Lazy programs (``lazysparse/bench/programs.py``): Jacobi, PageRank and CG written as a user would,
 left lazy with a check every 10 steps, materialized every step, and in scipy, at k = 10 and 100
 steps (k = 1,000 is in the side-by-side script); warm plan and kernel caches."""
 from asv_bench.benchmarks.common import SHARED, matrix
@@ -11,13 +11,13 @@ def _inputs(name, kind):
     from lazysparse.bench.programs import problems
     M, b, d = problems(matrix(name))[kind]
     n = M.shape[0]
-    x0 = np.zeros(n) if kind == "jacobi" else np.full(n, 1.0 / n)
+    x0 = np.full(n, 1.0 / n) if kind == "pagerank" else np.zeros(n)
     lazy = (ls.asarray(M), ls.asarray(b), ls.asarray(d) if d is not None else None, ls.asarray(x0))
     return (M, b, d, x0), lazy
 
 
 class Programs:
-    params = [["bcsstk16"] if SHARED is not None else ["rmat-14"], ["jacobi", "pagerank"], [10, 100]]
+    params = [["bcsstk16"] if SHARED is not None else ["rmat-14"], ["jacobi", "pagerank", "cg"], [10, 100]]
     param_names = ["matrix", "program", "k"]
     timeout = 300
 

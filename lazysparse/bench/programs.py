@@ -1,7 +1,7 @@
 """Lazy programs side by side with scipy (``python -m lazysparse.bench.programs``): Jacobi and
 PageRank written as a user would, on corpus matrices with at least 100k nonzeros, at k = 10, 100
 and 1,000 steps; each left lazy with a check every 10 steps, materialized every step, and in
-scipy. Warm times are medians of interleaved rounds; the first run after the plan caches are
+scipy; and k steps of conjugate gradients, ``ls.linalg.cg`` against ``scipy.sparse.linalg.cg``. Warm times are medians of interleaved rounds; the first run after the plan caches are
 cleared (kernels still on disk) gives planning plus loading, whose growth with k is the slope."""
 from __future__ import annotations
 
@@ -25,8 +25,10 @@ def problems(A):
     cols = np.asarray(absA.sum(axis=0)).ravel()
     P = (absA @ sp.diags(1.0 / np.where(cols == 0, 1.0, cols))).tocsr()
     rng = np.random.default_rng(0)
+    S = (M + M.T).tocsr()  # symmetric, diagonally dominant with a positive diagonal: SPD
     return {"jacobi": (M, rng.random(n), 1.0 / M.diagonal()),
-            "pagerank": (P, np.full(n, 0.15 / n), None)}
+            "pagerank": (P, np.full(n, 0.15 / n), None),
+            "cg": (S, rng.random(n), None)}
 
 
 def _step(kind, x, M, b, d):
@@ -36,7 +38,11 @@ def _step(kind, x, M, b, d):
 
 
 def run_lazy(kind, k, M, b, d, x0):
-    """Lazy, with a check every ``CHECK_EVERY`` steps (``float(abs(x).sum())``)."""
+    """Lazy, with a check every ``CHECK_EVERY`` steps (``float(abs(x).sum())``); CG: k steps of
+    ``ls.linalg.cg`` (which materializes what each step reads)."""
+    if kind == "cg":
+        import lazysparse as ls
+        return ls.linalg.cg(M, b, x0, rtol=0.0, atol=0.0, maxiter=k)[0]
     x = x0
     for s in range(1, k + 1):
         x = _step(kind, x, M, b, d)
@@ -47,6 +53,8 @@ def run_lazy(kind, k, M, b, d, x0):
 
 def run_each(kind, k, M, b, d, x0):
     """Materialized every step, with the same checks."""
+    if kind == "cg":
+        return run_lazy(kind, k, M, b, d, x0)
     x = x0
     for s in range(1, k + 1):
         x = _step(kind, x, M, b, d).materialize()
@@ -57,6 +65,9 @@ def run_each(kind, k, M, b, d, x0):
 
 def run_scipy(kind, k, M, b, d, x0):
     import numpy as np
+    if kind == "cg":
+        import scipy.sparse.linalg as sla
+        return sla.cg(M, b, x0, rtol=0.0, atol=0.0, maxiter=k)[0]
     x = x0
     for s in range(1, k + 1):
         x = _step(kind, x, M, b, d)
@@ -74,7 +85,7 @@ def measure(item, kind, k, rounds):
     n = M.shape[0]
     LM, Lb = ls.asarray(M), ls.asarray(b)
     Ld = ls.asarray(d) if d is not None else None
-    x0, Lx0 = np.zeros(n) if kind == "jacobi" else np.full(n, 1.0 / n), None
+    x0 = np.full(n, 1.0 / n) if kind == "pagerank" else np.zeros(n)
     Lx0 = ls.asarray(x0)
     want = run_scipy(kind, k, M, b, d, x0)
     ls.clear_cache()  # (memory only: kernels stay on disk)
@@ -125,7 +136,7 @@ def main(argv=None):
     ap.add_argument("--data", default=None, help="folder of .npz matrices (default: the corpus)")
     ap.add_argument("--matrices", nargs="*", default=list(MATRICES))
     ap.add_argument("--steps", nargs="*", type=int, default=list(STEPS))
-    ap.add_argument("--programs", nargs="*", default=["jacobi", "pagerank"])
+    ap.add_argument("--programs", nargs="*", default=["jacobi", "pagerank", "cg"])
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--json", default=None, help="write the rows here")
     args = ap.parse_args(argv)
