@@ -21,7 +21,6 @@ from lazysparse.formats import Storage
 from lazysparse.compiler import stages
 from lazysparse.compiler.plan import patterns as P
 from lazysparse.compiler.plan.associate import associate
-from lazysparse.compiler.plan.format_inference import infer_formats
 from lazysparse.compiler.plan.decompose import decompose
 from lazysparse.compiler.plan.fusion import Loop, plan_fusion
 from lazysparse.compiler.plan.fusion import PASSES, folds_into_reader, masked_program
@@ -227,11 +226,11 @@ def try_fused(roots, name="materialize", mode="auto", checked=False):
         probe, plans = fast
         entry = plans.get(_decisions(probe, stores) if probe else ())
         if entry is not None:
-            (plan, kernel, abi, fixed), where, _, conv, outs, want = entry
+            (plan, kernel, abi, fixed), where, _, conv, outs = entry
             inputs = {vid: stores[k] for vid, k in where.items()}
             if plan is None:
-                return _pick(_run_ops(kernel, inputs, name, fixed, want), kernel.outputs, outs)
-            return _held_to(want, outs, [_run_converted(plan, kernel, abi, fixed, inputs, conv, name)] * len(roots))
+                return _pick(_run_ops(kernel, inputs, name, fixed), kernel.outputs, outs)
+            return [_run_converted(plan, kernel, abi, fixed, inputs, conv, name)] * len(roots)
     elif dag in _SKIP:
         return None
     elif not checked:
@@ -241,7 +240,6 @@ def try_fused(roots, name="materialize", mode="auto", checked=False):
         _skip(dag, roots)
         return None
     outs = [node_value[id(r)] for r in roots]  # the program value each root is
-    want = promised(roots, outs)
     if mode == "auto":
         prog = _associated(roots, prog, inputs)
     if mode == "auto":
@@ -258,8 +256,8 @@ def try_fused(roots, name="materialize", mode="auto", checked=False):
         # keyed by its 0-d operands' decisions in compiler/statement.py)
         prog = inline(prog) if mode == "max" else prog
         pool = []
-        _FAST[dag] = ((), {(): ((None, prog, None, pool), where, _stmts(roots), None, outs, want)})
-        return _pick(_run_ops(prog, inputs, name, pool, want), prog.outputs, outs)
+        _FAST[dag] = ((), {(): ((None, prog, None, pool), where, _stmts(roots), None, outs)})
+        return _pick(_run_ops(prog, inputs, name, pool), prog.outputs, outs)
     specs = {vid: operand_spec(st) for vid, st in inputs.items()}
     conv = _compressed(specs)
     converted = None
@@ -280,42 +278,11 @@ def try_fused(roots, name="materialize", mode="auto", checked=False):
                 if len(_PLANS) >= _MAX_PLANS:  # (a scalar that changes every call makes a new key)
                     _PLANS.clear()
                 hit = _PLANS[pkey] = _build(prog, specs, scalars)
-    _FAST.setdefault(dag, (probe, {}))[1][dec] = (hit, where, _stmts(roots), conv, outs, want)
+    _FAST.setdefault(dag, (probe, {}))[1][dec] = (hit, where, _stmts(roots), conv, outs)
     plan, kernel, abi, fixed = hit
     if plan is None:
-        return _pick(_run_ops(kernel, inputs, name, fixed, want), kernel.outputs, outs)
-    return _held_to(want, outs, [_run_converted(plan, kernel, abi, fixed, inputs, conv, name, converted)]
-                    * len(roots))
-
-
-DENSE_PROMISE_MAX = 1 << 24  # elements: a dense format promised for a larger result is not held
-
-
-def promised(roots, outs=None):
-    """``{value id (or root index): format}``: the formats ``.format`` promises for the results
-    of ``roots`` (compiler/plan/format_inference.py), which every fusion mode is held to. A dense
-    promise for a result over ``DENSE_PROMISE_MAX`` elements is left out: an estimate is no
-    reason to form a large dense array from a sparse result."""
-    fmts = infer_formats(roots)
-    out = {}
-    for k, r in enumerate(roots):
-        fmt = fmts[id(r)][0]
-        if not (fmt.is_dense and math.prod(r.shape) > DENSE_PROMISE_MAX):
-            out[outs[k] if outs is not None else k] = fmt
-    return out
-
-
-def _held_to(want, outs, results):
-    """``results`` (one per root; ``outs``: each root's value id) in the formats ``want``
-    promised: a fused kernel that chose another (its result mirrors an operand, or is dense) is
-    followed by a conversion."""
-    if not want:
-        return results
-    out = []
-    for st, v in zip(results, outs):
-        fmt = want.get(v)
-        out.append(st if fmt is None or st.format is fmt or st.format == fmt else convert_storage(st, fmt))
-    return out
+        return _pick(_run_ops(kernel, inputs, name, fixed), kernel.outputs, outs)
+    return [_run_converted(plan, kernel, abi, fixed, inputs, conv, name, converted)] * len(roots)
 
 
 def _probe(prog, inputs, where) -> tuple:
@@ -438,7 +405,7 @@ def _run_converted(plan, kernel, abi, fixed, inputs, conv, name, converted=None)
     return st
 
 
-def _run_ops(prog, inputs, name, pool=None, want=None):
+def _run_ops(prog, inputs, name, pool=None):
     """The program one kernel per operation; temporaries in their inferred formats.
 
     ``pool``: the program's scratch, a list of ``{value id: array}``: the dense temporaries'
@@ -471,9 +438,7 @@ def _run_ops(prog, inputs, name, pool=None, want=None):
             # the temporary is not dense; np.empty touches no page, and the memory guard still
             # runs before the kernel does
             buf = aligned.empty(shape, fresh, aligned.TEMP_MIN_BYTES)
-        # (a result asked for is computed straight into the format promised for it)
-        st = execute(stmt, [vals[v] for v in args], shape, want.get(out) if want else None, name, buf,
-                     planned=True)
+        st = execute(stmt, [vals[v] for v in args], shape, None, name, buf, planned=True)
         vals[out] = st
         if not kept:
             pass

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from lazysparse.compiler.plan import skew as SKEW
 from lazysparse.compiler.plan.decompose import may_split
-from lazysparse.compiler.fused_pipeline import CHECK_CUTS, promised, try_fused
+from lazysparse.compiler.fused_pipeline import CHECK_CUTS, try_fused
 from lazysparse.compiler.plan.cuts import cut_points
 from lazysparse.compiler.statement import (  # noqa: F401  (the driver's entry points)
     _BOUND, STATS, StatementPlan, convert_storage, execute, kernel_log, plan_cache_clear, plan_statement)
@@ -54,11 +54,7 @@ def _compute_nodes(nodes, fusion, scheduled):
         if None not in sts and not (fusion == "auto" and n.stmt.reduce_indices and n.format is None
                                     and may_split(n.stmt)):
             if n.result is None:
-                fmt = n.format
-                if fmt is None and n.stmt.reduce_indices and may_split(n.stmt):
-                    # (planned whole here, not split as "auto" would: held to auto's format)
-                    fmt = promised_list([n])[0]
-                n.result = _execute_one(n.stmt, sts, n.shape, fmt, scheduled)
+                n.result = _execute_one(n.stmt, sts, n.shape, n.format, scheduled)
             release(n)
             return
     roots = [n for n in nodes if n.result is None]
@@ -102,9 +98,6 @@ def _compute_nodes(nodes, fusion, scheduled):
         for c in n.children:
             if c._node is not None and c._node.result is None:
                 stack.append((c._node, False))
-    # the formats ``.format`` promised for the results asked for: each computed straight into it
-    free = [n for n in nodes if n.result is None and n.format is None] if len(todo) > 1 else []
-    want = {id(n): f for n, f in zip(free, promised_list(free))} if free else {}
     canon = {}  # structural key -> the node computed for it
     rep = {}    # id(node) -> id of its canonical node
     for n in todo:
@@ -118,14 +111,8 @@ def _compute_nodes(nodes, fusion, scheduled):
                 n.result = first.result
             else:
                 sts = [c._storage if c._storage is not None else c._node.result for c in n.children]
-                n.result = execute(n.stmt, sts, n.shape, n.format or want.get(id(n)), name="materialize")
+                n.result = execute(n.stmt, sts, n.shape, n.format, name="materialize")
         release(n)
-
-
-def promised_list(nodes):
-    """The promised format of each node (None where none is held: ``promised``)."""
-    got = promised(nodes)
-    return [got.get(k) for k in range(len(nodes))]
 
 
 def _compute_regions(roots, fusion):

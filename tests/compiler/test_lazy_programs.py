@@ -264,27 +264,3 @@ def test_cg_matches_scipy(precondition):
     np.testing.assert_allclose(As @ got.todense(), b, rtol=1e-8, atol=1e-8)
     with pytest.raises(ValueError, match="cg: b must have shape"):
         ls.linalg.cg(ls.asarray(As), np.ones(n + 1))
-
-
-@settings(max_examples=20, deadline=None, derandomize=True)
-@given(n=st.sampled_from([6, 20]), density=st.sampled_from([0.05, 0.3, 0.7]), k=st.sampled_from([1, 3]),
-       which=st.integers(0, 8), fusion=st.sampled_from(["auto", "max", "none"]))
-def test_every_mode_gives_the_format_the_lazy_array_promised(n, density, k, which, fusion):
-    rng = np.random.default_rng(n + k)
-    Ss = [sp.random(n, n, density=density, format=f, random_state=s) for s, f in
-          enumerate(["csr", "csr", "csc"])]
-    A, B, C = (ls.asarray(m) for m in Ss)
-    U, V = ls.asarray(rng.random((n, k))), ls.asarray(rng.random((n, k)))
-    exprs = [lambda: A * (U @ V.T), lambda: ls.einsum("ij,ik,jk->ij", A, U, V), lambda: (A * B).sum(1),
-             lambda: A * (B @ C), lambda: (A @ B) @ C, lambda: (A * (U @ V.T)).sum(1),
-             lambda: A @ B + C, lambda: (A @ B).sum(1), lambda: A * (B + C)]
-    a, b, c = (m.toarray() for m in Ss)
-    u, v = U.todense(), V.todense()
-    dense = [lambda: a * (u @ v.T), lambda: np.einsum("ij,ik,jk->ij", a, u, v), lambda: (a * b).sum(1),
-             lambda: a * (b @ c), lambda: (a @ b) @ c, lambda: (a * (u @ v.T)).sum(1),
-             lambda: a @ b + c, lambda: (a @ b).sum(1), lambda: a * (b + c)]
-    e = exprs[which]()
-    promised = e.format
-    got = e.materialize(fusion=fusion)
-    assert got.format == promised
-    np.testing.assert_allclose(got.todense(), dense[which](), rtol=1e-12, atol=1e-12)
