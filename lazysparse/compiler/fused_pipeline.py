@@ -190,8 +190,9 @@ def reordered(node):
 
 _SKIP = {}  # DAG key -> the statements it names: a single operation, run by compute_nodes
 _FAST = {}  # DAG key -> (0-d probe, {decisions: (plan entry, storage number per input value id,
-#             statements, ...)}); a plan entry of (None, program) runs the program one kernel per
-#             operation. The key holds no 0-d value, the decisions what the plan reads of them
+#             statements, ...)}, {0-d values' bytes: decisions}); a plan entry of (None, program)
+#             runs the program one kernel per operation. The key holds no 0-d value, the
+#             decisions what the plan reads of them
 
 
 CHECK_CUTS = object()  # try_fused's answer for a DAG it has not planned: the driver looks for cut
@@ -223,8 +224,8 @@ def try_fused(roots, name="materialize", mode="auto", checked=False):
         dag = ("count", dag)
     fast = _FAST.get(dag)  # (a key is in at most one of _FAST and _SKIP)
     if fast is not None:
-        probe, plans = fast
-        entry = plans.get(_decisions(probe, stores) if probe else ())
+        probe, plans, seen = fast
+        entry = plans.get(_decisions(probe, stores, seen) if probe else ())
         if entry is not None:
             (plan, kernel, abi, fixed), where, _, conv, outs = entry
             inputs = {vid: stores[k] for vid, k in where.items()}
@@ -256,7 +257,7 @@ def try_fused(roots, name="materialize", mode="auto", checked=False):
         # keyed by its 0-d operands' decisions in compiler/statement.py)
         prog = inline(prog) if mode == "max" else prog
         pool = []
-        _FAST[dag] = ((), {(): ((None, prog, None, pool), where, _stmts(roots), None, outs)})
+        _FAST[dag] = ((), {(): ((None, prog, None, pool), where, _stmts(roots), None, outs)}, None)
         return _pick(_run_ops(prog, inputs, name, pool), prog.outputs, outs)
     specs = {vid: operand_spec(st) for vid, st in inputs.items()}
     conv = _compressed(specs)
@@ -268,7 +269,8 @@ def try_fused(roots, name="materialize", mode="auto", checked=False):
     # decisions of each operation's pattern (f(0, s) zero or not): those are in the keys
     scalars = {vid: _scalar_value(st) for vid, st in inputs.items() if st.ndim == 0}
     probe = _probe(prog, inputs, where)
-    dec = _decisions(probe, stores) if probe else ()
+    seen = _FAST[dag][2] if dag in _FAST else {}
+    dec = _decisions(probe, stores, seen) if probe else ()
     pkey = (prog, _PASSES[0], tuple(sorted((vid, id(sp)) for vid, sp in specs.items())), dec)
     hit = _PLANS.get(pkey)
     if hit is None:
@@ -278,7 +280,7 @@ def try_fused(roots, name="materialize", mode="auto", checked=False):
                 if len(_PLANS) >= _MAX_PLANS:  # (a scalar that changes every call makes a new key)
                     _PLANS.clear()
                 hit = _PLANS[pkey] = _build(prog, specs, scalars)
-    _FAST.setdefault(dag, (probe, {}))[1][dec] = (hit, where, _stmts(roots), conv, outs)
+    _FAST.setdefault(dag, (probe, {}, seen))[1][dec] = (hit, where, _stmts(roots), conv, outs)
     plan, kernel, abi, fixed = hit
     if plan is None:
         return _pick(_run_ops(kernel, inputs, name, fixed), kernel.outputs, outs)
@@ -300,27 +302,25 @@ def _probe(prog, inputs, where) -> tuple:
     return tuple(items)
 
 
-_DECIDED = {}  # (probe, the 0-d values' bytes) -> decisions
-
-
-def _decisions(probe, stores) -> tuple:
+def _decisions(probe, stores, seen) -> tuple:
     """The pattern decisions (``patterns.expr_pattern``: is f(0, s) zero) that the 0-d values
     in ``stores`` give the operations of ``probe``: the planner reads those values only through
     them (``fusion._pattern``), so a loop whose scalars change (CG's alpha) keeps its plan.
-    Memoised by the values' bytes (-0.0 and NaN included): a loop with fixed scalars walks no
-    expression, and no walk's closure holds the stores (it would keep each step's values
-    alive until the cycle collector ran)."""
-    vals = {k: _scalar_value(stores[k]) for _, slots in probe for _, k in slots}
-    key = (probe, tuple((k, v.dtype.char, v.tobytes()) for k, v in vals.items()))
-    got = _DECIDED.get(key)
+    ``seen``: the DAG entry's memo by the values' bytes (-0.0 and NaN included), so a loop with
+    fixed scalars walks no expression; and no walk's closure holds the stores (it would keep
+    each step's values alive until the cycle collector ran)."""
+    vals = [(k, _scalar_value(stores[k])) for _, slots in probe for _, k in slots]
+    key = tuple((v.dtype.char, v.tobytes()) for _, v in vals)
+    got = seen.get(key)
     if got is None:
+        at_store = dict(vals)
         out = []
         for expr, slots in probe:
-            at = {slot: vals[k] for slot, k in slots}
+            at = {slot: at_store[k] for slot, k in slots}
             out.append(P.expr_pattern(expr, _no_key, lambda acc: at.get(acc.operand))[1])
-        if len(_DECIDED) > 4096:
-            _DECIDED.clear()
-        got = _DECIDED[key] = tuple(out)
+        if len(seen) > 256:
+            seen.clear()
+        got = seen[key] = tuple(out)
     return got
 
 

@@ -7,13 +7,15 @@ subexpressions are computed once.
 """
 from __future__ import annotations
 
+from logging import DEBUG
+
 from lazysparse.compiler.plan import skew as SKEW
 from lazysparse.compiler.plan.decompose import may_split
 from lazysparse.compiler.fused_pipeline import CHECK_CUTS, try_fused
 from lazysparse.compiler.plan.cuts import cut_points
 from lazysparse.compiler.statement import (  # noqa: F401  (the driver's entry points)
     _BOUND, STATS, StatementPlan, convert_storage, execute, kernel_log, plan_cache_clear, plan_statement)
-from lazysparse.runtime.progress import Progress, timed
+from lazysparse.runtime.progress import LOG, Progress, timed
 from lazysparse.runtime.threads import get_num_threads
 
 FUSION_VALUES = ("auto", "max", "none")
@@ -37,11 +39,17 @@ def compute_nodes(nodes, fusion="auto", schedule=None):
     statement a single root's DAG inlines into (``fused.single_statement``), else one kernel
     per node.
     """
-    with timed(f"compute {len(nodes)} lazy array(s)"):
-        if schedule is not None:
-            with schedule.apply():
-                return _compute_nodes(nodes, fusion, True)
-        return _compute_nodes(nodes, fusion, False)
+    if LOG.isEnabledFor(DEBUG):  # (no clock, string or context manager on the warm path)
+        with timed(f"compute {len(nodes)} lazy array(s)"):
+            return _compute(nodes, fusion, schedule)
+    return _compute(nodes, fusion, schedule)
+
+
+def _compute(nodes, fusion, schedule):
+    if schedule is not None:
+        with schedule.apply():
+            return _compute_nodes(nodes, fusion, True)
+    return _compute_nodes(nodes, fusion, False)
 
 
 def _compute_nodes(nodes, fusion, scheduled):

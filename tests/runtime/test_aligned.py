@@ -107,7 +107,7 @@ def test_a_chain_reads_its_aligned_temporary_and_keeps_results():
         X, W = rng.random((2000, 128)), rng.random((128, 16))
         got = ((ls.asarray(A) @ ls.asarray(X)) @ ls.asarray(W)).materialize()
         kept.append((np.asarray(got), A @ X @ W))
-    temps = [v for _, plans in F._FAST.values() for e in plans.values() if e[0][0] is None and e[0][3]
+    temps = [v for _, plans, _ in F._FAST.values() for e in plans.values() if e[0][0] is None and e[0][3]
              for sc in e[0][3] for v in sc.values()
              if isinstance(v, np.ndarray) and v.shape == (2000, 16)]
     assert temps and all(_addr(v) % 64 == 0 and aligned.owns(v) for v in temps)

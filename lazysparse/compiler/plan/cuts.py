@@ -40,22 +40,10 @@ class Cut:
 
 
 def lazy_order(roots) -> list:
-    """The uncomputed nodes under ``roots``, children before parents, each once."""
-    out, seen = [], set()
-    stack = [(r, False) for r in reversed(roots) if r.result is None]
-    while stack:
-        n, done = stack.pop()
-        if done:
-            out.append(n)
-            continue
-        if id(n) in seen:
-            continue
-        seen.add(id(n))
-        stack.append((n, True))
-        for c in reversed(n.children):
-            cn = c._node
-            if c._storage is None and cn.result is None and id(cn) not in seen:
-                stack.append((cn, False))
+    """The uncomputed nodes under ``roots``, children before parents, each once
+    (``decompose``'s walk), counted in ``VISITS``."""
+    from lazysparse.compiler.plan.decompose import _lazy_order
+    out = _lazy_order(roots)
     visits.count(len(out))
     return out
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import math
 
 from lazysparse.formats import resolve_format
-from lazysparse.formats.format import Format
 from lazysparse.compiler.plan import kernel as PL
 from lazysparse.compiler.plan import patterns as P
 from lazysparse.ir.nodes import Index, accesses_of
@@ -46,7 +45,7 @@ def _one(node, kids):
     # pushes the sum in (decompose's split), so the pattern is the sparse factors', not spread
     # over k, and the result mirrors one of them
     summed = bool(red) and any(set(a.indices) & red for a in accs if not specs[a.operand].dense)
-    mirror = _mirror(stmt, accs, specs, pat) if red and not summed and pat != P.TRUE else None
+    mirror = PL.mirror_format(stmt, accs, specs, pat) if red and not summed and pat != P.TRUE else None
     if node.format is not None:
         fmt = resolve_format(node.format, len(node.shape))
     elif mirror is not None:
@@ -60,19 +59,6 @@ def _one(node, kids):
         d = 1.0 - (1.0 - d) ** math.prod(max(ext[r], 1) for r in red)
     return fmt, min(d, 1.0)
 
-
-def _mirror(stmt, accs, specs, pat):
-    """The format of the first sparse factor whose subscripts are the result's (as
-    ``kernel.infer_format`` mirrors an operand without reductions), or None."""
-    for term in sorted(pat, key=min):
-        for q in sorted(term):
-            a = accs[q]
-            if all(isinstance(ix, Index) for ix in a.indices) and len(set(a.indices)) == len(a.indices) \
-                    and set(a.indices) == set(stmt.out_indices):
-                fmt = specs[a.operand].format
-                return Format(fmt.levels, tuple(stmt.out_indices.index(a.indices[m]) for m in fmt.order))
-        break
-    return None
 
 
 def infer_formats(nodes) -> dict:

@@ -236,18 +236,25 @@ def infer_format(stmt: Statement, specs, densities, ext, out_ndim, decisions=Non
     # the first in the expression, as scipy keeps the left operand's format (``pat`` is a set of
     # terms: in its own order ``A + A.T`` came out CSC, assembled by a sort, 2x scipy's time)
     if not red:
-        for term in sorted(pat, key=min):
-            for q in sorted(term):
-                a = accs[q]
-                if all(isinstance(ix, Index) for ix in a.indices) and \
-                        sorted(a.indices, key=str) == sorted(stmt.out_indices, key=str) and \
-                        len(set(a.indices)) == len(a.indices):
-                    fmt = specs[a.operand].format
-                    # storage level l holds operand mode fmt.order[l] -> output mode of that index
-                    order = tuple(stmt.out_indices.index(a.indices[m]) for m in fmt.order)
-                    return Format(fmt.levels, order)
-            break
+        return mirror_format(stmt, accs, specs, pat)
     return None  # sparse, shape decided by the loop order
+
+
+def mirror_format(stmt, accs, specs, pat):
+    """The format of the first sparse operand (in the expression's first term) whose subscripts
+    are the result's, relabelled to the result's modes, or None (the loop order decides)."""
+    for term in sorted(pat, key=min):
+        for q in sorted(term):
+            a = accs[q]
+            if all(isinstance(ix, Index) for ix in a.indices) and \
+                    sorted(a.indices, key=str) == sorted(stmt.out_indices, key=str) and \
+                    len(set(a.indices)) == len(a.indices):
+                fmt = specs[a.operand].format
+                # storage level l holds operand mode fmt.order[l] -> output mode of that index
+                order = tuple(stmt.out_indices.index(a.indices[m]) for m in fmt.order)
+                return Format(fmt.levels, order)
+        break
+    return None
 
 
 NEARLY_FULL = 0.9  # a product of sparse operands is stored dense only when expected this full

@@ -125,7 +125,7 @@ def test_a_temporary_buffer_is_reused_and_results_stay_intact():
         kept.append((_gnn(A, X, W).materialize(), A @ X @ W))
     for got, want in kept:
         np.testing.assert_allclose(got.todense(), want, rtol=1e-12)
-    pools = [e[0][3] for _, plans in F._FAST.values() for e in plans.values() if e[0][0] is None and e[0][3]]
+    pools = [e[0][3] for _, plans, _ in F._FAST.values() for e in plans.values() if e[0][0] is None and e[0][3]]
     assert any(v.nbytes == 2000 * 16 * 8 for pool in pools for s in pool for v in s.values()
                if isinstance(v, np.ndarray))
 
