@@ -118,6 +118,23 @@ def test_mttkrp(data, order, r, dtype):
         assert took  # one kernel walks the CSF tree
 
 
+@settings(max_examples=30, deadline=None)
+@given(data=st.data(), m=dims, n=st.integers(0, 13), signature=st.sampled_from(SIGNATURES))
+def test_jacobi_step_with_rows_of_every_length(data, m, n, signature):
+    """``x + d * (b - A @ x)``: the row sums inside the fused kernel run as split partial sums
+    (rows of 0 to 13 entries: the unrolled loop, its remainder, both and neither)."""
+    dtype, fmt, wide = signature
+    A, Ad = _sparse(data.draw, m, n, dtype, fmt, wide)
+    rng = np.random.default_rng(data.draw(st.integers(0, 99)))
+    x, b, d = _dense(rng, (n,), dtype), _dense(rng, (m,), dtype), _dense(rng, (m,), dtype)
+    x0 = x[:m] if m <= n else np.concatenate([x, np.zeros(m - n, dtype)])
+    lx, lx0, lb, ld = ls.asarray(x), ls.asarray(x0), ls.asarray(b), ls.asarray(d)
+    expr = lx0 + ld * (lb - A @ lx)
+    took = _check(expr, x0 + d * (b - Ad @ x), dtype)
+    if fmt == "csr" and Ad.any() and m > 1 and n > 1:  # (dcsr, coo: rows held apart)
+        assert took
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_dense_chain_and_reduction(dtype):
     rng = np.random.default_rng(3)

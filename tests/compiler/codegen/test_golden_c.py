@@ -114,6 +114,9 @@ CASES = {
     # a GNN layer, every temporary substituted: one kernel with both sums
     "gnn_layer_fused": Case(lambda: (ls.asarray(_csr(A)) @ (ls.asarray(S[:, :4]) @ ls.asarray(W)),
                                      A @ (S[:, :4] @ W)), "dense", explain={"fusion": "max"}),
+    # a Jacobi step: SpMV's row sum as split partial sums inside a fused element-wise kernel
+    "jacobi_step_fused": Case(lambda: ((lambda L, xv: xv + 0.5 * (xv - L @ xv))(ls.asarray(_csr(_dense(5, 5, 4))), ls.asarray(x)),
+                                       x + 0.5 * (x - _dense(5, 5, 4) @ x)), "dense"),
     # MTTKRP on a 3-d CSF tensor: a fused program with a row temporary
     "mttkrp_csf": Case(lambda: (ls.einsum("ijk,jr,kr->ir", ls.asarray(T3, format="csf"), Bm, Cm),
                                 np.einsum("ijk,jr,kr->ir", T3, Bm, Cm)), "dense"),
