@@ -24,10 +24,11 @@ def _vector(v, n, name):
 def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None):
     """Conjugate gradients for a symmetric positive definite ``A``, as ``scipy.sparse.linalg.cg``:
     returns ``(x, info)``, ``info`` 0 when ``||b - A x|| <= max(rtol * ||b||, atol)`` and else the
-    number of steps taken. ``M``: a preconditioner applied as ``M @ r``. Each step materializes
-    the values the next one reads (``A @ p``, ``r``, ``x``, ``p``) and reads two dot products as
-    Python floats; the scalars change every step without a new plan (the plans are keyed by what
-    the planner reads of a 0-d value, not by the value).
+    number of steps taken. ``M``: a preconditioner applied as ``M @ r``. Each step is three
+    computes of joint results (``ls.compute``), each one fused kernel: ``A @ p`` with
+    ``p @ (A @ p)``; ``x + alpha p`` with ``r - alpha A p`` and its squared norm; then ``p``. The
+    scalars change every step without a new plan (the plans are keyed by what the planner
+    reads of a 0-d value, not by the value).
 
     >>> import numpy as np, scipy.sparse as sp, lazysparse as ls
     >>> A = ls.asarray(sp.diags([4.0, 5.0, 6.0]).tocsr())
@@ -36,7 +37,7 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
     (0, True)
     """
     from lazysparse.api.creation import asarray
-    from lazysparse.array import Array
+    from lazysparse.array import Array, compute
     A = A if isinstance(A, Array) else asarray(A)
     if A.ndim != 2 or A.shape[0] != A.shape[1]:
         raise ValueError(f"cg: A must be a square matrix, got shape {A.shape}")
@@ -48,21 +49,33 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
     tol = max(rtol * bnorm, atol)
     if bnorm == 0.0:
         return asarray(np.zeros(n)), 0
-    r = (b - A @ x).materialize()
-    z = (M @ r).materialize() if M is not None else r
-    rz = float((r * z).sum())
+    r = b - A @ x
+    r, rr = compute(r, (r * r).sum())
+    rr = float(rr)
+    z, rz = _preconditioned(M, r, rr)
     p = z
     for k in range(maxiter):
-        if math.sqrt(float((r * r).sum())) <= tol:
+        if math.sqrt(rr) <= tol:
             return x, 0
-        Ap = (A @ p).materialize()
-        alpha = rz / float((p * Ap).sum())
-        x = (x + alpha * p).materialize()
-        r = (r - alpha * Ap).materialize()
+        Ap = A @ p
+        Ap, pAp = compute(Ap, (p * Ap).sum())
+        alpha = rz / float(pAp)
+        r = r - alpha * Ap
+        x, r, rr = compute(x + alpha * p, r, (r * r).sum())
+        rr = float(rr)
         if callback is not None:
             callback(x)
-        z = (M @ r).materialize() if M is not None else r
-        rz_new = float((r * z).sum())
+        z, rz_new = _preconditioned(M, r, rr)
         p = (z + (rz_new / rz) * p).materialize()
         rz = rz_new
-    return x, (0 if math.sqrt(float((r * r).sum())) <= tol else maxiter)
+    return x, (0 if math.sqrt(rr) <= tol else maxiter)
+
+
+def _preconditioned(M, r, rr):
+    """``(z, r @ z)`` for ``z = M @ r``, or ``(r, rr)`` without a preconditioner."""
+    if M is None:
+        return r, rr
+    from lazysparse.array import compute
+    z = M @ r
+    z, rz = compute(z, (r * z).sum())
+    return z, float(rz)

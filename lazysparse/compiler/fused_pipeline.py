@@ -82,42 +82,81 @@ def _dag_key(roots):
     repeated DAG skips decomposition and planning. Also returns the concrete storages in the
     order the key numbers them. (Runs on every call of a program: a child that is a node is
     its number, one that is a storage a tuple, and a storage's part of the key is made once,
-    ``_leaf_key``.)"""
-    out, index, stores, order = [], {}, {}, []
-    stack = [(r, False) for r in reversed(roots)]
-    while stack:
-        n, done = stack.pop()
-        if id(n) in index:
-            continue
-        if not done:
-            stack.append((n, True))
-            for c in n.children:
-                if c._storage is None:
-                    cn = c._node
-                    if cn.result is None and id(cn) not in index:
-                        stack.append((cn, False))
-            continue
+    ``_leaf_key``. A recursive walk, a Python call per node, costs half of an explicit stack's
+    pushes and pops; a DAG deeper than the interpreter's recursion limit, a long lazy chain
+    before its cut points are computed, takes the explicit stack.)"""
+    walk = _DagWalk()
+    try:
+        nums = tuple(walk.node(r) for r in roots)
+    except RecursionError:
+        walk = _DagWalk()
+        nums = tuple(walk.deep(r) for r in roots)
+    return (tuple(walk.out), nums), walk.order
+
+
+class _DagWalk:
+    """The state of one ``_dag_key`` walk: the key's entries, each node's number, each storage
+    token's number, and the storages in that order."""
+
+    __slots__ = ("out", "index", "stores", "order")
+
+    def __init__(self):
+        self.out, self.index, self.stores, self.order = [], {}, {}, []
+
+    def node(self, n):
+        """Number ``n`` (children first, recursively)."""
+        k = self.index.get(id(n))
+        if k is not None:
+            return k
         kids = []
         for c in n.children:
             st = c._storage
             if st is None:
-                st = c._node.result
+                cn = c._node
+                st = cn.result
                 if st is None:
-                    kids.append(index[id(c._node)])
+                    kids.append(self.node(cn))
                     continue
-            stats = st.stats
-            leaf = stats.get("dag") if stats is not None else None
-            if leaf is None:
-                leaf = _leaf_key(st)
-            # (as decompose numbers inputs: two wraps of one array are one, by their token)
-            k = stores.get(leaf[0])
-            if k is None:
-                k = stores[leaf[0]] = len(order)
-                order.append(st)
-            kids.append((k, leaf[1]))
-        index[id(n)] = len(out)
-        out.append((id(n.stmt), n.shape, n.format, tuple(kids)))
-    return (tuple(out), tuple(index[id(r)] for r in roots)), order
+            kids.append(self.leaf(st))
+        return self._add(n, kids)
+
+    def deep(self, root):
+        """``node`` with an explicit stack."""
+        stack = [(root, False)]
+        index = self.index
+        while stack:
+            n, done = stack.pop()
+            if id(n) in index:
+                continue
+            if not done:
+                stack.append((n, True))
+                stack.extend((c._node, False) for c in n.children if c._storage is None
+                             and c._node.result is None and id(c._node) not in index)
+                continue
+            kids = []
+            for c in n.children:
+                st = c._storage if c._storage is not None else c._node.result
+                kids.append(index[id(c._node)] if st is None else self.leaf(st))
+            self._add(n, kids)
+        return index[id(root)]
+
+    def leaf(self, st):
+        """A concrete operand's part of the key: ``(store number, key)``; as decompose numbers
+        inputs, two wraps of one array are one, by their token."""
+        stats = st.stats
+        leaf = stats.get("dag") if stats is not None else None
+        if leaf is None:
+            leaf = _leaf_key(st)
+        k = self.stores.get(leaf[0])
+        if k is None:
+            k = self.stores[leaf[0]] = len(self.order)
+            self.order.append(st)
+        return (k, leaf[1])
+
+    def _add(self, n, kids):
+        k = self.index[id(n)] = len(self.out)
+        self.out.append((id(n.stmt), n.shape, n.format, tuple(kids)))
+        return k
 
 
 _TOKENS = {}  # Storage.buffers_key -> a small int: equal for two wraps of one array
@@ -209,7 +248,8 @@ def try_fused(roots, name="materialize", mode="auto", checked=False):
     Several roots are planned as one program: common subexpressions once, and each temporary
     only where the union of its readers needs it (the ReACT paper's Listing 6: ``C = A @ B`` read
     by ``C * D`` and ``F / C`` is formed on ``D``'s and ``F``'s patterns only). A plan with
-    several results runs one kernel per operation (compiler/lower/fused.py lowers one result).
+    several results runs as one kernel when the results after the first are dense (CG's ``A @ p``
+    and ``p @ (A @ p)``), else one kernel per operation.
 
     The unfused fallback runs the decomposed operations, whose pushed-in reductions already avoid
     the reduction redundancy (``einsum('i,->', b, c)`` multiplies once, not once per element). The
@@ -231,7 +271,7 @@ def try_fused(roots, name="materialize", mode="auto", checked=False):
             inputs = {vid: stores[k] for vid, k in where.items()}
             if plan is None:
                 return _pick(_run_ops(kernel, inputs, name, fixed), kernel.outputs, outs)
-            return [_run_converted(plan, kernel, abi, fixed, inputs, conv, name)] * len(roots)
+            return _results(plan, fixed, _run_converted(plan, kernel, abi, fixed, inputs, conv, name), outs)
     elif dag in _SKIP:
         return None
     elif not checked:
@@ -284,7 +324,15 @@ def try_fused(roots, name="materialize", mode="auto", checked=False):
     plan, kernel, abi, fixed = hit
     if plan is None:
         return _pick(_run_ops(kernel, inputs, name, fixed), kernel.outputs, outs)
-    return [_run_converted(plan, kernel, abi, fixed, inputs, conv, name, converted)] * len(roots)
+    return _results(plan, fixed, _run_converted(plan, kernel, abi, fixed, inputs, conv, name, converted), outs)
+
+
+def _results(plan, fixed, got, outs):
+    """The storage of each root from a fused kernel's call: its result, or (joint outputs)
+    one per value id of the program's outputs."""
+    if not fixed[1].extra:
+        return [got] * len(outs)
+    return _pick(got, plan.program.outputs, outs)
 
 
 def _probe(prog, inputs, where) -> tuple:
@@ -401,7 +449,9 @@ def _run_converted(plan, kernel, abi, fixed, inputs, conv, name, converted=None)
     st = _run(plan, kernel, abi, fixed, converted or _convert(inputs, conv), name)
     like = fixed[0]
     if like in conv:
-            st = convert_storage(st, inputs[like].format)
+        if fixed[1].extra:  # (the first of the results)
+            return (convert_storage(st[0], inputs[like].format), *st[1:])
+        st = convert_storage(st, inputs[like].format)
     return st
 
 
@@ -600,6 +650,12 @@ class _Fixed:
         out = prog.values[prog.outputs[0]]
         self.out_shape, self.odt = tuple(int(n) for n in out.shape), np.dtype(out.dtype)
         self.out_bytes = int(np.prod(out.shape, dtype=np.float64)) * self.odt.itemsize
+        # the other results (dense): (value id, shape, dtype, bytes)
+        self.extra = []
+        for vid in prog.outputs[1:]:
+            v = prog.values[vid]
+            shape, dt = tuple(int(n) for n in v.shape), np.dtype(v.dtype)
+            self.extra.append((vid, shape, dt, int(np.prod(shape, dtype=np.float64)) * dt.itemsize))
         self.like = like
         self.prog = prog
         self.call = _compile_glue(glue_source(abi, self, like), abi, self)
@@ -633,13 +689,23 @@ def glue_source(abi, fx, like) -> str:
         L.append(f"    out = empty(s{like}.vals.shape[0], ODT)")
         for kind in kinds:
             L.append(f"    o{kind} = [None if a is None else empty(a.shape, a.dtype) for a in s{like}.{kind}]")
+    xnum = {vid: j for j, (vid, _, _, _) in enumerate(fx.extra)}
+    for j, (vid, shape, dt, nbytes) in enumerate(fx.extra):
+        if nbytes >= GUARD_MIN:
+            L.append(f"    check_dense({nbytes}, {shape!r}, XWHAT[{j}], name)")
+        L.append(f"    x{j} = empty({shape!r}, XDT[{j}])")
+
     def out_array(desc):
+        if desc[1] == "extra":
+            return f"x{xnum[desc[2]]}"
         return "out" if desc[1] == "vals" else f"o{desc[1]}[{int(desc[2])}]"
 
     def d_value(desc):
         tag = desc[0]
         if tag in ("ext", "team"):
             return None  # fixed by the plan (written once into each new set: new_bufs), or the kernel's
+        if tag == "out" and desc[1] == "xlen":  # ("out", "xlen", value id): another result's
+            return str(int(np.prod(fx.extra[xnum[desc[2]]][1], dtype=np.int64))), "always"
         if tag == "out" and len(desc) == 2:  # ("out", "len"): the result's values
             if like is None:
                 return str(int(np.prod(fx.out_shape, dtype=np.int64))), "always"
@@ -657,17 +723,21 @@ def glue_source(abi, fx, like) -> str:
     L += ["    " + ln for ln in always]
     # on this thread, or off it when it may be long (runtime/interrupt.py): its operands' values
     # and its result's, a bound on the work of kernels whose loops walk stored entries or dense rows
-    size = " + ".join([f"s{v}.vals.size" for v in vids] + ["out.size"])
-    L += glue.indent(glue.gated_call(size, "(inputs, bufs, out)", lambda fn: [f"rc = {fn}(p, d)"]))
+    xs = [f"x{j}" for j in range(len(fx.extra))]
+    size = " + ".join([f"s{v}.vals.size" for v in vids] + ["out.size"] + [f"{x}.size" for x in xs])
+    keep = "(inputs, bufs, out" + "".join(f", {x}" for x in xs) + ")"
+    L += glue.indent(glue.gated_call(size, keep, lambda fn: [f"rc = {fn}(p, d)"]))
     L += ["    pool.append(bufs)", "    if rc:",
           "        raise MemoryError(f'{name}: out of memory for the temporaries of a fused kernel')"]
-    if like is None:
+    if like is None and xs:  # (the results in the program's order of outputs)
+        L.append("    return (wrap_dense(out), " + ", ".join(f"wrap_dense({x})" for x in xs) + ")")
+    elif like is None:
         L.append("    return wrap_dense(out)")
     else:
         L += ["    st = new(Storage)",
               f"    st.shape, st.format, st.pos, st.crd = OSHAPE, s{like}.format, opos, ocrd",
-              f"    st.vals, st.index_dtype, st.spec, st.stats = out, s{like}.index_dtype, None, None",
-              "    return st"]
+              f"    st.vals, st.index_dtype, st.spec, st.stats = out, s{like}.index_dtype, None, None"]
+        L.append("    return (st, " + ", ".join(f"wrap_dense({x})" for x in xs) + ")" if xs else "    return st")
     return "\n".join(L) + "\n"
 
 
@@ -693,7 +763,9 @@ def _compile_glue(source, abi, fx):
                ODT=fx.odt, OSHAPE=fx.out_shape, check_dense=memory.check_dense,
                RESULT_WHAT=lambda: f"the result of {fx.writer(None)}",
                TEMP_WHAT=[(lambda vid=vid: f"the temporary {fx.writer(vid)} of a fused kernel")
-                          for vid, _, _ in fx.temps])
+                          for vid, _, _ in fx.temps],
+               XDT=[dt for _, _, dt, _ in fx.extra],
+               XWHAT=[(lambda vid=vid: f"the result {fx.writer(vid)}") for vid, _, _, _ in fx.extra])
     fn = glue.compile_glue(source, env, "<lazysparse fused glue>")
     fx.pool = env["pool"]  # (the argument arrays a call puts back: tests read what it reported)
     return fn

@@ -390,3 +390,71 @@ def test_owned_runs_cover_every_row_once(data, m, n, k, kind, two_threads):
         assert len(srcs) == 1 and "ls_next[8 * ls_w]++" in srcs[0]
     np.testing.assert_allclose(got.todense() if hasattr(got, "todense") else np.asarray(got), want,
                                rtol=1e-12, atol=1e-12)
+
+
+# -- several results: one kernel where every result after the first is dense -----------------
+@settings(max_examples=30, deadline=None)
+@given(data=st.data(), m=dims, n=dims, signature=st.sampled_from(SIGNATURES),
+       kind=st.sampled_from(["spmv-dot", "axpy-norm", "three"]))
+def test_joint_results_give_numpys_values(data, m, n, signature, kind):
+    """``ls.compute`` of results that read one another (CG's ``A @ p`` with ``p @ (A @ p)``,
+    ``r - a Ap`` with its squared norm): one fused kernel writes them all, and each root gets
+    its own value, dtype and shape."""
+    dtype, fmt, wide = signature
+    A, Ad = _sparse(data.draw, m, n, dtype, fmt, wide)
+    rng = np.random.default_rng(data.draw(st.integers(0, 99)))
+    p, y, z = _dense(rng, (n,), dtype), _dense(rng, (m,), dtype), _dense(rng, (m,), dtype)
+    lp, ly, lz = ls.asarray(p), ls.asarray(y), ls.asarray(z)
+    a = dtype(3)
+    if kind == "spmv-dot":
+        Ap = A @ lp
+        roots, want = (Ap, (ly * Ap).sum()), (Ad @ p, y @ (Ad @ p))
+    elif kind == "axpy-norm":
+        r = ly - a * lz
+        roots, want = (r, (r * r).sum(), lp + a * lp), (y - a * z, (y - a * z) @ (y - a * z), p + a * p)
+    else:
+        Ap = A @ lp
+        roots, want = ((Ap * a).sum(), Ap, ly + Ap), ((Ad @ p * a).sum(), Ad @ p, y + Ad @ p)
+    runs = fused.RUNS[0]
+    got = ls.compute(*roots)
+    tol = 1e-4 if np.dtype(dtype) == np.float32 else 1e-10
+    for g, w in zip(got, want):
+        w = np.asarray(w)
+        assert g.shape == w.shape and g.dtype == w.dtype
+        np.testing.assert_allclose(g.todense(), w, rtol=tol, atol=tol)
+    if kind == "axpy-norm" and m > 1:
+        assert fused.RUNS[0] == runs + 1  # (one kernel for all three)
+
+
+def test_joint_results_on_threads_equal_one_threads(two_threads):
+    """A result that sums over the outer loop keeps the kernel on one thread; results written
+    by rows run on threads, each thread its rows; either way the values are the serial ones."""
+    rng = np.random.default_rng(2)
+    As = sp.random(3000, 3000, density=0.01, format="csr", random_state=3)
+    A, p, y = ls.asarray(As), ls.asarray(rng.random(3000)), ls.asarray(rng.random(3000))
+
+    def joint():  # (a new DAG each time: a computed A @ p would be read, not computed)
+        Ap = A @ p
+        return [g.todense() for g in ls.compute(Ap, (p * Ap).sum(), y + Ap)]
+    par = joint()
+    Ap = A @ p
+    both = [g.todense() for g in ls.compute(Ap * 2, y - Ap)]
+    ls.set_num_threads(1)
+    seq = joint()
+    # (another kernel: its row sums may round otherwise)
+    np.testing.assert_allclose(both[0], seq[0] * 2, rtol=1e-12)
+    np.testing.assert_allclose(both[1], y.todense() - seq[0], rtol=1e-12)
+    for a, b in zip(par, seq):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_allclose(seq[0], As @ p.todense(), rtol=1e-12)
+
+
+def test_a_second_result_in_a_sparse_pattern_keeps_its_format():
+    """A second result that one kernel per operation stores sparse (``2 * A``, in A's pattern)
+    is not forced dense by a joint kernel: every root has the format its own compute gives."""
+    As = sp.random(30, 30, density=0.1, format="csr", random_state=1)
+    A, x = ls.asarray(As), ls.asarray(np.arange(30.0))
+    y, B = ls.compute(A @ x, A * 2)
+    assert B.format == (A * 2).materialize().format
+    np.testing.assert_allclose(B.todense(), 2 * As.toarray())
+    np.testing.assert_allclose(y.todense(), As @ np.arange(30.0))

@@ -332,9 +332,11 @@ def test_pathological_einsum_is_rejected_quickly(subs):
 # -- the C source: adversarial names never appear, and never clash with generated ones ----------------
 def _sources(*arrays):
     from lazysparse.compiler.pipeline import kernel_log
+    from lazysparse.compiler.fused_pipeline import FusedRun
     with kernel_log() as log:
         ls.compute(*arrays)
-    return [runner.source for _, runner in log]
+    # (one fused kernel for several results, or one kernel per statement)
+    return [r.kernel.source if isinstance(r, FusedRun) else r[1].source for r in log]
 
 
 def test_names_never_reach_the_c_source():

@@ -6,10 +6,11 @@ fused_parallel.py: the parallel outer loop) and ``lower_fused`` drives it. This 
 loops over a dense range or driven by one sparse iterator (a compressed level reached through
 levels whose positions the enclosing loops know; unions and intersections of several iterators
 are the single-operation lowerer's merge lattices), sparse accesses at positions the loops know
-and dense ones by strides, temporaries dense over their kept dimensions, and one result: dense
-(zero-filled by the kernel; statements store with ``=`` or sum), or in the pattern of one sparse
-input read at the result's own subscripts (SDDMM's ``B .* T``: B's positions and coordinates,
-values by B's position, assembled without search). Anything else it declines with
+and dense ones by strides, temporaries dense over their kept dimensions, and the results: the
+first dense (zero-filled by the kernel where a statement sums into it or leaves points unwritten;
+statements store with ``=`` or sum), or in the pattern of one sparse input read at the result's
+own subscripts (SDDMM's ``B .* T``: B's positions and coordinates, values by B's position,
+assembled without search); the others (joint outputs) dense. Anything else it declines with
 ``Unsupported``, and the caller runs one kernel per operation, which computes the same values.
 The kernel has the ``ls_kernel(void **p, int64_t *d)`` ABI of every kernel: ``p[]`` holds
 buffers, ``d[]`` sizes, in the order ``abi`` records.
@@ -42,6 +43,9 @@ class FusedLowerer(FusedLoopMixin, FusedVectorMixin, FusedTempMixin, FusedOutput
         self.count = count  # an instrumented build for ls.opcount (compiler/lower/counting.py)
         self.abi = ABI()
         self.out = self.prog.outputs[0]
+        # the other results (joint outputs of ``ls.compute``): dense, each in a buffer of its
+        # own the call allocates, as the first one is (``out_extra``)
+        self.extra = {vid: f"ox{vid}" for vid in self.prog.outputs[1:]}
         self.out_like = out_like  # input value id whose pattern the result takes, or None
         self.ext = {}    # Index -> name of its extent (a number in a version at a constant width)
         self.pos = {}    # (value id, level) -> expression of the position there (bound now)
@@ -75,6 +79,9 @@ class FusedLowerer(FusedLoopMixin, FusedVectorMixin, FusedTempMixin, FusedOutput
                     top.add(S.Declare(self.ext[ix], T.INDEX, self.abi.int_expr(("ext", ix))))
         ov = prog.values[self.out]
         top.add(S.Declare("o", T.ptr(ov.dtype, restrict=True), E.Cast(T.ptr(ov.dtype), self.abi.ptr_expr(("out", "vals")))))
+        for vid, name in self.extra.items():
+            dt = prog.values[vid].dtype
+            top.add(S.Declare(name, T.ptr(dt, restrict=True), E.Cast(T.ptr(dt), self.abi.ptr_expr(("out", "extra", vid)))))
         self.temps = {}
         for op in prog.ops:
             if op.out != self.out and op.out not in prog.outputs:
@@ -143,8 +150,11 @@ class FusedLowerer(FusedLoopMixin, FusedVectorMixin, FusedTempMixin, FusedOutput
 def lower_fused(plan, specs, count=False):
     """``(block, abi, out_like)`` for a fused plan; raises ``Unsupported``. ``count``: the
     instrumented build (compiler/lower/counting.py)."""
-    if len(plan.program.outputs) != 1:
-        raise Unsupported("several results")
+    for vid in plan.program.outputs[1:]:
+        if result_like(plan, specs, vid) is not None:
+            # (stored in an input's pattern when it is the only result: so one kernel per
+            # operation, where it is)
+            raise Unsupported("a result besides the first in an input's pattern")
     like = result_like(plan, specs)
     try:
         lw = FusedLowerer(plan, specs, like, count)

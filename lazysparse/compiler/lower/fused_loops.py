@@ -105,6 +105,36 @@ class FusedLoopMixin:
                 return ()
         return ks
 
+    def mixed_sums(self, loop):
+        """The sums of a dense loop whose body is statements only, some summing over the loop's
+        variable into locations the loop does not move and the others storing at locations
+        that move with it (CG's ``r = r - alpha Ap`` with ``r @ r``); () where it does not
+        qualify. The sums then go into local accumulators under ``omp simd reduction`` as in
+        ``simd_sums``: through memory, each was a chain of dependent adds (a stored, loaded and
+        added ``r @ r`` took 4x the time of the loop's stores). Every read of a value the loop
+        writes must be at the subscripts it is written at (the element this iteration wrote),
+        and no statement reads a sum (it is complete only after the loop)."""
+        if loop.space != P.TRUE or not loop.body or not all(isinstance(n, Compute) for n in loop.body):
+            return ()
+        ops = [self.prog.ops[n.op] for n in loop.body]
+        written = {op.out: op.stmt.out_indices for op in ops}
+        sums = tuple(n.op for n, op in zip(loop.body, ops) if loop.var in op.stmt.reduce_indices)
+        if not sums:
+            return ()
+        for n, op in zip(loop.body, ops):
+            if n.op in sums:
+                if (op.stmt.reduce != "sum" or loop.var in op.stmt.out_indices
+                        or np.dtype(self.prog.values[op.out].dtype).kind not in "iuf"):
+                    return ()
+            elif op.stmt.reduce_indices or loop.var not in op.stmt.out_indices:
+                return ()
+            for a in op.stmt.accesses:
+                vid = op.args[a.operand]
+                if vid in written and (tuple(a.indices) != tuple(written[vid])
+                                       or any(self.prog.ops[k].out == vid for k in sums)):
+                    return ()
+        return sums
+
     WIDTHS = (16, 32, 64, 128)  # innermost dense loops get a version of each constant length
 
     # Sums (a dot product per point) and rows (``o[i, :] += u * Y[h, :]``). Rows were left out
@@ -256,7 +286,8 @@ class FusedLoopMixin:
             return
         if k is None and pragma is None and first is None and self.vector_rows(loop, blk):
             return
-        ks = (k,) if k is not None else self.simd_sums(loop) if pragma is None and first is None else ()
+        ks = (k,) if k is not None else (self.simd_sums(loop) or self.mixed_sums(loop)) \
+            if pragma is None and first is None else ()
         if ks:
             pragma = self.open_sums(ks, blk)
         hoisted = self.hoist_rows(loop, blk) if loop.space != P.TRUE else []

@@ -1,12 +1,13 @@
-"""Statements and the result of a fused kernel (``FusedOutputMixin``): the value of each
-statement's expression and accesses, the location it stores or sums into (a temporary, the
-dense result, or a position of the input whose pattern the result takes: ``result_like``), the
-counting lines of an instrumented build, and the result's zero fill and structure copy, done by
+"""Statements and the results of a fused kernel (``FusedOutputMixin``): the value of each
+statement's expression and accesses, the location it stores or sums into (a temporary, a dense
+result, or a position of the input whose pattern the first result takes: ``result_like``), the
+counting lines of an instrumented build, and the results' zero fill and structure copy, done by
 the kernel (``result_prep``).
 """
 from __future__ import annotations
 
-from lazysparse.ir.nodes import Access, Index
+from lazysparse.ir.nodes import Access, Const, Index
+from lazysparse.compiler.plan import patterns as P
 from lazysparse.compiler.plan.program import INPUT
 from lazysparse.compiler.lower import counting
 from lazysparse.compiler.loopir import expr as E
@@ -35,8 +36,14 @@ class FusedOutputMixin:
         # a result in an input's pattern is stored with ``=`` at every position of that pattern
         # (result_like: one unreduced statement whose iteration space is exactly the input's
         # entries), so its values need no zero fill: on SDDMM that fill was a whole extra pass
-        # over the result, memory-bound and the part of the kernel that scales worst
-        jobs = [] if self.out_like is not None else [(None, "o", self.abi.int_expr(("out", "len")), ov.dtype)]
+        # over the result, memory-bound and the part of the kernel that scales worst. Nor does
+        # a dense result stored with ``=`` at every point (``assigns_all``: a Jacobi step)
+        jobs = []
+        if self.out_like is None and not self.assigns_all(self.out):
+            jobs.append((None, "o", self.abi.int_expr(("out", "len")), ov.dtype))
+        for vid, name in self.extra.items():
+            if not self.assigns_all(vid):
+                jobs.append((None, name, self.abi.int_expr(("out", "xlen", vid)), self.prog.values[vid].dtype))
         if self.out_like is not None:
             sp = self.specs[self.out_like]
             it = T.scalar(sp.index_dtype)
@@ -49,8 +56,11 @@ class FusedOutputMixin:
                     decls.add(S.Declare(dst, T.ptr(it, restrict=True), arr))
                     jobs.append((src, dst, self.abi.int_expr(("out", "len", kind, l)), sp.index_dtype))
         B = self.PREP_BLOCK
+        self.fills = any(src is None for src, _, _, _ in jobs)  # (zeros that sums must wait for)
 
         def emit(blk, pragma):
+            if not jobs:
+                return
             nblocks = E.Var("ls_nb")  # the longest array's blocks
             blk.add(S.Declare(nblocks.name, T.INDEX, E.Int(0)))
             for _, _, n, _ in jobs:
@@ -63,10 +73,24 @@ class FusedOutputMixin:
             blk.add(S.For("ls_b", E.Int(0), nblocks, loop, worksharing=pragma))
         return emit
 
+    def assigns_all(self, vid):
+        """Whether the statement that writes result ``vid`` stores it with ``=`` at every
+        point: it sums over nothing and every loop around it runs a dense range (then no point
+        is left unwritten, and none is summed into)."""
+        k = next(q for q, o in enumerate(self.prog.ops) if o.out == vid)
+        op = self.prog.ops[k]
+        loops = self.paths[k]
+        return (not op.stmt.reduce_indices and all(lp.space == P.TRUE for lp in loops)
+                and {lp.var for lp in loops} >= set(op.stmt.out_indices))
+
     def access_value(self, op, e):
         """The element access ``e`` of ``op`` reads, as an expression."""
         vid = op.args[e.operand]
         val = self.prog.values[vid]
+        if vid == self.out or vid in self.extra:  # a result another statement reads
+            if vid == self.out and self.out_like is not None:
+                raise Unsupported("a result in an input's pattern read by another statement")
+            return E.Load(E.Var(self.extra.get(vid, "o")), self.dense_offset(vid, e.indices))
         if val.kind != INPUT:
             name, off = self.temp_addr(vid, e.indices)
             return E.Load(E.Var(name), off)
@@ -103,6 +127,8 @@ class FusedOutputMixin:
         """The location ``op`` stores or sums into, as an expression."""
         if op.out == self.out:
             return self.out_target(op)
+        if op.out in self.extra:
+            return E.Load(E.Var(self.extra[op.out]), self.dense_offset(op.out, op.stmt.out_indices))
         name, off = self.temp_addr(op.out, op.stmt.out_indices)
         return E.Load(E.Var(name), off)
 
@@ -135,17 +161,27 @@ class FusedOutputMixin:
     def out_target(self, op):
         """The dense result's element at ``op``'s subscripts (row-major), or the position of the
         input whose pattern the result takes."""
-        outs = op.stmt.out_indices
         if self.out_like is not None:
             vid = self.out_like
             return E.Load(E.Var("o"), self.position(vid, self.like_idx, self.specs[vid].format.ndim - 1))
+        return E.Load(E.Var("o"), self.dense_offset(op.out, op.stmt.out_indices))
+
+    def dense_offset(self, vid, idx):
+        """The row-major offset of the dense result ``vid`` at subscripts ``idx`` (variables
+        or constants), by the extents of its writer's result variables."""
+        writer = next(o for o in self.prog.ops if o.out == vid)
         off = None
-        for m, ix in enumerate(outs):
-            term = E.Var(ix.name)
-            for o in outs[m + 1:]:
+        for m, ix in enumerate(idx):
+            if isinstance(ix, Index):
+                term = E.Var(ix.name)
+            elif isinstance(ix, Const):
+                term = E.Int(int(ix.value))
+            else:
+                raise Unsupported("a result read at a computed subscript")
+            for o in writer.stmt.out_indices[m + 1:]:
                 term = E.mul(term, ex(self.ext[o]))
             off = term if off is None else E.add(off, term)
-        return E.Load(E.Var("o"), off if off is not None else E.Int(0))
+        return off if off is not None else E.Int(0)
 
 
 def prep_block(src, dst, n, elem, B):
@@ -158,11 +194,13 @@ def prep_block(src, dst, n, elem, B):
     return S.If(E.lt(lo, n), step, oneline=True, bare=True)
 
 
-def result_like(plan, specs):
+def result_like(plan, specs, result=None):
     """The input whose pattern and structure the result takes (read with the result's own
-    subscripts, and the result's pattern is exactly that input's), or None: a dense result."""
+    subscripts, and the result's pattern is exactly that input's), or None: a dense result.
+    ``result``: that result's value id (default: the first)."""
     prog = plan.program
-    op = next(o for o in prog.ops if o.out == prog.outputs[0])
+    result = prog.outputs[0] if result is None else result
+    op = next(o for o in prog.ops if o.out == result)
     if op.stmt.reduce_indices:
         return None
     pat = plan.patterns[prog.ops.index(op)]

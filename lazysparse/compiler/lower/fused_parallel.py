@@ -38,8 +38,10 @@ class FusedParallelMixin:
         out_op = next(o for o in self.prog.ops if o.out == self.out)
         if any(lp.var in o.stmt.reduce_indices for o in self.prog.ops if o is not out_op):
             return None
+        if any(lp.var not in o.stmt.out_indices for o in self.prog.ops if o.out in self.extra):
+            return None  # (each thread writes its own rows of every result, or none runs)
         if lp.var not in out_op.stmt.out_indices:
-            if (self.out_like is not None or self.count or lp.var not in out_op.stmt.reduce_indices
+            if (self.out_like is not None or self.count or self.extra or lp.var not in out_op.stmt.reduce_indices
                     or out_op.stmt.reduce != "sum"):
                 return None
             self.private = True
@@ -124,8 +126,7 @@ class FusedParallelMixin:
         # holding them at the barrier. The barrier orders a zero fill before the sums; copies
         # of the like input's structure are read by nothing in the kernel, so no thread waits
         # for them (nowait) and the late thread's compute chunks go to whoever is there.
-        fills = self.out_like is None
-        prep(region, S.Worksharing(S.Schedule("dynamic", E.Int(1)), nowait=not fills))
+        prep(region, S.Worksharing(S.Schedule("dynamic", E.Int(1)), nowait=not self.fills))
         team = E.Var(nt)
         body.add(S.Parallel(region, threads=team, when=E.Binary(">", team, E.Int(1))))
         if self.private:

@@ -100,10 +100,11 @@ class FusedVectorMixin:
         """The location of ``op``'s result (at ``v``'s C name) when its row is contiguous in ``v``
         (the result's last index, or a temporary's last kept dimension), else None."""
         outs = op.stmt.out_indices
-        if op.out == self.out:
-            if self.out_like is not None or not outs or outs[-1] != v or outs.count(v) != 1:
+        if op.out == self.out or op.out in self.extra:
+            if (op.out == self.out and self.out_like is not None) or not outs or outs[-1] != v \
+                    or outs.count(v) != 1:
                 return None
-            return self.out_target(op)
+            return self.target(op)
         if self.temp_row(op.out, Access(0, outs), v):
             return self.target(op)
         return None

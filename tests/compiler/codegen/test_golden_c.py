@@ -84,6 +84,17 @@ class Case:
     rtol: float = 1e-12
 
 
+def _cg_update():
+    xv, rv, pv, qv = (ls.asarray(v) for v in (x, x[::-1].copy(), x * 2, x + 1))
+    r = rv - 0.5 * qv
+    return ls.compute(xv + 0.5 * pv, r, (r * r).sum())[2]
+
+
+def _cg_update_numpy():
+    r = x[::-1] - 0.5 * (x + 1)
+    return r @ r
+
+
 def _spmv_skewed():
     H, xh = _skewed()
     return (lambda: ls.asarray(H) @ xh), H @ xh
@@ -117,6 +128,9 @@ CASES = {
     # a Jacobi step: SpMV's row sum as split partial sums inside a fused element-wise kernel
     "jacobi_step_fused": Case(lambda: ((lambda L, xv: xv + 0.5 * (xv - L @ xv))(ls.asarray(_csr(_dense(5, 5, 4))), ls.asarray(x)),
                                        x + 0.5 * (x - _dense(5, 5, 4) @ x)), "dense"),
+    # joint results (a CG step's update): x + a p and r - a q stored, |r - a q|^2 summed in
+    # the loop that writes r, one kernel for the three (the case returns the sum)
+    "cg_update_joint": Case(lambda: (_cg_update, _cg_update_numpy()), "dense", eager=True),
     # MTTKRP on a 3-d CSF tensor: a fused program with a row temporary
     "mttkrp_csf": Case(lambda: (ls.einsum("ijk,jr,kr->ir", ls.asarray(T3, format="csf"), Bm, Cm),
                                 np.einsum("ijk,jr,kr->ir", T3, Bm, Cm)), "dense"),

@@ -87,8 +87,8 @@ int32_t ls_kernel(void **p, int64_t *d) {
   double *restrict o = (double *)p[5];
   int32_t ls_bad = 0;
   {
-    const int64_t ls_nt = (d[5] > 1 && (((double)(N_i) * ((double)((int64_t)p0_1[(1) * n0_0]) / (double)(((1) * n0_0) > 0 ? ((1) * n0_0) : 1))) + ((double)(N_i))) >= (double)d[6]) ? d[5] : 1;
-    d[7] = ls_nt;
+    const int64_t ls_nt = (d[4] > 1 && (((double)(N_i) * ((double)((int64_t)p0_1[(1) * n0_0]) / (double)(((1) * n0_0) > 0 ? ((1) * n0_0) : 1))) + ((double)(N_i))) >= (double)d[5]) ? d[4] : 1;
+    d[6] = ls_nt;
     const int64_t ls_chunk = (ls_nt > 1 ? (((N_i) / (64 * (int64_t)ls_nt)) > 16 ? ((N_i) / (64 * (int64_t)ls_nt)) : 16) : ((N_i) > 0 ? (N_i) : 1));
     const int64_t ls_nch = ((N_i) + ls_chunk - 1) / ls_chunk;
     int64_t ls_next[8 * ls_nt];  /* a run's next chunk, a cache line each */
@@ -100,13 +100,6 @@ int32_t ls_kernel(void **p, int64_t *d) {
       double t2[1] = {0};
       const int ls_ok = !(0);
       if (!ls_ok) __atomic_store_n(&ls_bad, 1, __ATOMIC_RELAXED);
-      int64_t ls_nb = 0;
-      if ((d[4] + 65535) / 65536 > ls_nb) ls_nb = (d[4] + 65535) / 65536;
-      #pragma omp for schedule(dynamic, 1)
-      for (int64_t ls_b = 0; ls_b < ls_nb; ls_b++) {
-        const int64_t ls_lo = ls_b * 65536;
-        if (ls_lo < d[4]) memset(o + ls_lo, 0, (size_t)(d[4] - ls_lo < 65536 ? d[4] - ls_lo : 65536) * sizeof(double));
-      }
       if (ls_ok) {
         {
           const int64_t ls_me = (int64_t)omp_get_thread_num();
