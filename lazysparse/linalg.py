@@ -24,11 +24,11 @@ def _vector(v, n, name):
 def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None):
     """Conjugate gradients for a symmetric positive definite ``A``, as ``scipy.sparse.linalg.cg``:
     returns ``(x, info)``, ``info`` 0 when ``||b - A x|| <= max(rtol * ||b||, atol)`` and else the
-    number of steps taken. ``M``: a preconditioner applied as ``M @ r``. Each step is three
-    computes of joint results (``ls.compute``), each one fused kernel: ``A @ p`` with
-    ``p @ (A @ p)``; ``x + alpha p`` with ``r - alpha A p`` and its squared norm; then ``p``. The
-    scalars change every step without a new plan (the plans are keyed by what the planner
-    reads of a 0-d value, not by the value).
+    number of steps taken. ``M``: a preconditioner applied as ``M @ r``. Each step is two
+    computes of joint results (``ls.compute``), each one fused kernel: ``x + alpha p`` with
+    ``r - alpha A p`` and its squared norm; then the next ``p`` with ``A @ p`` and
+    ``p @ (A @ p)``. The scalars change every step without a new plan (the plans are keyed by
+    what the planner reads of a 0-d value, not by the value).
 
     >>> import numpy as np, scipy.sparse as sp, lazysparse as ls
     >>> A = ls.asarray(sp.diags([4.0, 5.0, 6.0]).tocsr())
@@ -52,23 +52,29 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
     r = b - A @ x
     r, rr = compute(r, (r * r).sum())
     rr = float(rr)
+    if math.sqrt(rr) <= tol:
+        return x, 0
     z, rz = _preconditioned(M, r, rr)
     p = z
+    Ap = A @ p
+    Ap, pAp = compute(Ap, (p * Ap).sum())
     for k in range(maxiter):
-        if math.sqrt(rr) <= tol:
-            return x, 0
-        Ap = A @ p
-        Ap, pAp = compute(Ap, (p * Ap).sum())
         alpha = rz / float(pAp)
         r = r - alpha * Ap
         x, r, rr = compute(x + alpha * p, r, (r * r).sum())
         rr = float(rr)
         if callback is not None:
             callback(x)
+        if math.sqrt(rr) <= tol:
+            return x, 0
+        if k == maxiter - 1:
+            break
         z, rz_new = _preconditioned(M, r, rr)
-        p = (z + (rz_new / rz) * p).materialize()
+        p = z + (rz_new / rz) * p
+        Ap = A @ p
+        p, Ap, pAp = compute(p, Ap, (p * Ap).sum())
         rz = rz_new
-    return x, (0 if math.sqrt(rr) <= tol else maxiter)
+    return x, maxiter
 
 
 def _preconditioned(M, r, rr):

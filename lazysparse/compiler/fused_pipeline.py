@@ -6,7 +6,6 @@ same values and fusion is purely an optimisation. Plans are cached by the progra
 specs, kernels by their source, so a repeated expression plans and compiles once."""
 from __future__ import annotations
 
-import itertools
 import math
 import sys
 import threading
@@ -21,6 +20,7 @@ from lazysparse.formats import Storage
 from lazysparse.compiler import stages
 from lazysparse.compiler.plan import patterns as P
 from lazysparse.compiler.plan.associate import associate
+from lazysparse.compiler.plan.dag_key import CUTS, dag_key, nnz_bucket
 from lazysparse.compiler.plan.decompose import decompose
 from lazysparse.compiler.plan.fusion import Loop, plan_fusion
 from lazysparse.compiler.plan.fusion import PASSES, folds_into_reader, masked_program
@@ -73,131 +73,11 @@ def _walk(nodes):
             yield from _walk(n.body)
 
 
-def _dag_key(roots):
-    """A structural key of the lazy DAG under the nodes ``roots``: which nodes they are,
-    statements, shapes, requested formats,
-    and for concrete operands their spec and shape (an inner extent such as SDDMM's K appears in
-    no node's shape), which of them are the same storage, and 0-d values.
-    Equal keys decompose to the same program (``decompose`` depends on nothing else), so a
-    repeated DAG skips decomposition and planning. Also returns the concrete storages in the
-    order the key numbers them. (Runs on every call of a program: a child that is a node is
-    its number, one that is a storage a tuple, and a storage's part of the key is made once,
-    ``_leaf_key``. A recursive walk, a Python call per node, costs half of an explicit stack's
-    pushes and pops; a DAG deeper than the interpreter's recursion limit, a long lazy chain
-    before its cut points are computed, takes the explicit stack.)"""
-    walk = _DagWalk()
-    try:
-        nums = tuple(walk.node(r) for r in roots)
-    except RecursionError:
-        walk = _DagWalk()
-        nums = tuple(walk.deep(r) for r in roots)
-    return (tuple(walk.out), nums), walk.order
-
-
-class _DagWalk:
-    """The state of one ``_dag_key`` walk: the key's entries, each node's number, each storage
-    token's number, and the storages in that order."""
-
-    __slots__ = ("out", "index", "stores", "order")
-
-    def __init__(self):
-        self.out, self.index, self.stores, self.order = [], {}, {}, []
-
-    def node(self, n):
-        """Number ``n`` (children first, recursively)."""
-        k = self.index.get(id(n))
-        if k is not None:
-            return k
-        kids = []
-        for c in n.children:
-            st = c._storage
-            if st is None:
-                cn = c._node
-                st = cn.result
-                if st is None:
-                    kids.append(self.node(cn))
-                    continue
-            kids.append(self.leaf(st))
-        return self._add(n, kids)
-
-    def deep(self, root):
-        """``node`` with an explicit stack."""
-        stack = [(root, False)]
-        index = self.index
-        while stack:
-            n, done = stack.pop()
-            if id(n) in index:
-                continue
-            if not done:
-                stack.append((n, True))
-                stack.extend((c._node, False) for c in n.children if c._storage is None
-                             and c._node.result is None and id(c._node) not in index)
-                continue
-            kids = []
-            for c in n.children:
-                st = c._storage if c._storage is not None else c._node.result
-                kids.append(index[id(c._node)] if st is None else self.leaf(st))
-            self._add(n, kids)
-        return index[id(root)]
-
-    def leaf(self, st):
-        """A concrete operand's part of the key: ``(store number, key)``; as decompose numbers
-        inputs, two wraps of one array are one, by their token."""
-        stats = st.stats
-        leaf = stats.get("dag") if stats is not None else None
-        if leaf is None:
-            leaf = _leaf_key(st)
-        k = self.stores.get(leaf[0])
-        if k is None:
-            k = self.stores[leaf[0]] = len(self.order)
-            self.order.append(st)
-        return (k, leaf[1])
-
-    def _add(self, n, kids):
-        k = self.index[id(n)] = len(self.out)
-        self.out.append((id(n.stmt), n.shape, n.format, tuple(kids)))
-        return k
-
-
-_TOKENS = {}  # Storage.buffers_key -> a small int: equal for two wraps of one array
-_TOKEN_COUNT = itertools.count()
-
-
-def _leaf_key(st):
-    """``(token, key)``: a concrete operand's token (equal exactly for storages over the same
-    buffers, ``Storage.buffers_key``) and its part of the DAG key (spec, shape, 0-d value,
-    nonzero bucket), made once per storage: storages never change. (Tokens are never reused:
-    after ``_TOKENS`` is cleared, a storage over buffers seen before gets a new token, which
-    costs a missed merge of two wraps, never a false one.)"""
-    stats = st.memo()
-    k = stats.get("dag")
-    if k is None:
-        if st.ndim == 0:
-            # (a scalar is wrapped anew at each step of a loop: its own token, and no entry)
-            tok = next(_TOKEN_COUNT)
-        else:
-            if len(_TOKENS) > 100_000:
-                _TOKENS.clear()
-            bk = st.buffers_key()
-            tok = _TOKENS.get(bk)
-            if tok is None:
-                tok = _TOKENS[bk] = next(_TOKEN_COUNT)
-        # (a 0-d value is not in it: what the plan reads of it, decisions, keys one level down)
-        k = stats["dag"] = (tok, (id(operand_spec(st)), st.shape, _nnz_bucket(st)))
-    return k
-
-
-def _nnz_bucket(st):
-    """A sparse operand's nonzero count rounded down to a power of two (0 for dense): the
-    association pass decides from densities, so they are part of the DAG key, coarsely."""
-    return 0 if st.is_dense else st.nnz.bit_length()
-
-
 def _densities(inputs):
     """{input value id: density} from the nonzero buckets (association's cost model)."""
     out = {}
     for vid, st in inputs.items():
-        b = _nnz_bucket(st)
+        b = nnz_bucket(st)
         size = float(np.prod(st.shape, dtype=np.float64))
         if b and size:
             out[vid] = min(1.0, (1 << (b - 1)) / size)
@@ -256,7 +136,7 @@ def try_fused(roots, name="materialize", mode="auto", checked=False):
     compiled kernel is cached by its source (built from the plan's IR, the operands' formats, dtypes
     and index widths: the signature); the plan itself is cached by the program and the operand specs.
     """
-    dag, stores = _dag_key(roots)
+    dag, stores = dag_key(roots)
     if mode != "auto":
         dag = (mode, dag)
     if counting.ON[0]:
@@ -337,7 +217,7 @@ def _results(plan, fixed, got, outs):
 
 def _probe(prog, inputs, where) -> tuple:
     """What a plan of ``prog`` reads of its 0-d inputs' values: for each operation that reads
-    one, its expression and ``(operand slot, store number)`` pairs (``_dag_key``'s numbers)."""
+    one, its expression and ``(operand slot, store number)`` pairs (``dag_key``'s numbers)."""
     items = []
     for op in prog.ops:
         slots = {}
@@ -792,7 +672,7 @@ def _run(plan, kernel, abi, fixed, inputs, name):
 
 def _clear_plans():
     """Drop the fused plans and their kernels (``ls.clear_cache``)."""
-    for memo in (_FAST, _SKIP, _PLANS, _STEPS):
+    for memo in (_FAST, _SKIP, _PLANS, _STEPS, CUTS):
         memo.clear()
 
 

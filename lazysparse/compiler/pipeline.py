@@ -12,7 +12,7 @@ from logging import DEBUG
 from lazysparse.compiler.plan import skew as SKEW
 from lazysparse.compiler.plan.decompose import may_split
 from lazysparse.compiler.fused_pipeline import CHECK_CUTS, try_fused
-from lazysparse.compiler.plan.cuts import cut_points
+from lazysparse.compiler.plan.dag_key import region_cuts
 from lazysparse.compiler.statement import (  # noqa: F401  (the driver's entry points)
     _BOUND, STATS, StatementPlan, convert_storage, execute, kernel_log, plan_cache_clear, plan_statement)
 from lazysparse.runtime.progress import LOG, Progress, timed
@@ -88,7 +88,7 @@ def _compute_nodes(nodes, fusion, scheduled):
         if sts is not None:
             for n, st in zip(roots, sts):
                 n.result = st
-                release(n)
+            release(*roots)
             return
     todo = []
     seen = set()
@@ -127,13 +127,13 @@ def _compute_regions(roots, fusion):
     """Compute the cut nodes of a DAG over the region budget, in topological order, each as the
     root of its own (small, cached) region. Each one lets go of the DAG below it once computed,
     so a long chain keeps only the values that some later node or the user still holds."""
-    todo = list(reversed(cut_points(roots)))
+    todo = list(reversed(region_cuts(roots, fusion)))
     if not todo:
         return
     progress = Progress("computing regions", len(todo))
     k = 0
     while todo:
-        node = todo.pop().node
+        node = todo.pop()
         if node.result is None:
             _compute_nodes([node], fusion, False)
         node = None
@@ -142,13 +142,14 @@ def _compute_regions(roots, fusion):
     progress.done()
 
 
-def release(n):
-    """A computed node lets go of the computed values below it: in the lazy region under ``n``
-    (the nodes its kernel computed without keeping), every child that has a value becomes a
-    concrete array. The region itself stays (``opcount`` counts it again), but nothing beyond
-    it: without this, a loop that computes a lazy value each step would keep every earlier
-    step, and its value, alive through the children."""
-    stack, seen = [n], set()
+def release(*nodes):
+    """Computed nodes let go of the computed values below them: in the lazy region under
+    ``nodes`` (the nodes their kernel computed without keeping), every child that has a value
+    becomes a concrete array. The region itself stays (``opcount`` counts it again), but nothing
+    beyond it: without this, a loop that computes a lazy value each step would keep every
+    earlier step, and its value, alive through the children. (Several roots of one kernel:
+    one walk of their shared region.)"""
+    stack, seen = list(nodes), set()
     while stack:
         m = stack.pop()
         kids, new = m.children, None

@@ -125,6 +125,27 @@ def test_a_long_lazy_loop_matches_numpy_and_reuses_one_plan():
     assert len(log) >= 100 and len(sigs) <= 3  # every step's region is the first step's kernel
 
 
+@pytest.mark.parametrize("n, per_step", [(cuts.WINDOW_ROWS, True), (64, False)])
+def test_steps_of_long_vectors_are_regions_of_their_own(n, per_step):
+    """Ten Jacobi steps checked once: over ``WINDOW_ROWS`` rows one kernel a step ("long"),
+    under it one kernel for the window; the same values either way, and the second window
+    finds its cuts without looking for them again."""
+    A = sp.diags([-1.0, 4.0, -1.0], [-1, 0, 1], shape=(n, n), format="csr")
+    lA, b, d = ls.asarray(A), ls.asarray(np.ones(n)), ls.asarray(np.full(n, 0.25))
+    x, xs = ls.asarray(np.zeros(n)), np.zeros(n)
+    for window in range(2):
+        for _ in range(10):
+            x = x + d * (b - lA @ x)
+            xs = xs + 0.25 * (1.0 - A @ xs)
+        if window == 0:  # (explain computes what it explains)
+            assert ("long," in ls.explain(x, code=False)) == per_step
+        with kernel_log() as log:
+            x = x.materialize()
+        np.testing.assert_allclose(x.todense(), xs, rtol=1e-12)
+        if window == 1:
+            assert (len(log) == 10) == per_step
+
+
 def test_explain_says_why_a_long_loop_is_cut_and_can_leave_out_the_code():
     x, _ = _jacobi(20)
     text = ls.explain(x, code=False)

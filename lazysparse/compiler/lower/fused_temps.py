@@ -19,6 +19,9 @@ from lazysparse.compiler.loopir.nodes import Block
 from lazysparse.compiler.lower.fused_loops import Unsupported, ex
 
 
+ZERO_TEMPS = [True]
+
+
 class FusedTempMixin:
     """Temporaries. Reads ``temps`` (``declare``) and ``sparse_temps`` (``sparsify``, recorded
     by ``lower``); owns ``segmax``."""
@@ -38,7 +41,7 @@ class FusedTempMixin:
                 size = E.Var(self.segment_max(blk, self.sparse_temps[vid]))
             n = E.Cast(T.SIZE, E.Paren(size))
             count = E.Select(E.Binary(">", n, E.Int(0)), n, E.Int(1))
-            blk.add(S.Declare(name, T.ptr(t, restrict=True), E.Alloc(t, count, zero=True, huge=False)))
+            blk.add(S.Declare(name, T.ptr(t, restrict=True), E.Alloc(t, count, zero=ZERO_TEMPS[0], huge=False)))
         missing = [E.Unary("!", E.Var(n)) for n, kept in self.temps.values() if kept]
         return reduce(lambda a, b: E.Binary("||", a, b), missing) if missing else None
 

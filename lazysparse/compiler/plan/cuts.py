@@ -2,7 +2,7 @@
 lazy loop builds one DAG per step; planned whole, the fusion passes would see thousands of
 operations, at a cost that grows faster than the DAG. So each cut node is computed first, as the
 root of its own region, and its consumers read it as a concrete operand: regions of equal
-structure have equal DAG keys (``fused_pipeline._dag_key``), and the k-th step of a loop finds the
+structure have equal DAG keys (``dag_key.py``), and the k-th step of a loop finds the
 first step's plan and kernel, a lookup. ``cut_points`` says which nodes are cut and why; ``VISITS``
 (``compiler/plan/visits.py``) counts the nodes walked, so tests check that planning is linear.
 """
@@ -21,12 +21,24 @@ and lower in about 45 ms and compile in 0.4 s; one kernel for several steps save
 a step (a 10-step Jacobi window: 0.98 of the materialize-each-step loop, against 1.09 in steps)."""
 
 
+WINDOW_ROWS = 8192
+"""Elements from which a node read whole by a consumer that keeps rows (``A @ x`` reading
+``x``) is computed on its own when its own DAG sums too (the step of a lazy loop: "long"),
+under the budget as well. A kernel of several such steps saves a Python call a step (about
+15 us) but runs a copy of the row loop per step, each trained by the branch predictor once a
+call instead of once a step: one thread, steps of Jacobi in windows of 10 against one kernel a
+step took 0.93 of the time on bcsstk16 (4,884 rows), 1.04 on cage10 (11,397) and 1.18-1.28 on
+vt2010 (32,580 rows of about six entries)."""
+
+
 REASONS = {
     "held": "the program holds it and it is no larger than an operand: kept, so the next "
             "expression that reads it does not compute it again",
     "joint": "the results asked for together all read it: computed once for them",
     "whole": "a consumer sums over its outermost dimension, reading all of it for each of its own "
              "iterations: no loop can be shared across that edge",
+    "long": f"a consumer reads all of it for each of its rows, it sums itself and has at least "
+            f"{WINDOW_ROWS} elements: a kernel of several such steps costs more than a call a step",
     "shared": "several consumers read it, which may land in different regions",
     "budget": f"its consumer's region would outgrow {REGION_BUDGET} lazy nodes",
 }
@@ -36,7 +48,7 @@ REASONS = {
 class Cut:
     """A node computed before its consumers, and why (``explain`` prints the reason)."""
     node: object
-    reason: str  # "held" | "joint" | "whole" | "shared" | "budget"
+    reason: str  # "held" | "joint" | "long" | "whole" | "shared" | "budget"
 
 
 def lazy_order(roots) -> list:
@@ -54,8 +66,11 @@ def _is_alias(node) -> bool:
 
 
 def _consumers(order):
-    """id(node) -> (number of consumers, read whole by one of them)."""
-    uses, whole = {}, set()
+    """``(uses, whole, rows)``: id(node) -> its number of consumers; the nodes a consumer sums
+    over the outermost dimension of; those of them whose consumer walks the rows of a sparse
+    operand by one of its own result dimensions first (``A @ x`` reading ``x``: all of it for
+    each row of ``A``; not ``t.sum(axis=0)``, which can sum ``t`` row by row as it is made)."""
+    uses, whole, rows = {}, set(), set()
     for u in order:
         red = set(u.stmt.reduce_indices)
         for acc in u.stmt.accesses:
@@ -66,7 +81,31 @@ def _consumers(order):
             uses[k] = uses.get(k, 0) + 1
             if acc.indices and acc.indices[0] in red:
                 whole.add(k)
-    return uses, whole
+                if _by_rows(u, acc):
+                    rows.add(k)
+    return uses, whole, rows
+
+
+def _by_rows(u, acc) -> bool:
+    """Whether consumer ``u`` has a concrete sparse operand, other than the one of access
+    ``acc``, whose outermost stored dimension is one of ``u``'s result dimensions."""
+    for b in u.stmt.accesses:
+        c = u.children[b.operand]
+        st = c._storage if c._storage is not None else c._node.result
+        if b.operand == acc.operand or st is None or st.format.is_dense or not b.indices:
+            continue
+        if b.indices[st.format.order[0]] in u.stmt.out_indices:
+            return True
+    return False
+
+
+def _sums(order) -> dict:
+    """id(node) -> whether its lazy DAG holds a reduction."""
+    sums = {}
+    for n in order:
+        sums[id(n)] = bool(n.stmt.reduce_indices) or any(
+            sums.get(id(c._node), False) for c in n.children if c._storage is None)
+    return sums
 
 
 def _held(order) -> dict:
@@ -117,15 +156,25 @@ def _joint(order, roots) -> set:
         for c in u.children:
             if c._storage is None and c._node.result is None and reach[id(u)] != reach[id(c._node)]:
                 parts[id(c._node)] = True
-    sums = {}  # id(node) -> its lazy DAG holds a reduction
+    sums = _sums(order)
     out = set()
     for n in order:
-        sums[id(n)] = bool(n.stmt.reduce_indices) or any(
-            sums.get(id(c._node), False) for c in n.children if c._storage is None)
         if sums[id(n)] and not n.stmt.reduce_indices and bin(reach[id(n)]).count("1") > 1 \
                 and parts.get(id(n)) and not _is_alias(n):
             out.add(id(n))
     return out
+
+
+def held_nodes(roots, order=None) -> list:
+    """The nodes of the DAG under ``roots`` cut because the program holds them ("held",
+    ``cut_points``): a property of this moment's references, not of the DAG's structure."""
+    order = lazy_order(roots) if order is None else order
+    is_root = {id(r) for r in roots}
+    held = [n for k, n in _held(order).items() if k not in is_root and not _is_alias(n)]
+    if held:
+        big = _largest_operand(order)
+        held = [n for n in held if math.prod(n.shape) <= big]
+    return held
 
 
 def cut_points(roots, budget: int | None = None) -> tuple:
@@ -146,20 +195,22 @@ def cut_points(roots, budget: int | None = None) -> tuple:
     the next expression over it reads it instead of computing it again ("held"). A larger one
     (a dense ``U @ V.T`` that fusion forms only at ``A``'s entries) stays fused. With several
     roots (``ls.compute(S.sum(1), S.sum(0))``), a node where their DAGs meet is computed once
-    for all of them when its own DAG sums over something ("joint")."""
+    for all of them when its own DAG sums over something ("joint"). And a step of a lazy loop
+    of ``WINDOW_ROWS`` elements or more, read whole for each row of its consumer, is its own
+    region ("long")."""
     budget = REGION_BUDGET if budget is None else budget
     order = lazy_order(roots)
     is_root = {id(r) for r in roots}
-    held = [n for k, n in _held(order).items() if k not in is_root and not _is_alias(n)]
-    if held:
-        big = _largest_operand(order)
-        held = {id(n) for n in held if math.prod(n.shape) <= big}
-    cut = {k: "held" for k in held}
+    cut = {id(n): "held" for n in held_nodes(roots, order)}
     if len(roots) > 1:
         cut.update((k, "joint") for k in _joint(order, roots) if k not in is_root and k not in cut)
+    uses, whole, rows = _consumers(order)
+    if rows:
+        sums = _sums(order)
+        cut.update((id(n), "long") for n in order if id(n) in rows and sums[id(n)] and id(n) not in cut
+                   and id(n) not in is_root and math.prod(n.shape) >= WINDOW_ROWS and not _is_alias(n))
     if len(order) <= budget:
         return tuple(Cut(n, cut[id(n)]) for n in order if id(n) in cut)
-    uses, whole = _consumers(order)
     size = {}
     for n in order:
         k = id(n)
