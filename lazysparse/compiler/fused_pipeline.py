@@ -216,10 +216,14 @@ def _results(plan, fixed, got, outs):
 
 
 def _probe(prog, inputs, where) -> tuple:
-    """What a plan of ``prog`` reads of its 0-d inputs' values: for each operation that reads
-    one, its expression and ``(operand slot, store number)`` pairs (``dag_key``'s numbers)."""
+    """What a plan of ``prog`` reads of its 0-d inputs' values: for each operation with a
+    pattern decision that reads one (``patterns.scalar_calls``; ``x + alpha * p`` has none: its
+    decisions are fixed by the statement), its expression and ``(operand slot, store number)``
+    pairs (``dag_key``'s numbers)."""
     items = []
     for op in prog.ops:
+        if not P.scalar_calls(op.stmt.expr):
+            continue
         slots = {}
         for acc in op.stmt.accesses:
             st = inputs.get(op.args[acc.operand])

@@ -6,6 +6,8 @@ accesses) and lowering (keys = iterators at one loop level, where the DNF terms 
 merge-lattice loop conditions)."""
 from __future__ import annotations
 
+import numpy as np
+
 from lazysparse.ir import ops
 from lazysparse.ir.nodes import Access
 
@@ -128,8 +130,7 @@ def expr_pattern(expr, access_key, scalar_value, replay=None):
         if replay is not None:
             zero = replay[len(decisions)]
         else:
-            svals = [value_0d(a, scalar_value) if s else None for a, s in zip(e.args, scalar)]
-            zero = ops.is_zero(ops.value_at_zero(e.op, e.in_dtypes, e.dtype, svals))
+            zero = _zero_at(e, [value_0d(a, scalar_value) if s else None for a, s in zip(e.args, scalar)])
         decisions.append(zero)
         if kind == "where":  # where(c, x, y) with y a 0-d zero: nonzero only where c and x are
             return conj(subs[0], subs[1]) if zero else TRUE
@@ -139,6 +140,25 @@ def expr_pattern(expr, access_key, scalar_value, replay=None):
 
     p = walk(expr)
     return p, tuple(decisions)
+
+
+_ZERO_AT = {}  # (op, dtypes, 0-d values' bytes) -> is f(0, s) zero
+
+
+def _zero_at(call, svals) -> bool:
+    """Is ``call`` zero with its tensor arguments at zero and its 0-d ones at ``svals``
+    (None: a tensor), in NumPy's arithmetic; memoised by the values' bytes (NaN and -0.0
+    included). A DAG whose 0-d values change every call (CG's alpha) is re-decided each
+    time (``fused_pipeline._decisions``), but its calls that read no 0-d value (``x + alpha *
+    p`` adds two tensors) are the same question every time: NumPy answered it in 10 us."""
+    key = (call.op, call.in_dtypes, call.dtype,
+           tuple(None if v is None else (np.asarray(v).dtype.char, np.asarray(v).tobytes()) for v in svals))
+    got = _ZERO_AT.get(key)
+    if got is None:
+        if len(_ZERO_AT) > 4096:
+            _ZERO_AT.clear()
+        got = _ZERO_AT[key] = ops.is_zero(ops.value_at_zero(call.op, call.in_dtypes, call.dtype, svals))
+    return got
 
 
 def scalar_calls(expr):
