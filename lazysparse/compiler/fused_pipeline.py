@@ -20,7 +20,7 @@ from lazysparse.formats import Storage
 from lazysparse.compiler import stages
 from lazysparse.compiler.plan import patterns as P
 from lazysparse.compiler.plan.associate import associate
-from lazysparse.compiler.plan.dag_key import CUTS, dag_key, nnz_bucket
+from lazysparse.compiler.plan.dag_key import CUTS, dag_walk, nnz_bucket
 from lazysparse.compiler.plan.decompose import decompose
 from lazysparse.compiler.plan.fusion import Loop, plan_fusion
 from lazysparse.compiler.plan.fusion import PASSES, folds_into_reader, masked_program
@@ -114,8 +114,11 @@ _FAST = {}  # DAG key -> (0-d probe, {decisions: (plan entry, storage number per
 #             decisions what the plan reads of them
 
 
-CHECK_CUTS = object()  # try_fused's answer for a DAG it has not planned: the driver looks for cut
-#                       points first (compiler/plan/cuts.py), then asks again with checked=True
+class CheckCuts(NamedTuple):
+    """``try_fused``'s answer for a DAG it has not planned: the driver looks for cut points
+    first (compiler/plan/cuts.py, ``dag_key.region_cuts`` over this walk of the DAG), then
+    asks again with checked=True."""
+    walk: Any
 
 
 def try_fused(roots, name="materialize", mode="auto", checked=False):
@@ -136,7 +139,8 @@ def try_fused(roots, name="materialize", mode="auto", checked=False):
     compiled kernel is cached by its source (built from the plan's IR, the operands' formats, dtypes
     and index widths: the signature); the plan itself is cached by the program and the operand specs.
     """
-    dag, stores = dag_key(roots)
+    walk = dag_walk(roots)
+    dag, stores = walk.key, walk.order
     if mode != "auto":
         dag = (mode, dag)
     if counting.ON[0]:
@@ -155,7 +159,7 @@ def try_fused(roots, name="materialize", mode="auto", checked=False):
     elif dag in _SKIP:
         return None
     elif not checked:
-        return CHECK_CUTS
+        return CheckCuts(walk)
     prog, node_value, inputs = decompose(roots, split=mode == "auto")
     if len(prog.ops) < 2:
         _skip(dag, roots)

@@ -11,7 +11,7 @@ from logging import DEBUG
 
 from lazysparse.compiler.plan import skew as SKEW
 from lazysparse.compiler.plan.decompose import may_split
-from lazysparse.compiler.fused_pipeline import CHECK_CUTS, try_fused
+from lazysparse.compiler.fused_pipeline import CheckCuts, try_fused
 from lazysparse.compiler.plan.dag_key import region_cuts
 from lazysparse.compiler.statement import (  # noqa: F401  (the driver's entry points)
     _BOUND, STATS, StatementPlan, convert_storage, execute, kernel_log, plan_cache_clear, plan_statement)
@@ -82,8 +82,11 @@ def _compute_nodes(nodes, fusion, scheduled):
         # plan shares loops (compiler/fused_pipeline.py); otherwise, or where lowering declines, one
         # kernel per operation of the planned program
         sts = try_fused(roots, mode=fusion)
-        if sts is CHECK_CUTS:  # not planned before: its cut nodes first (compiler/plan/cuts.py)
-            _compute_regions(roots, fusion)
+        if isinstance(sts, CheckCuts):  # not planned before: its cut nodes first (plan/cuts.py)
+            # (the walk goes in a box the callee empties: a walk held here would keep every
+            # node of the DAG, and each one's value once computed, alive to the end)
+            box, sts = [sts.walk], None
+            _compute_regions(roots, fusion, box)
             sts = try_fused(roots, mode=fusion, checked=True)
         if sts is not None:
             for n, st in zip(roots, sts):
@@ -123,11 +126,12 @@ def _compute_nodes(nodes, fusion, scheduled):
         release(n)
 
 
-def _compute_regions(roots, fusion):
+def _compute_regions(roots, fusion, box=()):
     """Compute the cut nodes of a DAG over the region budget, in topological order, each as the
     root of its own (small, cached) region. Each one lets go of the DAG below it once computed,
-    so a long chain keeps only the values that some later node or the user still holds."""
-    todo = list(reversed(region_cuts(roots, fusion)))
+    so a long chain keeps only the values that some later node or the user still holds.
+    ``box``: a list holding the DAG's walk (``dag_key.dag_walk``) from ``try_fused``, emptied."""
+    todo = list(reversed(region_cuts(roots, fusion, box.pop() if box else None)))
     if not todo:
         return
     progress = Progress("computing regions", len(todo))

@@ -26,11 +26,11 @@ def dag_key(roots):
     ``leaf_key``. A recursive walk, a Python call per node, costs half of an explicit stack's
     pushes and pops; a DAG deeper than the interpreter's recursion limit, a long lazy chain
     before its cut points are computed, takes the explicit stack.)"""
-    walk = _dag_walk(roots)
+    walk = dag_walk(roots)
     return walk.key, walk.order
 
 
-def _dag_walk(roots):
+def dag_walk(roots):
     """The ``_DagWalk`` of the DAG under ``roots``, its ``key`` set."""
     walk = _DagWalk()
     try:
@@ -111,13 +111,13 @@ class _DagWalk:
 CUTS = {}  # (fusion mode, DAG key) -> the numbers (in the key) of its cut nodes but the held ones
 
 
-def region_cuts(roots, mode):
+def region_cuts(roots, mode, walk=None):
     """The nodes of the DAG under ``roots`` to compute first, children first
     (``plan/cuts.py``). The structural cuts are found once per DAG key: a lazy loop that checks
     its value every few steps builds the same DAG each time, and finding them again cost more
     than a step's kernel on cage10. The held ones depend on what the program holds now, and are
-    found each time."""
-    walk = _dag_walk(roots)
+    found each time. ``walk``: the DAG's ``dag_walk``, when the caller has it."""
+    walk = dag_walk(roots) if walk is None else walk
     key = (mode, walk.key)
     nums = CUTS.get(key)
     if nums is None:
@@ -126,7 +126,7 @@ def region_cuts(roots, mode):
             CUTS.clear()
         nums = CUTS[key] = tuple(walk.index[id(c.node)] for c in cuts if c.reason != "held")
     chosen = {k: walk.nodes[k] for k in nums}
-    for n in held_nodes(roots):
+    for n in held_nodes(roots, walk.nodes):  # (the walk's nodes: the lazy ones, children first)
         chosen.setdefault(walk.index[id(n)], n)
     return [chosen[k] for k in sorted(chosen)]  # (the walk numbers children first)
 
