@@ -90,6 +90,23 @@ class Array(ArrayBase, user_facing=True):
         return self.storage.nnz
 
     @property
+    def nnz_bound(self) -> int:
+        """At most this many nonzeros, without computing a lazy array (its pattern's points over
+        its operands' entries); a concrete array's stored entries.
+
+        >>> import numpy as np, scipy.sparse as sp, lazysparse as ls
+        >>> A = ls.asarray(sp.eye(4, format="csr"))
+        >>> (A * ls.asarray(np.ones(4))).nnz_bound, (A + 1.0).nnz_bound
+        (4, 16)
+        """
+        if self._storage is not None:
+            return self._storage.nnz
+        if self._node.result is not None:
+            return self._node.result.nnz
+        from lazysparse.compiler.plan.format_inference import nnz_bounds
+        return nnz_bounds([self._node])[id(self._node)]
+
+    @property
     def storage(self) -> Storage:
         """The concrete storage (materializes a lazy array). Its buffers are the array's own
         (or the caller's, wrapped by ``asarray`` without a copy): read them, never write them;

@@ -87,6 +87,54 @@ def _check_program(steps, fusion):
     np.testing.assert_allclose(out.todense(), want, rtol=1e-12, atol=1e-12)
 
 
+# -- the nonzero bound of a lazy array -------------------------------------------------------
+SPARSE_STEPS = [
+    ("mul", lambda a, b: a * b, lambda a, b: a * b),
+    ("add", lambda a, b: a + b, lambda a, b: a + b),
+    ("matmul", lambda a, b: a @ b, lambda a, b: a @ b),
+    ("scale", lambda a, b: 2.5 * a, lambda a, b: 2.5 * a),
+    ("shift", lambda a, b: a - 1.0, lambda a, b: a - 1.0),
+    ("transpose", lambda a, b: a.T * b, lambda a, b: a.T * b),
+    ("abs", lambda a, b: abs(a) @ abs(b), lambda a, b: abs(a) @ abs(b)),
+]
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**16), n=st.integers(1, 9),
+       steps=st.lists(st.tuples(st.integers(0, len(SPARSE_STEPS) - 1), st.integers(0, 3), st.integers(0, 3)),
+                      min_size=1, max_size=6),
+       fmt=st.sampled_from(["csr", "csc", "coo"]))
+def test_the_nonzero_bound_holds_for_the_result(seed, n, steps, fmt):
+    """``nnz_bound`` of a lazy array, read before anything runs, is at least the nonzeros of its
+    result (and its stored entries where it is sparse), and at most its size."""
+    rng = np.random.default_rng(seed)
+    mats = [sp.random(n, n, density=d, format="csr", random_state=rng.integers(2**31)).toarray()
+            for d in (0.0, 0.2, 0.5, 1.0)]
+    vals, dense = [ls.asarray(sp.csr_array(m)).asformat(fmt) for m in mats], list(mats)
+    for k, a, b in steps:
+        _, lazy, ref = SPARSE_STEPS[k]
+        vals.append(lazy(vals[-1 - a % len(vals)], vals[-1 - b % len(vals)]))
+        dense.append(ref(dense[-1 - a % len(dense)], dense[-1 - b % len(dense)]))
+    got = vals[-1]
+    bound = got.nnz_bound
+    assert bound <= n * n
+    out = got.materialize()
+    np.testing.assert_allclose(out.todense(), dense[-1], rtol=1e-10, atol=1e-12)
+    assert np.count_nonzero(out.todense()) <= bound
+    if not out.format.is_dense:
+        assert out.nnz <= bound
+
+
+def test_the_nonzero_bound_follows_the_pattern():
+    A = ls.asarray(sp.diags([1.0, 2.0], [0, 1], shape=(6, 6), format="csr"))   # 11 entries
+    B = ls.asarray(sp.eye(6, format="csr") * 3)                                  # 6 entries
+    assert (A * B).nnz_bound == 6 and (A + B).nnz_bound == 17
+    assert (A - 1.0).nnz_bound == 36 and A.sum(axis=1).nnz_bound == 6 and A.sum().nnz_bound == 1
+    C = ls.asarray(sp.csr_array(([1.0, 2.0, 3.0], ([0, 2, 4], [1, 1, 5])), shape=(6, 6)))
+    D = ls.asarray(sp.csr_array(([1.0, 1.0], ([1, 5], [0, 3])), shape=(6, 6)))
+    assert (C @ D).nnz_bound == 6  # (a product's points: at most the entries' pairs)
+
+
 # -- planning cost linear in the DAG's size --------------------------------------------------
 def _jacobi(k, n=50):
     A = sp.random(n, n, density=0.1, format="csr", random_state=3) + sp.eye(n, format="csr") * 4

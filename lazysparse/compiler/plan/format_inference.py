@@ -2,7 +2,8 @@
 children first, each node's format and an estimate of its density inferred from its children's
 (a concrete operand's density is its own; an intermediate's is estimated from its pattern, as the
 density rule estimates a product's, where a first guess of 0.1 for every intermediate had called
-a very sparse row sum dense)."""
+a very sparse row sum dense), and a bound on its nonzeros (``nnz_bounds``: its pattern's points
+over its operands' entries)."""
 from __future__ import annotations
 
 import math
@@ -80,3 +81,32 @@ def infer_node_format(node):
     if node.result is not None:
         return node.result.format
     return infer_formats([node])[id(node)][0]
+
+
+def nnz_bounds(nodes) -> dict:
+    """id(node) -> an upper bound on the nonzeros of its result, for every uncomputed node under
+    ``nodes`` (one walk, children first): the points of the statement's pattern
+    (``patterns.bound_count``) over its operands' bounds, a concrete operand's being its stored
+    entries (every element of a dense one). Whatever format the result takes, it stores no
+    more entries than this where it is sparse (computed zeros are not stored)."""
+    from lazysparse.compiler.plan.cuts import lazy_order
+    out = {}
+    for n in lazy_order(nodes):
+        stmt = n.stmt
+        accs = accesses_of(stmt.expr)
+        kids = [_stored(c) if _stored(c) is not None else out[id(c._node)] for c in n.children]
+        scalars = [c.storage.vals[()] if c.ndim == 0 and not c.is_lazy else None for c in n.children]
+        _, decisions = P.expr_pattern(stmt.expr, lambda a, q: None, lambda a: scalars[a.operand], None)
+        pat, _ = P.expr_pattern(stmt.expr, lambda a, q: q, lambda a: None, decisions)
+        full = math.prod(n.shape)
+        out[id(n)] = P.bound_count(
+            pat, lambda q: kids[accs[q].operand], full,
+            lambda q: frozenset(ix for ix in accs[q].indices if isinstance(ix, Index)),
+            frozenset(stmt.out_indices))
+    return out
+
+
+def _stored(arr):
+    """The stored entries of a concrete operand (or a value computed already), else None."""
+    st = arr._storage if arr._storage is not None else arr._node.result
+    return None if st is None else st.nnz
