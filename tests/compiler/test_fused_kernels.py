@@ -395,7 +395,7 @@ def test_owned_runs_cover_every_row_once(data, m, n, k, kind, two_threads):
 # -- several results: one kernel where every result after the first is dense -----------------
 @settings(max_examples=30, deadline=None)
 @given(data=st.data(), m=dims, n=dims, signature=st.sampled_from(SIGNATURES),
-       kind=st.sampled_from(["spmv-dot", "axpy-norm", "three"]))
+       kind=st.sampled_from(["spmv-dot", "axpy-norm", "three", "pattern-first"]))
 def test_joint_results_give_numpys_values(data, m, n, signature, kind):
     """``ls.compute`` of results that read one another (CG's ``A @ p`` with ``p @ (A @ p)``,
     ``r - a Ap`` with its squared norm): one fused kernel writes them all, and each root gets
@@ -412,9 +412,11 @@ def test_joint_results_give_numpys_values(data, m, n, signature, kind):
     elif kind == "axpy-norm":
         r = ly - a * lz
         roots, want = (r, (r * r).sum(), lp + a * lp), (y - a * z, (y - a * z) @ (y - a * z), p + a * p)
-    else:
+    elif kind == "three":
         Ap = A @ lp
         roots, want = ((Ap * a).sum(), Ap, ly + Ap), ((Ad @ p * a).sum(), Ad @ p, y + Ad @ p)
+    else:  # the first result in A's pattern, the others dense sums over A
+        roots, want = (A * a, (A * A).sum(axis=1), abs(A).sum()), (Ad * a, (Ad * Ad).sum(axis=1), abs(Ad).sum())
     runs = fused.RUNS[0]
     got = ls.compute(*roots)
     tol = 1e-4 if np.dtype(dtype) == np.float32 else 1e-10
