@@ -24,11 +24,12 @@ def _vector(v, n, name):
 def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None):
     """Conjugate gradients for a symmetric positive definite ``A``, as ``scipy.sparse.linalg.cg``:
     returns ``(x, info)``, ``info`` 0 when ``||b - A x|| <= max(rtol * ||b||, atol)`` and else the
-    number of steps taken. ``M``: a preconditioner applied as ``M @ r``. Each step is two
-    computes of joint results (``ls.compute``), each one fused kernel: ``x + alpha p`` with
-    ``r - alpha A p`` and its squared norm; then the next ``p`` with ``A @ p`` and
-    ``p @ (A @ p)``. The scalars change every step without a new plan (the plans are keyed by
-    what the planner reads of a 0-d value, not by the value).
+    number of steps taken. ``M``: a preconditioner applied as ``M @ r``. Each step is one
+    compute of joint results (``ls.compute``), one fused kernel: ``x + alpha p``,
+    ``r - alpha A p`` and its squared norm, the next ``p`` (its beta a 0-d value of the kernel),
+    ``A @ p`` and ``p @ (A @ p)``; with ``M``, two (``M @ r`` between them). The scalars change
+    every step without a new plan (the plans are keyed by what the planner reads of a 0-d
+    value, not by the value).
 
     >>> import numpy as np, scipy.sparse as sp, lazysparse as ls
     >>> A = ls.asarray(sp.diags([4.0, 5.0, 6.0]).tocsr())
@@ -61,14 +62,24 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
     for k in range(maxiter):
         alpha = rz / float(pAp)
         r = r - alpha * Ap
-        x, r, rr = compute(x + alpha * p, r, (r * r).sum())
-        rr = float(rr)
+        x = x + alpha * p
+        if M is None and k < maxiter - 1:
+            # the step and the next direction in one kernel: beta = (r . r) / rz is a 0-d value
+            # inside it (the next direction is made once in vain, on the step that converges)
+            rr = (r * r).sum()
+            p = r + (rr / rz) * p
+            Ap = A @ p
+            x, r, rr, p, Ap, pAp = compute(x, r, rr, p, Ap, (p * Ap).sum())
+            rz = rr = float(rr)
+        else:
+            x, r, rr = compute(x, r, (r * r).sum())
+            rr = float(rr)
         if callback is not None:
             callback(x)
         if math.sqrt(rr) <= tol:
             return x, 0
-        if k == maxiter - 1:
-            break
+        if k == maxiter - 1 or M is None:
+            continue
         z, rz_new = _preconditioned(M, r, rr)
         p = z + (rz_new / rz) * p
         Ap = A @ p
