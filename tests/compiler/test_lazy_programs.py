@@ -175,9 +175,9 @@ def test_a_long_lazy_loop_matches_numpy_and_reuses_one_plan():
 
 @pytest.mark.parametrize("n, per_step", [(cuts.WINDOW_ROWS, True), (64, False)])
 def test_steps_of_long_vectors_are_regions_of_their_own(n, per_step):
-    """Ten Jacobi steps checked once: over ``WINDOW_ROWS`` rows one kernel a step ("long"),
-    under it one kernel for the window; the same values either way, and the second window
-    finds its cuts without looking for them again."""
+    """Ten Jacobi steps checked once: over ``WINDOW_ROWS`` rows one kernel a step ("long": the
+    first step, over no earlier one, shares the second's), under it one kernel for the window;
+    the same values either way, and the second window finds its cuts without looking again."""
     A = sp.diags([-1.0, 4.0, -1.0], [-1, 0, 1], shape=(n, n), format="csr")
     lA, b, d = ls.asarray(A), ls.asarray(np.ones(n)), ls.asarray(np.full(n, 0.25))
     x, xs = ls.asarray(np.zeros(n)), np.zeros(n)
@@ -191,7 +191,16 @@ def test_steps_of_long_vectors_are_regions_of_their_own(n, per_step):
             x = x.materialize()
         np.testing.assert_allclose(x.todense(), xs, rtol=1e-12)
         if window == 1:
-            assert (len(log) == 10) == per_step
+            assert (len(log) == 9) == per_step
+
+
+def test_a_product_over_a_product_is_not_cut():
+    """``A @ (X @ W)`` with ``X @ W`` over ``WINDOW_ROWS`` elements: no earlier step below it, so
+    no "long" cut (it would cost a walk a call and change no kernel)."""
+    n = cuts.WINDOW_ROWS
+    A = ls.asarray(sp.random(n, n, density=1e-3, format="csr", random_state=0))
+    X, W = ls.asarray(np.ones((n, 2))), ls.asarray(np.ones((2, 3)))
+    assert not cuts.cut_points([(A @ (X @ W))._node])
 
 
 def test_explain_says_why_a_long_loop_is_cut_and_can_leave_out_the_code():

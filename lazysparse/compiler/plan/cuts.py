@@ -23,7 +23,8 @@ a step (a 10-step Jacobi window: 0.98 of the materialize-each-step loop, against
 
 WINDOW_ROWS = 8192
 """Elements from which a node read whole by a consumer that keeps rows (``A @ x`` reading
-``x``) is computed on its own when its own DAG sums too (the step of a lazy loop: "long"),
+``x``) is computed on its own when its own DAG holds such a node too (a step of a lazy loop
+over an earlier one: "long"),
 under the budget as well. A kernel of several such steps saves a Python call a step (about
 15 us) but runs a copy of the row loop per step, each trained by the branch predictor once a
 call instead of once a step: one thread, steps of Jacobi in windows of 10 against one kernel a
@@ -37,8 +38,9 @@ REASONS = {
     "joint": "the results asked for together all read it: computed once for them",
     "whole": "a consumer sums over its outermost dimension, reading all of it for each of its own "
              "iterations: no loop can be shared across that edge",
-    "long": f"a consumer reads all of it for each of its rows, it sums itself and has at least "
-            f"{WINDOW_ROWS} elements: a kernel of several such steps costs more than a call a step",
+    "long": f"a consumer reads all of it for each of its rows, it is such a step over an earlier "
+            f"one and has at least {WINDOW_ROWS} elements: a kernel of several such steps costs "
+            f"more than a call a step",
     "shared": "several consumers read it, which may land in different regions",
     "budget": f"its consumer's region would outgrow {REGION_BUDGET} lazy nodes",
 }
@@ -97,6 +99,17 @@ def _by_rows(u, acc) -> bool:
         if b.indices[st.format.order[0]] in u.stmt.out_indices:
             return True
     return False
+
+
+def _steps(order, rows) -> dict:
+    """id(node) -> whether its lazy DAG holds a node read whole for each row of its consumer
+    (an earlier step of a loop: ``x_2`` over ``A @ x_1``). ``A @ (X @ W)`` holds none below
+    ``X @ W``: cutting there would only cost a walk a call, the two kernels being the same."""
+    steps = {}
+    for n in order:
+        steps[id(n)] = any(id(c._node) in rows or steps.get(id(c._node), False)
+                           for c in n.children if c._storage is None and c._node.result is None)
+    return steps
 
 
 def _sums(order) -> dict:
@@ -206,8 +219,8 @@ def cut_points(roots, budget: int | None = None) -> tuple:
         cut.update((k, "joint") for k in _joint(order, roots) if k not in is_root and k not in cut)
     uses, whole, rows = _consumers(order)
     if rows:
-        sums = _sums(order)
-        cut.update((id(n), "long") for n in order if id(n) in rows and sums[id(n)] and id(n) not in cut
+        steps = _steps(order, rows)
+        cut.update((id(n), "long") for n in order if id(n) in rows and steps[id(n)] and id(n) not in cut
                    and id(n) not in is_root and math.prod(n.shape) >= WINDOW_ROWS and not _is_alias(n))
     if len(order) <= budget:
         return tuple(Cut(n, cut[id(n)]) for n in order if id(n) in cut)

@@ -35,8 +35,7 @@ def _one(node, kids):
         for ix, n in zip(a.indices, node.children[a.operand].shape):
             if isinstance(ix, Index):
                 ext.setdefault(ix, n)
-    scalars = [c.storage.vals[()] if c.ndim == 0 and not c.is_lazy else None for c in node.children]
-    _, decisions = P.expr_pattern(stmt.expr, lambda a, q: None, lambda a: scalars[a.operand], None)
+    decisions = _decisions(node)
     dens = [d for _, d in kids]
     pat, _ = P.expr_pattern(stmt.expr, lambda a, q: None if specs[a.operand].dense else q,
                             lambda a: None, decisions)
@@ -83,6 +82,13 @@ def infer_node_format(node):
     return infer_formats([node])[id(node)][0]
 
 
+def _decisions(node):
+    """The pattern decisions (``patterns.expr_pattern``) of ``node``'s statement, its computed
+    0-d operands read at their values (a lazy one as unknown)."""
+    scalars = [c.storage.vals[()] if c.ndim == 0 and not c.is_lazy else None for c in node.children]
+    return P.expr_pattern(node.stmt.expr, lambda a, q: None, lambda a: scalars[a.operand], None)[1]
+
+
 def nnz_bounds(nodes) -> dict:
     """id(node) -> an upper bound on the nonzeros of its result, for every uncomputed node under
     ``nodes`` (one walk, children first): the points of the statement's pattern
@@ -95,9 +101,7 @@ def nnz_bounds(nodes) -> dict:
         stmt = n.stmt
         accs = accesses_of(stmt.expr)
         kids = [_stored(c) if _stored(c) is not None else out[id(c._node)] for c in n.children]
-        scalars = [c.storage.vals[()] if c.ndim == 0 and not c.is_lazy else None for c in n.children]
-        _, decisions = P.expr_pattern(stmt.expr, lambda a, q: None, lambda a: scalars[a.operand], None)
-        pat, _ = P.expr_pattern(stmt.expr, lambda a, q: q, lambda a: None, decisions)
+        pat, _ = P.expr_pattern(stmt.expr, lambda a, q: q, lambda a: None, _decisions(n))
         full = math.prod(n.shape)
         out[id(n)] = P.bound_count(
             pat, lambda q: kids[accs[q].operand], full,
