@@ -20,7 +20,7 @@ from lazysparse.formats import Storage
 from lazysparse.compiler import stages
 from lazysparse.compiler.plan import patterns as P
 from lazysparse.compiler.plan.associate import associate
-from lazysparse.compiler.plan.dag_key import CUTS, dag_walk, nnz_bucket
+from lazysparse.compiler.plan.dag_key import CUTS, dag_walk, fresh, nnz_bucket
 from lazysparse.compiler.plan.decompose import decompose
 from lazysparse.compiler.plan.fusion import Loop, plan_fusion
 from lazysparse.compiler.plan.fusion import PASSES, folds_into_reader, masked_program
@@ -618,14 +618,16 @@ def glue_source(abi, fx, like) -> str:
     L += ["    pool.append(bufs)", "    if rc:",
           "        raise MemoryError(f'{name}: out of memory for the temporaries of a fused kernel')"]
     if like is None and xs:  # (the results in the program's order of outputs)
-        L.append("    return (wrap_dense(out), " + ", ".join(f"wrap_dense({x})" for x in xs) + ")")
+        L.append("    return (fresh(wrap_dense(out), OSPEC), "
+                 + ", ".join(f"fresh(wrap_dense({x}), XSPEC[{j}])" for j, x in enumerate(xs)) + ")")
     elif like is None:
-        L.append("    return wrap_dense(out)")
+        L.append("    return fresh(wrap_dense(out), OSPEC)")
     else:
         L += ["    st = new(Storage)",
               f"    st.shape, st.format, st.pos, st.crd = OSHAPE, s{like}.format, opos, ocrd",
               f"    st.vals, st.index_dtype, st.spec, st.stats = out, s{like}.index_dtype, None, None"]
-        L.append("    return (st, " + ", ".join(f"wrap_dense({x})" for x in xs) + ")" if xs else "    return st")
+        L.append("    return (st, " + ", ".join(f"fresh(wrap_dense({x}), XSPEC[{j}])" for j, x in enumerate(xs)) + ")"
+                 if xs else "    return st")
     return "\n".join(L) + "\n"
 
 
@@ -652,11 +654,26 @@ def _compile_glue(source, abi, fx):
                RESULT_WHAT=lambda: f"the result of {fx.writer(None)}",
                TEMP_WHAT=[(lambda vid=vid: f"the temporary {fx.writer(vid)} of a fused kernel")
                           for vid, _, _ in fx.temps],
-               XDT=[dt for _, _, dt, _ in fx.extra],
+               XDT=[dt for _, _, dt, _ in fx.extra], fresh=fresh,
+               OSPEC=_dense_spec(fx.out_shape, fx.odt), XSPEC=[_dense_spec(sh, dt) for _, sh, dt, _ in fx.extra],
                XWHAT=[(lambda vid=vid: f"the result {fx.writer(vid)}") for vid, _, _, _ in fx.extra])
     fn = glue.compile_glue(source, env, "<lazysparse fused glue>")
     fx.pool = env["pool"]  # (the argument arrays a call puts back: tests read what it reported)
     return fn
+
+
+def _dense_spec(shape, dtype):
+    """The spec of a kernel's new dense result of ``shape`` and ``dtype`` (C order), read off
+    a view with its strides over one element (nothing of its size is allocated)."""
+    dtype = np.dtype(dtype)
+    if 0 in shape:  # (no elements: NumPy's own strides, which are zero)
+        return operand_spec(Storage.wrap_dense(np.empty(shape, dtype)))
+    strides, step = [], dtype.itemsize
+    for n in reversed(shape):
+        strides.append(step)
+        step *= int(n)
+    view = np.lib.stride_tricks.as_strided(np.empty(1, dtype), shape=shape, strides=tuple(reversed(strides)))
+    return operand_spec(Storage.wrap_dense(view))
 
 
 def _run(plan, kernel, abi, fixed, inputs, name):

@@ -1,7 +1,7 @@
 """The call glue: Python source, generated once per kernel, that marshals the operands into the
 kernel's ``p[]`` pointer and ``d[]`` integer slots, calls it and hands its argument arrays back.
 One generator for every kernel: it reads the kernel's ABI, a list of descriptors per slot
-(``("in", operand, "vals" | "pos" | "crd", level)``, ``("out", ...)``, ``("obuf", ...)`` for
+(``("in", operand, "vals" | "pos" | "crd" | "order", level)``, ``("out", ...)``, ``("obuf", ...)`` for
 pointers; ``(tag, ...)`` for integers), and the drivers add only what their results need
 (``compiler/runner.py``: the result's allocation, the tuner's flags, a bound plan's checks;
 ``compiler/fused_pipeline.py``: the memory guard of the temporaries). A warm call is then
@@ -17,7 +17,7 @@ import weakref
 import numpy as np
 
 from lazysparse.formats import Storage
-from lazysparse.runtime import interrupt
+from lazysparse.runtime import interrupt, row_order
 from lazysparse.runtime.cpu_caches import STREAM_MIN
 from lazysparse.runtime.threads import PAR_MIN_WORK, get_num_threads
 
@@ -45,6 +45,10 @@ def marshal(abi, operands, out_array, d_value, threads="nthreads()"):
         if desc[0] == "in":
             name, spec = operands[desc[1]]
             arr = f"{name}.vals" if desc[2] == "vals" else f"{name}.{desc[2]}[{int(desc[3])}]"
+            if desc[2] == "order":  # the rows' visiting order (runtime/row_order.py), or NULL
+                per[desc[1]] += [f"b{k} = order_of({name}, {int(desc[3])})",
+                                 f"p[{k}] = NULL if b{k} is None else fb(BC, b{k}, False)"]
+                continue
             if desc[2] == "vals" and spec.dense:  # a strided view has no buffer: its first element
                 per[desc[1]] += ["try:", f"    b{k} = fb(BC, {arr}, False)", "except ValueError:",
                                  f"    b{k} = addr({arr})", f"p[{k}] = b{k}"]
@@ -106,7 +110,7 @@ def environment(ffi, pool, new_bufs, fn) -> dict:
         return ffi.cast("void *", arr.__array_interface__["data"][0])
     return dict(fb=_cffi_backend.from_buffer, BC=ffi.BCharA, addr=addr, NULL=ffi.NULL, pool=pool,
                 new_bufs=new_bufs, fn=fn, wref=weakref.ref, new=object.__new__, Storage=Storage,
-                nthreads=get_num_threads, PARMIN=PAR_MIN_WORK, STREAMMIN=STREAM_MIN,
+                nthreads=get_num_threads, order_of=row_order.order_of, PARMIN=PAR_MIN_WORK, STREAMMIN=STREAM_MIN,
                 GATE=interrupt.Gate(), SMALL=interrupt.SMALL)
 
 

@@ -176,8 +176,9 @@ def test_a_long_lazy_loop_matches_numpy_and_reuses_one_plan():
 @pytest.mark.parametrize("n, per_step", [(cuts.WINDOW_ROWS, True), (64, False)])
 def test_steps_of_long_vectors_are_regions_of_their_own(n, per_step):
     """Ten Jacobi steps checked once: over ``WINDOW_ROWS`` rows one kernel a step ("long": the
-    first step, over no earlier one, shares the second's), under it one kernel for the window;
-    the same values either way, and the second window finds its cuts without looking again."""
+    first step too, which reads a computed vector of its own shape for each row), under it one
+    kernel for the window; the same values either way, and the second window finds its cuts
+    without looking again."""
     A = sp.diags([-1.0, 4.0, -1.0], [-1, 0, 1], shape=(n, n), format="csr")
     lA, b, d = ls.asarray(A), ls.asarray(np.ones(n)), ls.asarray(np.full(n, 0.25))
     x, xs = ls.asarray(np.zeros(n)), np.zeros(n)
@@ -191,7 +192,7 @@ def test_steps_of_long_vectors_are_regions_of_their_own(n, per_step):
             x = x.materialize()
         np.testing.assert_allclose(x.todense(), xs, rtol=1e-12)
         if window == 1:
-            assert (len(log) == 9) == per_step
+            assert (len(log) == 10) == per_step
 
 
 def test_a_product_over_a_product_is_not_cut():
@@ -201,6 +202,20 @@ def test_a_product_over_a_product_is_not_cut():
     A = ls.asarray(sp.random(n, n, density=1e-3, format="csr", random_state=0))
     X, W = ls.asarray(np.ones((n, 2))), ls.asarray(np.ones((2, 3)))
     assert not cuts.cut_points([(A @ (X @ W))._node])
+
+
+def test_a_product_over_a_step_is_cut():
+    """``A @ (A @ x)``: the inner product reads ``x``, of its own shape, for each of its rows, so
+    it is a step of a loop over ``x`` and is computed first ("long"), as every step of a lazy
+    loop is; the same values as scipy."""
+    n = cuts.WINDOW_ROWS
+    S = sp.random(n, n, density=1e-3, format="csr", random_state=0)
+    A, x = ls.asarray(S), np.arange(n, dtype=float) % 7
+    y = A @ (A @ ls.asarray(x))  # (the inner product held by nothing else)
+    inner = next(c._node for c in y._node.children if c._storage is None)
+    found = cuts.cut_points([y._node])
+    assert [(c.node, c.reason) for c in found] == [(inner, "long")]
+    np.testing.assert_allclose(y.todense(), S @ (S @ x), rtol=1e-12)
 
 
 def test_explain_says_why_a_long_loop_is_cut_and_can_leave_out_the_code():
@@ -343,3 +358,23 @@ def test_cg_matches_scipy(precondition):
     np.testing.assert_allclose(As @ got.todense(), b, rtol=1e-8, atol=1e-8)
     with pytest.raises(ValueError, match="cg: b must have shape"):
         ls.linalg.cg(ls.asarray(As), np.ones(n + 1))
+
+
+@settings(max_examples=40, deadline=None)
+@given(shape=st.lists(st.integers(0, 5), min_size=0, max_size=3),
+       dtype=st.sampled_from([np.float64, np.float32, np.int64, np.complex128, np.bool_]))
+def test_a_fused_result_is_keyed_as_a_wrap_of_its_array_is(shape, dtype):
+    """A fused kernel's new dense result gets its spec and DAG-key part when it is made (no
+    lookup of its buffers on the next step): the spec a wrap of the same array gets, and a
+    token no other storage holds."""
+    from lazysparse.compiler.fused_pipeline import _dense_spec
+    from lazysparse.compiler.plan import dag_key
+    from lazysparse.compiler.plan.kernel import operand_spec
+    from lazysparse.formats import Storage
+    from lazysparse.runtime import aligned
+    shape = tuple(shape)
+    spec = _dense_spec(shape, dtype)
+    assert spec is operand_spec(Storage.wrap_dense(aligned.empty(shape, dtype)))
+    a, b = (dag_key.fresh(Storage.wrap_dense(aligned.empty(shape, dtype)), spec) for _ in range(2))
+    ka, kb = dag_key.leaf_key(a), dag_key.leaf_key(b)
+    assert ka[1] == kb[1] == (id(spec), shape, 0) and ka[0] != kb[0]

@@ -119,8 +119,9 @@ class FusedLowerer(FusedLoopMixin, FusedVectorMixin, FusedTempMixin, FusedOutput
         if self.out_like is not None:
             op = next(o for o in self.prog.ops if o.out == self.out)
             self.like_idx = op.stmt.out_indices
-        body = Block()
+        body = self.body = Block()
         top.add(body)
+        self.orders = {}  # C name -> declaration of a row order (fused_parallel.py declare_order)
         par = self.parallel_loop()
         prep = self.result_prep(body)
         if par is None:
@@ -136,10 +137,18 @@ class FusedLowerer(FusedLoopMixin, FusedVectorMixin, FusedTempMixin, FusedOutput
         bad = self.alloc_temps(body)
         if bad is not None:
             body.add(S.If(bad, S.Inline((*self.free_temps().stmts, S.Return(E.Int(1)))), oneline=True))
-        self.versions(self.plan.tree, body, lambda b: self.emit(self.plan.tree, b))
+        self.versions(self.plan.tree, body, lambda b: self.emit_top(b))
         if self.free_temps() is not None:
             body.add(self.free_temps())
         top.add(S.Return(E.Int(0)))
+
+    def emit_top(self, blk):
+        """The tree's top-level nodes, each loop whose iterations may run in any order
+        (``any_order``) also through its driver's row order (``in_row_order``)."""
+        def loop(n, b):
+            vid = self.order_driver(n) if self.any_order(n) else None
+            self.in_row_order(n, vid, b, lambda into: self.emit_loop(n, into))
+        self.emit(self.plan.tree, blk, loop)
 
     def with_prelude(self, top):
         if self.prelude:

@@ -61,7 +61,9 @@ class FusedLoopMixin:
             return E.Var(ix.name)
         return E.Paren(fmt.levels[level].level_kind.locate(LevelIR(vid, level), parent, E.Var(ix.name)))
 
-    def emit(self, nodes, blk):
+    def emit(self, nodes, blk, loop=None):
+        """``nodes`` into ``blk``; ``loop(node, blk)`` emits the loops among them when given
+        (``emit_loop`` otherwise)."""
         outer, self.loaded = self.loaded, set()  # (the input elements this body has loaded)
         for n in nodes:
             if isinstance(n, Reset):
@@ -69,7 +71,7 @@ class FusedLoopMixin:
             elif isinstance(n, Compute):
                 self.emit_compute(n.op, blk)
             else:
-                self.emit_loop(n, blk)
+                (loop or self.emit_loop)(n, blk)
         self.loaded = outer
 
     loaded = frozenset()  # inside emit(): (input, subscripts) already loaded in this loop body
@@ -192,6 +194,7 @@ class FusedLoopMixin:
     versioned = frozenset()  # inside versions(): variables whose widths are dispatched outside the nest
 
     span = None  # (variable, lo, hi): the bounds of the next loop over variable (owned_runs' chunk)
+    order = None  # (variable, C name): the next loop over variable visits its rows in this order
 
     def emit_loop(self, loop, blk, pragma=None, first=None):
         """A loop; an innermost dense sum as ``if (N == 16) {...} else if ... else {...}``
@@ -413,7 +416,13 @@ class FusedLoopMixin:
             span, self.span = self.span[1:], None  # (the parallel loop's chunk: owned_runs)
         if space == P.TRUE:
             lo, hi = span or (0, self.ext[v])
-            blk.add(S.For(v.name, ex(lo), ex(hi), body, simd=simd, worksharing=share))
+            if self.order is not None and self.order[0] == v:  # (the rows through their order)
+                k = self.fresh("k")
+                blk.add(S.For(k, ex(lo), ex(hi), body, simd=simd, worksharing=share))
+                body.add(S.Declare(v.name, T.INDEX, E.Cast(T.INDEX, E.load(self.order[1], k)), const=True))
+                self.order = None
+            else:
+                blk.add(S.For(v.name, ex(lo), ex(hi), body, simd=simd, worksharing=share))
         else:
             vid, path, lb, lk, start, end = self.sparse_driver(space)
             level = len(path) - 1

@@ -68,24 +68,28 @@ def _is_alias(node) -> bool:
 
 
 def _consumers(order):
-    """``(uses, whole, rows)``: id(node) -> its number of consumers; the nodes a consumer sums
-    over the outermost dimension of; those of them whose consumer walks the rows of a sparse
+    """``(uses, whole, rows, shapes)``: id(node) -> its number of consumers; the nodes a consumer
+    sums over the outermost dimension of; those of them whose consumer walks the rows of a sparse
     operand by one of its own result dimensions first (``A @ x`` reading ``x``: all of it for
-    each row of ``A``; not ``t.sum(axis=0)``, which can sum ``t`` row by row as it is made)."""
-    uses, whole, rows = {}, set(), set()
+    each row of ``A``; not ``t.sum(axis=0)``, which can sum ``t`` row by row as it is made);
+    id(consumer) -> the shapes of what it reads so, computed or not."""
+    uses, whole, rows, shapes = {}, set(), set(), {}
     for u in order:
         red = set(u.stmt.reduce_indices)
         for acc in u.stmt.accesses:
             c = u.children[acc.operand]
+            by_rows = bool(acc.indices) and acc.indices[0] in red and _by_rows(u, acc)
+            if by_rows:
+                shapes.setdefault(id(u), set()).add(tuple(c.shape))
             if c._storage is not None or c._node.result is not None:
                 continue
             k = id(c._node)
             uses[k] = uses.get(k, 0) + 1
             if acc.indices and acc.indices[0] in red:
                 whole.add(k)
-                if _by_rows(u, acc):
+                if by_rows:
                     rows.add(k)
-    return uses, whole, rows
+    return uses, whole, rows, shapes
 
 
 def _by_rows(u, acc) -> bool:
@@ -101,14 +105,20 @@ def _by_rows(u, acc) -> bool:
     return False
 
 
-def _steps(order, rows) -> dict:
-    """id(node) -> whether its lazy DAG holds a node read whole for each row of its consumer
-    (an earlier step of a loop: ``x_2`` over ``A @ x_1``). ``A @ (X @ W)`` holds none below
-    ``X @ W``: cutting there would only cost a walk a call, the two kernels being the same."""
-    steps = {}
+def _steps(order, rows, shapes) -> dict:
+    """id(node) -> whether it is a step of a loop: its lazy DAG holds a node read whole for each
+    row of its consumer (``x_2`` over ``A @ x_1``), or reads something of its own shape so
+    (``x_1`` over ``A @ x_0``, ``x_0`` computed). ``A @ (X @ W)`` is no step below ``X @ W``:
+    cutting there would only cost a walk a call, the two kernels being the same."""
+    steps, held = {}, {}
     for n in order:
-        steps[id(n)] = any(id(c._node) in rows or steps.get(id(c._node), False)
-                           for c in n.children if c._storage is None and c._node.result is None)
+        kids = [c._node for c in n.children if c._storage is None and c._node.result is None]
+        got = set(shapes.get(id(n), ()))
+        for c in kids:
+            got |= held.get(id(c), set())
+        held[id(n)] = got
+        steps[id(n)] = tuple(n.shape) in got or any(
+            id(c) in rows or steps.get(id(c), False) for c in kids)
     return steps
 
 
@@ -217,9 +227,9 @@ def cut_points(roots, budget: int | None = None) -> tuple:
     cut = {id(n): "held" for n in held_nodes(roots, order)}
     if len(roots) > 1:
         cut.update((k, "joint") for k in _joint(order, roots) if k not in is_root and k not in cut)
-    uses, whole, rows = _consumers(order)
+    uses, whole, rows, shapes = _consumers(order)
     if rows:
-        steps = _steps(order, rows)
+        steps = _steps(order, rows, shapes)
         cut.update((id(n), "long") for n in order if id(n) in rows and steps[id(n)] and id(n) not in cut
                    and id(n) not in is_root and math.prod(n.shape) >= WINDOW_ROWS and not _is_alias(n))
     if len(order) <= budget:

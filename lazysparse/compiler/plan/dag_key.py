@@ -159,6 +159,17 @@ def leaf_key(st):
     return k
 
 
+def fresh(st, spec):
+    """``st``, a kernel's new dense result whose spec is ``spec``, with its part of the DAG key
+    made now (``leaf_key``'s): a token of its own, since no storage seen before holds its new
+    buffer. A loop step's results are its next step's operands, and looking their buffers up
+    cost about 3 us each. (A later wrap of the same buffer gets another token: a missed merge,
+    never a false one.)"""
+    st.spec = spec
+    st.stats = {"dag": (next(_TOKEN_COUNT), (id(spec), st.shape, 0))}
+    return st
+
+
 def nnz_bucket(st):
     """A sparse operand's nonzero count rounded down to a power of two (0 for dense): the
     association pass decides from densities, so they are part of the DAG key, coarsely."""

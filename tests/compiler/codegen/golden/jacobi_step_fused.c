@@ -86,6 +86,7 @@ int32_t ls_kernel(void **p, int64_t *d) {
   int64_t N_j = d[3];
   double *restrict o = (double *)p[5];
   int32_t ls_bad = 0;
+  const int32_t *restrict ls_ord0 = (const int32_t *)p[6];
   {
     const int64_t ls_nt = (d[4] > 1 && (((double)(N_i) * ((double)((int64_t)p0_1[(1) * n0_0]) / (double)(((1) * n0_0) > 0 ? ((1) * n0_0) : 1))) + ((double)(N_i))) >= (double)d[5]) ? d[4] : 1;
     d[6] = ls_nt;
@@ -114,43 +115,85 @@ int32_t ls_kernel(void **p, int64_t *d) {
               const int64_t ls_r0 = ls_k * ls_chunk;
               const int64_t ls_r1 = ls_r0 + ls_chunk < (N_i) ? ls_r0 + ls_chunk : (N_i);
               {
-                for (int64_t i = ls_r0; i < ls_r1; i++) {
-                  t2[0] = 0.0;
-                  int64_t b1 = (int64_t)p0_1[i];
-                  int64_t z2 = (int64_t)p0_1[(i) + 1];
-                  int64_t q3 = b1;
-                  double acc4 = 0;
-                  double acc5 = 0;
-                  double acc6 = 0;
-                  double acc7 = 0;
-                  while (q3 + 3 < z2) {
-                    {
-                      int64_t j = (int64_t)c0_1[q3];
-                      acc4 += ((v0[q3]) * (v1[(j)]));
+                if (ls_ord0) {
+                  for (int64_t k1 = ls_r0; k1 < ls_r1; k1++) {
+                    const int64_t i = (int64_t)ls_ord0[k1];
+                    t2[0] = 0.0;
+                    int64_t b2 = (int64_t)p0_1[i];
+                    int64_t z3 = (int64_t)p0_1[(i) + 1];
+                    int64_t q4 = b2;
+                    double acc5 = 0;
+                    double acc6 = 0;
+                    double acc7 = 0;
+                    double acc8 = 0;
+                    while (q4 + 3 < z3) {
+                      {
+                        int64_t j = (int64_t)c0_1[q4];
+                        acc5 += ((v0[q4]) * (v1[(j)]));
+                      }
+                      {
+                        int64_t j = (int64_t)c0_1[(q4 + 1)];
+                        acc6 += ((v0[(q4 + 1)]) * (v1[(j)]));
+                      }
+                      {
+                        int64_t j = (int64_t)c0_1[(q4 + 2)];
+                        acc7 += ((v0[(q4 + 2)]) * (v1[(j)]));
+                      }
+                      {
+                        int64_t j = (int64_t)c0_1[(q4 + 3)];
+                        acc8 += ((v0[(q4 + 3)]) * (v1[(j)]));
+                      }
+                      q4 += 4;
                     }
-                    {
-                      int64_t j = (int64_t)c0_1[(q3 + 1)];
-                      acc5 += ((v0[(q3 + 1)]) * (v1[(j)]));
+                    while (q4 < z3) {
+                      {
+                        int64_t j = (int64_t)c0_1[q4];
+                        acc5 += ((v0[q4]) * (v1[(j)]));
+                      }
+                      q4 += 1;
                     }
-                    {
-                      int64_t j = (int64_t)c0_1[(q3 + 2)];
-                      acc6 += ((v0[(q3 + 2)]) * (v1[(j)]));
-                    }
-                    {
-                      int64_t j = (int64_t)c0_1[(q3 + 3)];
-                      acc7 += ((v0[(q3 + 3)]) * (v1[(j)]));
-                    }
-                    q3 += 4;
+                    t2[0] += (acc5 + acc6 + acc7 + acc8);
+                    o[i] = ((v1[(i)]) + (((v4s) * (((v1[(i)]) - (t2[0]))))));
                   }
-                  while (q3 < z2) {
-                    {
-                      int64_t j = (int64_t)c0_1[q3];
-                      acc4 += ((v0[q3]) * (v1[(j)]));
+                } else {
+                  for (int64_t i = ls_r0; i < ls_r1; i++) {
+                    t2[0] = 0.0;
+                    int64_t b9 = (int64_t)p0_1[i];
+                    int64_t z10 = (int64_t)p0_1[(i) + 1];
+                    int64_t q11 = b9;
+                    double acc12 = 0;
+                    double acc13 = 0;
+                    double acc14 = 0;
+                    double acc15 = 0;
+                    while (q11 + 3 < z10) {
+                      {
+                        int64_t j = (int64_t)c0_1[q11];
+                        acc12 += ((v0[q11]) * (v1[(j)]));
+                      }
+                      {
+                        int64_t j = (int64_t)c0_1[(q11 + 1)];
+                        acc13 += ((v0[(q11 + 1)]) * (v1[(j)]));
+                      }
+                      {
+                        int64_t j = (int64_t)c0_1[(q11 + 2)];
+                        acc14 += ((v0[(q11 + 2)]) * (v1[(j)]));
+                      }
+                      {
+                        int64_t j = (int64_t)c0_1[(q11 + 3)];
+                        acc15 += ((v0[(q11 + 3)]) * (v1[(j)]));
+                      }
+                      q11 += 4;
                     }
-                    q3 += 1;
+                    while (q11 < z10) {
+                      {
+                        int64_t j = (int64_t)c0_1[q11];
+                        acc12 += ((v0[q11]) * (v1[(j)]));
+                      }
+                      q11 += 1;
+                    }
+                    t2[0] += (acc12 + acc13 + acc14 + acc15);
+                    o[i] = ((v1[(i)]) + (((v4s) * (((v1[(i)]) - (t2[0]))))));
                   }
-                  t2[0] += (acc4 + acc5 + acc6 + acc7);
-                  o[i] = ((v1[(i)]) + (((v4s) * (((v1[(i)]) - (t2[0]))))));
                 }
               }
             }
