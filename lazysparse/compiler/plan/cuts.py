@@ -149,14 +149,17 @@ def _held(order) -> dict:
     return {id(e[0]._node): e[0]._node for e in refs.values() if sys.getrefcount(e[0]) > e[1] + 2}
 
 
-def _largest_operand(order) -> int:
-    """The most elements any concrete operand of the DAG stores."""
+def _largest_operand(order, enough=None) -> int:
+    """The most elements any concrete operand of the DAG stores, or the first count of at least
+    ``enough`` (all the caller asks: a lazy loop's step finds its matrix at once)."""
     big = 0
     for u in order:
         for c in u.children:
             st = c._storage if c._storage is not None else c._node.result
             if st is not None:
                 big = max(big, math.prod(st.shape) if st.is_dense else st.nnz)
+                if enough is not None and big >= enough:
+                    return big
     return big
 
 
@@ -195,7 +198,7 @@ def held_nodes(roots, order=None) -> list:
     is_root = {id(r) for r in roots}
     held = [n for k, n in _held(order).items() if k not in is_root and not _is_alias(n)]
     if held:
-        big = _largest_operand(order)
+        big = _largest_operand(order, max(math.prod(n.shape) for n in held))
         held = [n for n in held if math.prod(n.shape) <= big]
     return held
 
