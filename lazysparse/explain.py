@@ -179,10 +179,26 @@ def _fused_lines(k, run, code=True):
         out.append("  threads: the loop, which only the result's operation sums over, in static "
                    "chunks on the team (ls.set_num_threads), each thread summing into a private "
                    "copy of the result, the copies added in thread order after")
+    out += _order_lines(run)
     out.append(f"  signature: {run.kernel.key}")
     if code:
         out.append(run.kernel.source)
     return out
+
+
+def _order_lines(run):
+    """Which rows the kernel's loops visited in order of length (runtime/row_order.py): the
+    order its last call was passed (the argument arrays it put back), or none."""
+    from lazysparse.runtime.kernel_cache import ffi
+    slots = [(k, desc[1]) for k, desc in enumerate(run.abi.p) if desc[2:3] == ("order",)]
+    pool = getattr(run.fixed, "pool", None)
+    if not slots or not pool:
+        return []
+    p = pool[-1][0]
+    return [f"  rows of v{vid}: " + ("in order of length, a block of rows at a time (their lengths are hard "
+                                     "for the branch predictor to tell: runtime/row_order.py)" if p[k] != ffi.NULL
+                                     else "in stored order (their lengths repeat, or they are few or long)")
+            for k, vid in slots]
 
 
 def opcount(*arrays, fusion="auto", names=None) -> dict:

@@ -167,3 +167,16 @@ def test_a_matrix_it_does_not_pay_for_gets_no_order():
         got = (ls.asarray(x) + 0.5 * (ls.asarray(S) @ ls.asarray(x))).materialize()
     np.testing.assert_allclose(got.todense(), x + 0.5 * (S @ x), rtol=1e-12)
     assert _passed_order(log) == [False]
+
+
+def test_explain_says_which_rows_go_in_order_of_length():
+    """A Jacobi step's kernel through an order (forced), and the same kernel on rows too few
+    for the order to pay. (Each explain is made outside the assert: pytest's rewritten assert
+    keeps the subexpressions, and a lazy node something holds is computed first.)"""
+    rng = np.random.default_rng(1)
+    S = _matrix(rng, 60, 60, np.float64, False)
+    x, b, d = (ls.asarray(rng.random(60)) for _ in range(3))
+    with _always_ordered(512):
+        ordered = ls.explain(x + d * (b - ls.asarray(S) @ x), code=False)
+    stored = ls.explain(x + d * (b - ls.asarray(S) @ x), code=False)
+    assert "in order of length" in ordered and "in stored order" in stored
