@@ -121,7 +121,7 @@ class CheckCuts(NamedTuple):
     walk: Any
 
 
-def try_fused(roots, name="materialize", mode="auto", checked=False):
+def try_fused(roots, name="materialize", mode="auto", checked=False, walk=None):
     """The result storages of the lazy nodes ``roots`` (a list: ``compute`` asks for several),
     one per root, or None when their DAG is a single operation (``compute_nodes`` then runs it
     as before). ``mode``: "auto" (the fusion passes) or "max" (every temporary substituted
@@ -135,11 +135,12 @@ def try_fused(roots, name="materialize", mode="auto", checked=False):
     and ``p @ (A @ p)``), else one kernel per operation.
 
     The unfused fallback runs the decomposed operations, whose pushed-in reductions already avoid
-    the reduction redundancy (``einsum('i,->', b, c)`` multiplies once, not once per element). The
+    the reduction redundancy (``einsum('i,->', b, c)`` multiplies once, not once per element). ``walk``:
+    the DAG's ``dag_walk``, when the caller made it. The
     compiled kernel is cached by its source (built from the plan's IR, the operands' formats, dtypes
     and index widths: the signature); the plan itself is cached by the program and the operand specs.
     """
-    walk = dag_walk(roots)
+    walk = dag_walk(roots) if walk is None else walk
     dag, stores = walk.key, walk.order
     if mode != "auto":
         dag = (mode, dag)

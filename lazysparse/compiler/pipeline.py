@@ -12,7 +12,9 @@ from logging import DEBUG
 from lazysparse.compiler.plan import skew as SKEW
 from lazysparse.compiler.plan.decompose import may_split
 from lazysparse.compiler.fused_pipeline import CheckCuts, try_fused
-from lazysparse.compiler.plan.dag_key import region_cuts
+from lazysparse.compiler.plan.dag_key import dag_walk, region_cuts
+from lazysparse.compiler.plan.promise import promised
+from lazysparse.compiler import opcount as counting
 from lazysparse.compiler.statement import (  # noqa: F401  (the driver's entry points)
     _BOUND, STATS, StatementPlan, convert_storage, execute, kernel_log, plan_cache_clear, plan_statement)
 from lazysparse.runtime.progress import LOG, Progress, timed
@@ -52,7 +54,10 @@ def _compute(nodes, fusion, schedule):
     return _compute_nodes(nodes, fusion, False)
 
 
-def _compute_nodes(nodes, fusion, scheduled):
+def _compute_nodes(nodes, fusion, scheduled, promise=True):
+    """``compute_nodes``' work; ``promise``: the roots' results take the formats their lazy
+    arrays promised (``plan/promise.py``; not for the cut nodes of ``_compute_regions``, which
+    only the DAG reads)."""
     if len(nodes) == 1:
         n = nodes[0]
         sts = [c._storage if c._storage is not None else c._node.result for c in n.children]
@@ -77,11 +82,15 @@ def _compute_nodes(nodes, fusion, scheduled):
             n = roots[0]
             n.result = execute(one[0], one[1], n.shape, n.format, name="materialize")
             return
+    walk = want = None
+    if promise and roots and not scheduled and not counting.ON[0] and all(n.format is None for n in roots):
+        walk = dag_walk(roots)
+        want = promised(roots, walk)
     if fusion != "none" and not scheduled and roots and all(n.format is None for n in roots):
         # a DAG of several operations (under one or several roots): one fused kernel where the
         # plan shares loops (compiler/fused_pipeline.py); otherwise, or where lowering declines, one
         # kernel per operation of the planned program
-        sts = try_fused(roots, mode=fusion)
+        sts, walk = try_fused(roots, mode=fusion, walk=walk), None  # (see below: no walk held)
         if isinstance(sts, CheckCuts):  # not planned before: its cut nodes first (plan/cuts.py)
             # (the walk goes in a box the callee empties: a walk held here would keep every
             # node of the DAG, and each one's value once computed, alive to the end)
@@ -89,10 +98,11 @@ def _compute_nodes(nodes, fusion, scheduled):
             _compute_regions(roots, fusion, box)
             sts = try_fused(roots, mode=fusion, checked=True)
         if sts is not None:
-            for n, st in zip(roots, sts):
-                n.result = st
+            for n, st, fmt in zip(roots, sts, want or [None] * len(roots)):
+                n.result = st if fmt is None or st.format == fmt else convert_storage(st, fmt)
             release(*roots)
             return
+    walk = None  # (nor here: it would keep every node's value alive to the end)
     todo = []
     seen = set()
     stack = [(n, False) for n in nodes]
@@ -124,6 +134,9 @@ def _compute_nodes(nodes, fusion, scheduled):
                 sts = [c._storage if c._storage is not None else c._node.result for c in n.children]
                 n.result = execute(n.stmt, sts, n.shape, n.format, name="materialize")
         release(n)
+    for n, fmt in zip(roots, want or ()):  # (one kernel per operation: what inference mirrors)
+        if n.result.format != fmt:
+            n.result = convert_storage(n.result, fmt)
 
 
 def _compute_regions(roots, fusion, box=()):
@@ -139,7 +152,7 @@ def _compute_regions(roots, fusion, box=()):
     while todo:
         node = todo.pop()
         if node.result is None:
-            _compute_nodes([node], fusion, False)
+            _compute_nodes([node], fusion, False, promise=False)
         node = None
         k += 1
         progress.step(k)
