@@ -21,6 +21,8 @@ from lazysparse.compiler import stages
 from lazysparse.compiler.plan import patterns as P
 from lazysparse.compiler.plan.associate import associate
 from lazysparse.compiler.plan.dag_key import CUTS, dag_walk, fresh, nnz_bucket
+from lazysparse.compiler.plan import promise
+from lazysparse.compiler.plan.decisions import decisions, probe_item
 from lazysparse.compiler.plan.decompose import decompose
 from lazysparse.compiler.plan.fusion import Loop, plan_fusion
 from lazysparse.compiler.plan.fusion import PASSES, folds_into_reader, masked_program
@@ -150,7 +152,7 @@ def try_fused(roots, name="materialize", mode="auto", checked=False, walk=None):
     fast = _FAST.get(dag)  # (a key is in at most one of _FAST and _SKIP)
     if fast is not None:
         probe, plans, seen = fast
-        entry = plans.get(_decisions(probe, stores, seen) if probe else ())
+        entry = plans.get(decisions(probe, stores, seen) if probe else ())
         if entry is not None:
             (plan, kernel, abi, fixed), where, _, conv, outs = entry
             inputs = {vid: stores[k] for vid, k in where.items()}
@@ -195,7 +197,7 @@ def try_fused(roots, name="materialize", mode="auto", checked=False, walk=None):
     scalars = {vid: _scalar_value(st) for vid, st in inputs.items() if st.ndim == 0}
     probe = _probe(prog, inputs, where)
     seen = _FAST[dag][2] if dag in _FAST else {}
-    dec = _decisions(probe, stores, seen) if probe else ()
+    dec = decisions(probe, stores, seen) if probe else ()
     pkey = (prog, _PASSES[0], tuple(sorted((vid, id(sp)) for vid, sp in specs.items())), dec)
     hit = _PLANS.get(pkey)
     if hit is None:
@@ -223,8 +225,9 @@ def _results(plan, fixed, got, outs):
 def _probe(prog, inputs, where) -> tuple:
     """What a plan of ``prog`` reads of its 0-d inputs' values: for each operation with a
     pattern decision that reads one (``patterns.scalar_calls``; ``x + alpha * p`` has none: its
-    decisions are fixed by the statement), its expression and ``(operand slot, store number)``
-    pairs (``dag_key``'s numbers)."""
+    decisions are fixed by the statement), as ``decisions.probe_item``s in ``dag_key``'s
+    numbers. The planner reads the values only through their decisions (``fusion._pattern``),
+    so a loop whose scalars change (CG's alpha) keeps its plan."""
     items = []
     for op in prog.ops:
         if not P.scalar_calls(op.stmt.expr):
@@ -235,34 +238,8 @@ def _probe(prog, inputs, where) -> tuple:
             if st is not None and st.ndim == 0:
                 slots[acc.operand] = where[op.args[acc.operand]]
         if slots:
-            items.append((op.stmt.expr, tuple(sorted(slots.items()))))
+            items.append(probe_item(op.stmt.expr, sorted(slots.items())))
     return tuple(items)
-
-
-def _decisions(probe, stores, seen) -> tuple:
-    """The pattern decisions (``patterns.expr_pattern``: is f(0, s) zero) that the 0-d values
-    in ``stores`` give the operations of ``probe``: the planner reads those values only through
-    them (``fusion._pattern``), so a loop whose scalars change (CG's alpha) keeps its plan.
-    ``seen``: the DAG entry's memo by the values' bytes (-0.0 and NaN included), so a loop with
-    fixed scalars walks no expression; and no walk's closure holds the stores (it would keep
-    each step's values alive until the cycle collector ran)."""
-    vals = [(k, _scalar_value(stores[k])) for _, slots in probe for _, k in slots]
-    key = tuple((v.dtype.char, v.tobytes()) for _, v in vals)
-    got = seen.get(key)
-    if got is None:
-        at_store = dict(vals)
-        out = []
-        for expr, slots in probe:
-            at = {slot: at_store[k] for slot, k in slots}
-            out.append(P.expr_pattern(expr, _no_key, lambda acc: at.get(acc.operand))[1])
-        if len(seen) > 256:
-            seen.clear()
-        got = seen[key] = tuple(out)
-    return got
-
-
-def _no_key(_access, _pos):
-    return None
 
 
 def single_statement(root):
@@ -700,6 +677,7 @@ def _clear_plans():
     """Drop the fused plans and their kernels (``ls.clear_cache``)."""
     for memo in (_FAST, _SKIP, _PLANS, _STEPS, CUTS):
         memo.clear()
+    promise.clear()
 
 
 kernel_cache.register_plan_cache(lambda: (0, len(_PLANS)), _clear_plans, lambda: None)

@@ -1,8 +1,8 @@
 """One format truth: a lazy array's ``.format``, read before anything runs, is the format of its
 result, in every fusion mode and through ``ls.compute``, on DAGs of sparse matrices where the
 planner's own choice differs (masked products stored dense by a fused kernel, a row sum whose
-last kernel picks a sparse vector); and the memo that keeps the promises decides 0-d values by
-their class only where that is exact."""
+last kernel picks a sparse vector); and the decision memo both plan lookups use decides 0-d
+values by their class only where that is exact."""
 from __future__ import annotations
 
 import math
@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import lazysparse as ls
 from lazysparse.compiler.plan import patterns as P
-from lazysparse.compiler.plan import promise
+from lazysparse.compiler.plan import decisions
 from lazysparse.ir.nodes import Access, Call
 
 # (name, lazy, NumPy) over the matrices M, A, B (dense NumPy arrays on the right)
@@ -81,10 +81,10 @@ def test_a_sampled_row_sum_is_the_dense_vector_it_promised():
 VALUES = [0.0, -0.0, 5e-324, 1e-300, 0.5, 3.0, 1e300, -5e-324, -0.5, -4.0, math.inf, -math.inf, math.nan]
 
 
-@pytest.mark.parametrize("op", sorted(promise.CLASSED_OPS))
+@pytest.mark.parametrize("op", sorted(decisions.CLASSED_OPS))
 @pytest.mark.parametrize("scalar_first", [False, True])
 def test_a_classed_call_decides_alike_for_every_value_of_a_class(op, scalar_first):
-    """The promise memo keys a binary call's decisions by its 0-d value's class: for every
+    """The decision memo keys a binary call's decisions by its 0-d value's class: for every
     operation it classes, the decisions ``patterns.expr_pattern`` makes at each of many values
     are equal within each class."""
     acc = [Access(0, ()), Access(1, ())]
@@ -95,7 +95,7 @@ def test_a_classed_call_decides_alike_for_every_value_of_a_class(op, scalar_firs
     by_class = {}
     for v in VALUES:
         dec = P.expr_pattern(expr, lambda a, q: None, lambda a: np.float64(v) if a.operand == 1 else None, None)[1]
-        by_class.setdefault(promise._value_class(v), set()).add(repr(dec))
+        by_class.setdefault(decisions.value_class(v), set()).add(repr(dec))
     assert all(len(d) == 1 for d in by_class.values()), by_class
     if op in ("add", "maximum"):  # (their decisions do differ between classes)
         assert len(set().union(*by_class.values())) > 1
