@@ -11,6 +11,8 @@ that, and the predictor learns the whole sequence when a kernel is called again)
 constants come from SpMV over the corpus (docs/design.md, "Row order")."""
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 BLOCK = 512          # rows sorted by length within blocks of this many (4096: 5-10% slower)
@@ -57,9 +59,15 @@ def by_length(lengths, index_dtype) -> np.ndarray:
     return np.argsort(key, kind="stable").astype(index_dtype)
 
 
+_BY_POS = {}  # id(position array) -> (a weak reference to it, its order or None)
+_MAX_POS = 256
+
+
 def order_of(st, level: int):
     """The row order of compressed level ``level`` of storage ``st`` (its segments, the rows
-    of a CSR matrix), or None for the stored order; worked out once and kept on the storage."""
+    of a CSR matrix), or None for the stored order; worked out once and kept on the storage, and
+    by its position array, which two wraps of one scipy matrix share (a loop that wraps its
+    matrix each step would otherwise sort its rows each step)."""
     memo = st.memo()
     key = ("order", level)
     if key in memo:
@@ -67,8 +75,15 @@ def order_of(st, level: int):
     pos = st.pos[level]
     order = None
     if pos is not None and pos.shape[0] > MIN_ROWS:
-        lengths = np.diff(pos)
-        if pays(lengths):
-            order = by_length(lengths, st.index_dtype)
+        hit = _BY_POS.get(id(pos))
+        if hit is not None and hit[0]() is pos:
+            order = hit[1]
+        else:
+            lengths = np.diff(pos)
+            if pays(lengths):
+                order = by_length(lengths, st.index_dtype)
+            if len(_BY_POS) >= _MAX_POS:
+                _BY_POS.clear()
+            _BY_POS[id(pos)] = (weakref.ref(pos), order)
     memo[key] = order
     return order

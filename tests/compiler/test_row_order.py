@@ -180,3 +180,19 @@ def test_explain_says_which_rows_go_in_order_of_length():
         ordered = ls.explain(x + d * (b - ls.asarray(S) @ x), code=False)
     stored = ls.explain(x + d * (b - ls.asarray(S) @ x), code=False)
     assert "in order of length" in ordered and "in stored order" in stored
+
+
+def test_two_wraps_of_one_matrix_share_its_order():
+    """The order is worked out once per position array: a loop that wraps its scipy matrix
+    anew each step does not sort its rows each step."""
+    rng = np.random.default_rng(3)
+    n = row_order.MIN_ROWS + 50
+    lengths = rng.integers(1, 12, n)
+    cols = np.concatenate([np.arange(k) for k in lengths]).astype(np.int32)  # (sorted, distinct)
+    S = sp.csr_array((np.ones(lengths.sum()), cols, np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)),
+                     shape=(n, n))
+    a, b = ls.asarray(S)._storage, ls.asarray(S)._storage
+    assert a is not b
+    first = row_order.order_of(a, 1)
+    assert first is not None and row_order.order_of(b, 1) is first
+    np.testing.assert_array_equal(first, row_order.by_length(lengths, np.int32))
