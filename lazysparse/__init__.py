@@ -17,6 +17,7 @@ from lazysparse.api.logic import any, all
 from lazysparse.api.construct import diags, kron, triu, tril
 from lazysparse.compiler.schedule import Schedule
 from lazysparse.api.statistics import var, std, nansum, nanprod, nanmax, nanmin, nanmean, argmax, argmin, ptp, average, isclose, allclose, array_equal, outer, inner, vdot, zeros_like, ones_like, full_like, empty_like, count_nonzero, argwhere, take, unique_values, unique_counts
+from lazysparse.traced import jit
 from lazysparse import linalg
 from lazysparse.api import ufuncs, shaping
 from lazysparse.api.ufuncs import *  # noqa: E402,F401,F403  (NumPy's and the array API's elementwise names)
@@ -29,7 +30,7 @@ __all__ = [
     "minimum", "where", "transpose", "sum", "max", "min", "prod", "mean", "exp", "log", "log1p",
     "expm1", "sqrt", "abs", "negative", "sin", "cos", "tanh", "sigmoid", "relu", "astype", "clip",
     "compute", "cache_info", "clear_cache", "set_num_threads", "get_num_threads", "explain",
-    "opcount", "Schedule", "concatenate", "stack", "hstack", "vstack", "any", "all", "diags", "kron", "triu", "tril",
+    "opcount", "jit", "Schedule", "concatenate", "stack", "hstack", "vstack", "any", "all", "diags", "kron", "triu", "tril",
     "var", "std", "nansum", "nanprod", "nanmax", "nanmin", "nanmean", "argmax", "argmin", "ptp",
     "average", "isclose", "allclose", "array_equal", "outer", "inner", "vdot", "zeros_like",
     "ones_like", "full_like", "empty_like", "count_nonzero", "linalg", "argwhere", "take",

@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from lazysparse.api.statistics import norm
+from lazysparse.traced import jit
 
 __all__ = ["norm", "cg"]
 
@@ -25,11 +26,11 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
     """Conjugate gradients for a symmetric positive definite ``A``, as ``scipy.sparse.linalg.cg``:
     returns ``(x, info)``, ``info`` 0 when ``||b - A x|| <= max(rtol * ||b||, atol)`` and else the
     number of steps taken. ``M``: a preconditioner applied as ``M @ r``. Each step is one
-    compute of joint results (``ls.compute``), one fused kernel: ``x + alpha p``,
-    ``r - alpha A p`` and its squared norm, the next ``p`` (its beta a 0-d value of the kernel),
-    ``A @ p`` and ``p @ (A @ p)``; with ``M``, two (``M @ r`` between them). The scalars change
-    every step without a new plan (the plans are keyed by what the planner reads of a 0-d
-    value, not by the value).
+    fused kernel: ``alpha``, ``x + alpha p``, ``r - alpha A p`` and its squared norm, the next
+    ``p`` (its beta a 0-d value of the kernel), ``A @ p`` and ``p @ (A @ p)``, traced once
+    (``ls.jit``) and called again on each step's vectors; with ``M``, two computes of joint
+    results (``M @ r`` between them). The scalars change every step without a new plan (the
+    plans are keyed by what the planner reads of a 0-d value, not by the value).
 
     >>> import numpy as np, scipy.sparse as sp, lazysparse as ls
     >>> A = ls.asarray(sp.diags([4.0, 5.0, 6.0]).tocsr())
@@ -51,40 +52,71 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
     if bnorm == 0.0:
         return asarray(np.zeros(n)), 0
     r = b - A @ x
-    r, rr = compute(r, (r * r).sum())
-    rr = float(rr)
+    r, rr0 = compute(r, (r * r).sum())
+    rr = float(rr0)
     if math.sqrt(rr) <= tol:
         return x, 0
     z, rz = _preconditioned(M, r, rr)
     p = z
     Ap = A @ p
     Ap, pAp = compute(Ap, (p * Ap).sum())
+    if M is None:
+        return _unpreconditioned(A, x, r, p, Ap, rr0, pAp, maxiter, tol, callback)
     for k in range(maxiter):
         alpha = rz / float(pAp)
         r = r - alpha * Ap
         x = x + alpha * p
-        if M is None and k < maxiter - 1:
-            # the step and the next direction in one kernel: beta = (r . r) / rz is a 0-d value
-            # inside it (the next direction is made once in vain, on the step that converges)
-            rr = (r * r).sum()
-            p = r + (rr / rz) * p
-            Ap = A @ p
-            x, r, rr, p, Ap, pAp = compute(x, r, rr, p, Ap, (p * Ap).sum())
-            rz = rr = float(rr)
-        else:
-            x, r, rr = compute(x, r, (r * r).sum())
-            rr = float(rr)
+        x, r, rr = compute(x, r, (r * r).sum())
+        rr = float(rr)
         if callback is not None:
             callback(x)
         if math.sqrt(rr) <= tol:
             return x, 0
-        if k == maxiter - 1 or M is None:
+        if k == maxiter - 1:
             continue
         z, rz_new = _preconditioned(M, r, rr)
         p = z + (rz_new / rz) * p
         Ap = A @ p
         p, Ap, pAp = compute(p, Ap, (p * Ap).sum())
         rz = rz_new
+    return x, maxiter
+
+
+def _step(A, x, r, p, Ap, rz, pAp):
+    """One step of CG and the next direction: ``alpha``, the step, ``r . r``, ``beta`` and the
+    new ``p`` are 0-d and vector values of one kernel with ``A @ p`` and ``p . A p``."""
+    alpha = rz / pAp
+    x = x + alpha * p
+    r = r - alpha * Ap
+    rr = (r * r).sum()
+    p = r + (rr / rz) * p
+    Ap = A @ p
+    return x, r, rr, p, Ap, (p * Ap).sum()
+
+
+def _last(x, r, p, Ap, rz, pAp):
+    alpha = rz / pAp
+    r = r - alpha * Ap
+    return x + alpha * p, r, (r * r).sum()
+
+
+_STEP, _LAST = jit(_step), jit(_last)  # (traced once per signature, for every call of cg)
+
+
+def _unpreconditioned(A, x, r, p, Ap, rz, pAp, maxiter, tol, callback):
+    """CG's steps without a preconditioner, each one call of a traced step (``ls.jit``): its
+    kernel runs again on the new vectors without building the step's DAG (the next direction
+    is made once in vain, on the step that converges)."""
+    for k in range(maxiter):
+        if k < maxiter - 1:
+            x, r, rr, p, Ap, pAp = _STEP(A, x, r, p, Ap, rz, pAp)
+        else:
+            x, r, rr = _LAST(x, r, p, Ap, rz, pAp)
+        rz = rr
+        if callback is not None:
+            callback(x)
+        if math.sqrt(float(rr)) <= tol:
+            return x, 0
     return x, maxiter
 
 

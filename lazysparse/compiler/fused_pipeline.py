@@ -154,11 +154,7 @@ def try_fused(roots, name="materialize", mode="auto", checked=False, walk=None):
         probe, plans, seen = fast
         entry = plans.get(decisions(probe, stores, seen) if probe else ())
         if entry is not None:
-            (plan, kernel, abi, fixed), where, _, conv, outs = entry
-            inputs = {vid: stores[k] for vid, k in where.items()}
-            if plan is None:
-                return _pick(_run_ops(kernel, inputs, name, fixed), kernel.outputs, outs)
-            return _results(plan, fixed, _run_converted(plan, kernel, abi, fixed, inputs, conv, name), outs)
+            return run_entry(entry, stores, name)
     elif dag in _SKIP:
         return None
     elif not checked:
@@ -212,6 +208,47 @@ def try_fused(roots, name="materialize", mode="auto", checked=False, walk=None):
     if plan is None:
         return _pick(_run_ops(kernel, inputs, name, fixed), kernel.outputs, outs)
     return _results(plan, fixed, _run_converted(plan, kernel, abi, fixed, inputs, conv, name, converted), outs)
+
+
+def run_entry(entry, stores, name):
+    """The root storages of a planned DAG from its plan entry (``_FAST``'s) and its concrete
+    operands in ``dag_key``'s order."""
+    (plan, kernel, abi, fixed), where, _, conv, outs = entry
+    inputs = {vid: stores[k] for vid, k in where.items()}
+    if plan is None:
+        return _pick(_run_ops(kernel, inputs, name, fixed), kernel.outputs, outs)
+    return _results(plan, fixed, _run_converted(plan, kernel, abi, fixed, inputs, conv, name), outs)
+
+
+class Bound(NamedTuple):
+    """A DAG's plan entry taken out of the plan cache for ``ls.jit`` to call again on new
+    operands (``replay``); ``dec``: the decisions of its 0-d values it was planned for."""
+    entry: Any
+    probe: tuple
+    seen: Any
+    dec: tuple
+
+
+def bind(walk, mode="auto"):
+    """The ``Bound`` entry that ``try_fused`` ran for the DAG of ``walk`` (a ``dag_walk`` made
+    before the compute), or None where it ran otherwise (a single operation, cut regions, a
+    format asked for)."""
+    dag = walk.key if mode == "auto" else (mode, walk.key)
+    fast = _FAST.get(dag)
+    if fast is None:
+        return None
+    probe, plans, seen = fast
+    dec = decisions(probe, walk.order, seen) if probe else ()
+    entry = plans.get(dec)
+    return None if entry is None else Bound(entry, probe, seen, dec)
+
+
+def replay(bound, stores, name):
+    """``bound``'s kernel run on ``stores`` (its DAG's operands in ``dag_key``'s order, of the
+    same specs), or None when a 0-d operand's value decides differently (a new plan)."""
+    if bound.probe and decisions(bound.probe, stores, bound.seen) != bound.dec:
+        return None
+    return run_entry(bound.entry, stores, name)
 
 
 def _results(plan, fixed, got, outs):

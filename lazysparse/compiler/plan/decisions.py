@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from lazysparse.ir.nodes import Access, Call
 from lazysparse.compiler.plan import patterns as P
 
@@ -31,12 +33,13 @@ def probe_item(expr, slots) -> tuple:
 
 
 def classed(expr):
-    """``{operand slot: dtype}`` when ``expr`` is one binary call of two reads of an operation
-    in ``CLASSED_OPS``, else None."""
+    """``{operand slot: dtype character}`` when ``expr`` is one binary call of two reads of an
+    operation in ``CLASSED_OPS``, else None. (Characters: a dtype's ``name`` is a Python
+    property that formats a string, a microsecond a read on each call of a loop step.)"""
     if (type(expr) is not Call or expr.op not in CLASSED_OPS or len(expr.args) != 2
             or not all(type(a) is Access for a in expr.args)):
         return None
-    return {a.operand: dt for a, dt in zip(expr.args, expr.in_dtypes)}
+    return {a.operand: np.dtype(dt).char for a, dt in zip(expr.args, expr.in_dtypes)}
 
 
 def value_class(x: float):
@@ -60,7 +63,7 @@ def decisions(probe, stores, seen) -> tuple:
         for q, k in slots:
             a = stores[k].vals
             dt = a.dtype
-            if cls is not None and cls.get(q) == dt.name and dt.kind in "biuf":
+            if cls is not None and cls.get(q) == dt.char and dt.kind in "biuf":
                 key.append(value_class(float(a)))
             else:
                 key.append((dt.char, a.tobytes()))

@@ -40,6 +40,18 @@ def promised(roots, walk) -> tuple:
     return got
 
 
+def lookup(key, stores):
+    """The promised formats of a DAG whose key ``promised`` has seen, at the operands
+    ``stores`` (in the key's order: ``ls.jit`` passes new ones), or None where they were not
+    inferred for those entry counts and decisions."""
+    ent = _BY_KEY.get(key)
+    if ent is None:
+        return None
+    probe, seen, formats, sparse = ent
+    return formats.get((tuple([stores[k].vals.shape[0] for k in sparse]),
+                        decisions(probe, stores, seen) if probe else ()))
+
+
 def _probe(walk) -> tuple:
     """The nodes whose pattern decisions read 0-d values (``patterns.scalar_calls``), as
     ``decisions.probe_item``s in the walk's numbering."""
