@@ -47,21 +47,25 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
     b = _vector(b, n, "b")
     x = _vector(x0, n, "x0") if x0 is not None else asarray(np.zeros(n))
     maxiter = 10 * n if maxiter is None else int(maxiter)
-    bnorm = float(norm(b))
+    if M is None:  # (the residual, the first direction's A p and ||b||: one traced call)
+        r, rr0, Ap, pAp, bnorm = _START(A, b, x)
+        bnorm = float(bnorm)
+    else:
+        bnorm = float(norm(b))
+        r = b - A @ x
+        r, rr0 = compute(r, (r * r).sum())
     tol = max(rtol * bnorm, atol)
     if bnorm == 0.0:
         return asarray(np.zeros(n)), 0
-    r = b - A @ x
-    r, rr0 = compute(r, (r * r).sum())
     rr = float(rr0)
     if math.sqrt(rr) <= tol:
         return x, 0
+    if M is None:
+        return _unpreconditioned(A, x, r, r, Ap, rr0, pAp, maxiter, tol, callback)
     z, rz = _preconditioned(M, r, rr)
     p = z
     Ap = A @ p
     Ap, pAp = compute(Ap, (p * Ap).sum())
-    if M is None:
-        return _unpreconditioned(A, x, r, p, Ap, rr0, pAp, maxiter, tol, callback)
     for k in range(maxiter):
         alpha = rz / float(pAp)
         r = r - alpha * Ap
@@ -94,13 +98,21 @@ def _step(A, x, r, p, Ap, rz, pAp):
     return x, r, rr, p, Ap, (p * Ap).sum()
 
 
+def _start(A, b, x):
+    """The residual ``r``, ``r . r``, the first direction's ``A r`` and ``r . A r``, and
+    ``||b||``."""
+    r = b - A @ x
+    Ar = A @ r
+    return r, (r * r).sum(), Ar, (r * Ar).sum(), norm(b)
+
+
 def _last(x, r, p, Ap, rz, pAp):
     alpha = rz / pAp
     r = r - alpha * Ap
     return x + alpha * p, r, (r * r).sum()
 
 
-_STEP, _LAST = jit(_step), jit(_last)  # (traced once per signature, for every call of cg)
+_START, _STEP, _LAST = jit(_start), jit(_step), jit(_last)  # (traced once per signature, for every call of cg)
 
 
 def _unpreconditioned(A, x, r, p, Ap, rz, pAp, maxiter, tol, callback):

@@ -11,12 +11,13 @@ from logging import DEBUG
 
 from lazysparse.compiler.plan import skew as SKEW
 from lazysparse.compiler.plan.decompose import may_split
-from lazysparse.compiler.fused_pipeline import CheckCuts, try_fused
-from lazysparse.compiler.plan.dag_key import dag_walk, region_cuts
+from lazysparse.compiler.fused_pipeline import CheckCuts, bind, replay, try_fused
+from lazysparse.compiler.plan.dag_key import dag_walk, leaf_key, region_cuts
 from lazysparse.compiler.plan.promise import promised
 from lazysparse.compiler import opcount as counting
 from lazysparse.compiler.statement import (  # noqa: F401  (the driver's entry points)
     _BOUND, STATS, StatementPlan, convert_storage, execute, kernel_log, plan_cache_clear, plan_statement)
+from lazysparse.runtime import kernel_cache
 from lazysparse.runtime.progress import LOG, Progress, timed
 from lazysparse.runtime.threads import get_num_threads
 
@@ -143,20 +144,105 @@ def _compute_regions(roots, fusion, box=()):
     """Compute the cut nodes of a DAG over the region budget, in topological order, each as the
     root of its own (small, cached) region. Each one lets go of the DAG below it once computed,
     so a long chain keeps only the values that some later node or the user still holds.
-    ``box``: a list holding the DAG's walk (``dag_key.dag_walk``) from ``try_fused``, emptied."""
-    todo = list(reversed(region_cuts(roots, fusion, box.pop() if box else None)))
+    ``box``: a list holding the DAG's walk (``dag_key.dag_walk``) from ``try_fused``, emptied.
+
+    A window of a lazy loop (the DAG between two checks) repeats: the same key and cuts each
+    time. Its first computation records each region's plan entry and where its operands come
+    from (a leaf of the window, or an earlier region's value: ``_Window``); later ones call the
+    entries in turn (``fused_pipeline.replay``), without walking each region for its key."""
+    walk = box.pop() if box else dag_walk(roots)
+    todo = region_cuts(roots, fusion, walk)
     if not todo:
         return
+    key = (fusion, walk.key, tuple([walk.index[id(n)] for n in todo]))
+    leaves, tokens = walk.order, walk.stores
+    walk = None  # (the walk holds every node: see _compute_nodes)
+    todo.reverse()
+    window = _WINDOWS.get(key) if not counting.ON[0] else None
+    if window is None and not counting.ON[0]:
+        window = _record(todo, fusion, tokens)
+        if len(_WINDOWS) >= MAX_WINDOWS:
+            _WINDOWS.clear()
+        _WINDOWS[key] = window or False
+        return
     progress = Progress("computing regions", len(todo))
+    regions, drop = window or ((), {})
+    values = {}
     k = 0
     while todo:
         node = todo.pop()
         if node.result is None:
-            _compute_nodes([node], fusion, False, promise=False)
+            got = None
+            if regions:
+                bound, slots = regions[k]
+                got = replay(bound, [leaves[v] if s else values[v] for s, v in slots], "materialize")
+            if got is not None:
+                node.result = got[0]
+                release(node)
+            else:
+                _compute_nodes([node], fusion, False, promise=False)
+        values[k] = node.result
+        for j in drop.get(k, ()):
+            del values[j]
         node = None
         k += 1
         progress.step(k)
     progress.done()
+
+
+MAX_WINDOWS = 1024
+_WINDOWS = {}  # (fusion, DAG key, cut numbers) -> its _Window, or False where one cannot be kept
+
+
+def _record(todo, fusion, tokens):
+    """Compute the cut nodes ``todo`` (popped in topological order) and return their window:
+    ``(regions, drop)``, each region its ``Bound`` plan entry and operand sources (``(True, k)``:
+    the window's k-th leaf; ``(False, j)``: region j's value), ``drop`` the values each region is
+    the last reader of; or None where a region ran otherwise than as one bound plan, or made a
+    sparse value (whose entry count keys its readers' plans). ``tokens``: the window walk's
+    storage tokens (``dag_key``) -> leaf number."""
+    progress = Progress("computing regions", len(todo))
+    regions, made, last = [], {}, {}
+    k = 0
+    while todo:
+        node = todo.pop()
+        sub = dag_walk([node]) if regions is not None and node.result is None else None
+        if node.result is None:
+            _compute_nodes([node], fusion, False, promise=False)
+        bound = bind(sub, fusion) if sub is not None else None
+        slots = _sources(sub.order, tokens, made) if bound is not None else None
+        if slots is None or not node.result.is_dense:
+            regions = None
+        elif regions is not None:
+            regions.append((bound, slots))
+            made[leaf_key(node.result)[0]] = k
+            for s, v in slots:
+                if not s:
+                    last[v] = k
+        node = sub = None
+        k += 1
+        progress.step(k)
+    progress.done()
+    if regions is None:
+        return None
+    drop = {}
+    for j in range(len(regions)):
+        drop.setdefault(last.get(j, j), []).append(j)
+    return tuple(regions), drop
+
+
+def _sources(stores, tokens, made):
+    """Each of a region's operands as a window leaf or an earlier region's value, or None."""
+    out = []
+    for st in stores:
+        tok = leaf_key(st)[0]
+        if tok in made:
+            out.append((False, made[tok]))
+        elif tok in tokens:
+            out.append((True, tokens[tok]))
+        else:
+            return None
+    return tuple(out)
 
 
 def release(*nodes):
@@ -210,3 +296,4 @@ def _concrete(arr):
     return type(arr)._from_storage(arr._node.result)
 
 
+kernel_cache.register_plan_cache(lambda: (0, 0), _WINDOWS.clear, _WINDOWS.clear)

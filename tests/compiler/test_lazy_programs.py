@@ -195,6 +195,30 @@ def test_steps_of_long_vectors_are_regions_of_their_own(n, per_step):
             assert (len(log) == 10) == per_step
 
 
+def test_a_repeated_window_replays_its_regions(monkeypatch):
+    """Windows of a lazy loop with a scalar new at every step, 0.0, -0.0 and NaN among them (they
+    decide some plans otherwise): each window after the first calls its regions' recorded plans
+    on its own operands, and every value is NumPy's."""
+    from lazysparse.compiler import pipeline
+    calls = []
+    real = pipeline.replay
+    monkeypatch.setattr(pipeline, "replay", lambda *a: calls.append(1) or real(*a))
+    n = cuts.WINDOW_ROWS
+    A = sp.diags([-1.0, 4.0, -1.0], [-1, 0, 1], shape=(n, n), format="csr")
+    lA, b = ls.asarray(A), ls.asarray(np.ones(n))
+    x, xs = ls.asarray(np.zeros(n)), np.zeros(n)
+    ws = iter([0.25, 0.5, 0.0, -0.0, np.nan, 0.125, 2.0, -1.0, 0.75, 0.3] * 4)
+    for window in range(4):
+        for _ in range(10):
+            w = next(ws)
+            x = x + w * (b - lA @ x) / 4.0
+            xs = xs + w * (1.0 - A @ xs) / 4.0
+        before = len(calls)
+        x = x.materialize()
+        np.testing.assert_allclose(x.todense(), xs, rtol=1e-12, equal_nan=True)
+        assert (len(calls) - before >= 9) == (window > 0)
+
+
 def test_a_product_over_a_product_is_not_cut():
     """``A @ (X @ W)`` with ``X @ W`` over ``WINDOW_ROWS`` elements: no earlier step below it, so
     no "long" cut (it would cost a walk a call and change no kernel)."""
@@ -270,12 +294,21 @@ def test_a_long_chain_lets_go_of_its_steps():
     each_step()
     base = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
+    y = x0
+    for _ in range(60):  # (the same chain again: its regions' plans are replayed)
+        y = 0.5 * (A @ y) + y
     tracemalloc.start()
     x.materialize()
     lazy = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
+    tracemalloc.start()
+    y.materialize()
+    again = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
     vec = n * 8
     assert lazy - base <= 3 * vec, (lazy, base, vec)
+    assert again - base <= 3 * vec, (again, base, vec)
+    np.testing.assert_array_equal(x.todense(), y.todense())
     gc.collect()
     assert not x.is_lazy
     assert first() is None  # the computed chain let go of it, though its last value lives
