@@ -214,6 +214,36 @@ class Array(ArrayBase, user_facing=True):
         from lazysparse.api.conversion import to_pydata
         return to_pydata(self)
 
+    # -- a linear operator (scipy.sparse.linalg.aslinearoperator reads these) ----------------
+    def matvec(self, x) -> np.ndarray:
+        """``self @ x`` computed now, as a writable NumPy array: the protocol scipy's
+        ``aslinearoperator`` reads, so ``scipy.sparse.linalg.cg(A, b)`` takes a lazysparse ``A``
+        and its products run in lazysparse's kernels.
+
+        >>> import numpy as np, scipy.sparse as sp, scipy.sparse.linalg as sla, lazysparse as ls
+        >>> A = ls.asarray(sp.diags([4.0, 5.0]).tocsr())
+        >>> x, info = sla.cg(A, np.ones(2))
+        >>> info, np.allclose(x, [0.25, 0.2])
+        (0, True)
+        """
+        from lazysparse.api.operator import apply
+        return apply(self, x, False, "matvec")
+
+    def rmatvec(self, x) -> np.ndarray:
+        """``self^H @ x`` (the conjugate transpose) computed now, as ``matvec``."""
+        from lazysparse.api.operator import apply
+        return apply(self, x, True, "rmatvec")
+
+    def matmat(self, X) -> np.ndarray:
+        """``self @ X`` for a 2-d ``X``, computed now, as ``matvec``."""
+        from lazysparse.api.operator import apply
+        return apply(self, X, False, "matmat")
+
+    def rmatmat(self, X) -> np.ndarray:
+        """``self^H @ X`` for a 2-d ``X``, computed now, as ``matvec``."""
+        from lazysparse.api.operator import apply
+        return apply(self, X, True, "rmatmat")
+
     def asformat(self, format) -> "Array":
         from lazysparse.api.conversion import convert
         return convert(self, format)
