@@ -264,9 +264,13 @@ class Array(ArrayBase, user_facing=True):
         sparse array, another dtype)."""
         fmt = self.format
         if not fmt.is_dense and os.environ.get("LAZYSPARSE_AUTO_DENSIFY", "0") != "1":
+            # (scipy.sparse converts the operand of ``S @ A``, ``S.multiply(A)``, ``vstack`` and
+            # its constructors with np.asarray: this message is what a scipy user meets there)
             raise TypeError(f"np.asarray: this lazysparse array has sparse format {fmt!r}; "
-                            "call .todense() to get a dense NumPy array "
-                            "(or set LAZYSPARSE_AUTO_DENSIFY=1)")
+                            "call .todense() to get a dense NumPy array, or .to_scipy() for a scipy "
+                            "sparse array (scipy.sparse on the left of an operator converts it with "
+                            "np.asarray: write ls.asarray(S) @ A, or S @ A.to_scipy()); "
+                            "or set LAZYSPARSE_AUTO_DENSIFY=1")
         if copy is False and not fmt.is_dense:
             raise ValueError(f"np.asarray(copy=False): this lazysparse array has sparse format {fmt!r}; "
                              "its dense values are a new array, never a view")

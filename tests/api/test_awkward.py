@@ -305,6 +305,20 @@ def test_np_asarray_sparse_result_raises(monkeypatch):
     np.testing.assert_array_equal(np.asarray(A.sum(axis=0)), np.ones(3))
 
 
+def test_scipy_on_the_left_names_the_way_out(monkeypatch):
+    """scipy.sparse converts an operand it does not know with np.asarray; for a sparse
+    lazysparse array the error names .to_scipy() and lazysparse on the left, which work."""
+    monkeypatch.delenv("LAZYSPARSE_AUTO_DENSIFY", raising=False)
+    S = sp.random_array((5, 5), density=0.4, format="csr", rng=0)
+    D = sp.random_array((5, 5), density=0.4, format="csr", rng=1)
+    A = ls.asarray(D)
+    for f in (lambda: S @ A, lambda: S.multiply(A), lambda: sp.vstack([S, A])):
+        with pytest.raises(TypeError, match=r"\.to_scipy\(\).*ls\.asarray\(S\) @ A"):
+            f()
+    np.testing.assert_allclose((ls.asarray(S) @ A).todense(), (S @ D).toarray())
+    np.testing.assert_allclose((S @ A.to_scipy()).toarray(), (S @ D).toarray())
+
+
 def test_np_asarray_auto_densify(monkeypatch):
     monkeypatch.setenv("LAZYSPARSE_AUTO_DENSIFY", "1")
     A = ls.asarray(sp.csr_array(np.eye(3)))
