@@ -77,7 +77,39 @@ def _np_reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     return a.reshape(shape, order=order)
 
 
+def _dtype_of(x):
+    return x.dtype if isinstance(x, ArrayBase) else x
+
+
+def _np_diag(v, k=0):
+    """``np.diag``: a 2-d array's ``k``-th diagonal, or a 1-d array on the ``k``-th diagonal of
+    a sparse square matrix (CSR, as pydata/sparse gives a sparse one)."""
+    if v.ndim == 2:
+        return v.diagonal(k)
+    if v.ndim != 1:
+        raise ValueError(f"np.diag: input must be 1-d or 2-d, got shape {v.shape}")
+    from lazysparse.api.construct import diags
+    return diags(v, offsets=k)
+
+
+def _np_size(a, axis=None):
+    return a.size if axis is None else a.shape[axis]
+
+
+def _np_copy(a, order="K", subok=False):
+    """``np.copy``: a concrete copy that shares no buffer (``.copy()``)."""
+    return a.copy()
+
+
 _FUNCTIONS = {
+    np.ndim: lambda a: a.ndim,
+    np.shape: lambda a: a.shape,
+    np.size: _np_size,
+    np.copy: _np_copy,
+    np.result_type: lambda *xs: np.result_type(*[_dtype_of(x) for x in xs]),
+    np.iscomplexobj: lambda x: x.dtype.kind == "c",
+    np.isrealobj: lambda x: x.dtype.kind != "c",
+    np.diag: _np_diag,
     np.einsum: _np_einsum,
     np.diagonal: _np_diagonal,
     np.trace: _np_trace,

@@ -624,3 +624,29 @@ def test_expr_all_constant_subscripts_read_the_element(fmt):
     for idx in np.ndindex(*shape):
         got = float(ls.expr(f"y = X[{','.join(map(str, idx))}]", X=lX).materialize())
         assert got == X[idx], (idx, got, X[idx])
+
+
+@pytest.mark.parametrize("fmt", ["dense", "csr", "coo"])
+def test_numpys_array_queries_and_diag(fmt):
+    """np.ndim, np.shape, np.size, np.copy, np.result_type, np.iscomplexobj/isrealobj and
+    np.diag on lazysparse arrays give NumPy's answers (diag of a vector: a sparse matrix)."""
+    from tests.oracle import build
+    rng = np.random.default_rng(4)
+    D = rng.random((4, 5)) * (rng.random((4, 5)) < 0.5)
+    A = build(D, fmt)
+    assert (np.ndim(A), np.shape(A), np.size(A), np.size(A, 1)) == (2, (4, 5), 20, 5)
+    assert np.result_type(A, np.float32) == np.result_type(D, np.float32)
+    assert np.result_type(A.astype(np.float32), np.int8) == np.float32
+    assert not np.iscomplexobj(A) and np.isrealobj(A) and np.iscomplexobj(A * 1j)
+    c = np.copy(A)
+    assert c is not A and not c.is_lazy
+    np.testing.assert_array_equal(c.todense(), D)
+    for k in (0, 1, -2):
+        np.testing.assert_allclose(np.diag(A, k).todense(), np.diag(D, k))
+        v = A.sum(axis=1)
+        got = np.diag(v, k)
+        assert not got.format.is_dense
+        np.testing.assert_allclose(got.todense(), np.diag(D.sum(axis=1), k))
+    np.testing.assert_allclose(ls.diags(A.sum(axis=1)).todense(), np.diag(D.sum(axis=1)))
+    with pytest.raises(ValueError, match="np.diag: input must be 1-d or 2-d"):
+        np.diag(ls.asarray(np.ones((2, 2, 2))))
