@@ -64,6 +64,17 @@ class Storage:
         # keys, segment_stats), "zero" (has_zero), "dag" (compiler/fused_pipeline.py's part of a DAG key)
         self.stats = None
 
+    def __getstate__(self):
+        """Pickled without ``spec`` and ``stats``: values worked out again on use, some of them
+        keyed by this process's objects (weak references, kernel-cache tokens)."""
+        return (self.shape, self.format, self.pos, self.crd, self.vals, self.index_dtype)
+
+    def __setstate__(self, state):
+        self.shape, self.format, self.pos, self.crd, self.vals, self.index_dtype = state
+        self.spec = self.stats = None
+        if self.format.is_dense and not usable(self.vals):  # (as from_dense: kernels address it)
+            self.vals = np.ascontiguousarray(self.vals, dtype=self.vals.dtype.newbyteorder("="))
+
     def memo(self) -> dict:
         """The dict of values worked out once (``stats``), made on first use (``memo_of``)."""
         return memo_of(self)

@@ -4,7 +4,7 @@ computed (``compiler.pipeline.compute_nodes`` keys every node by its statement a
 identities), not when it is built."""
 from __future__ import annotations
 
-from lazysparse.ir.nodes import Statement
+from lazysparse.ir.nodes import Statement, intern
 
 
 class Node:
@@ -20,6 +20,14 @@ class Node:
 
     def __repr__(self):
         return f"<Node {self.stmt!r} shape={self.shape}>"
+
+    def __getstate__(self):
+        return (self.stmt, self.children, self.shape, self.dtype, self.format, self.result)
+
+    def __setstate__(self, state):
+        # (statements are interned: the planner's caches compare them by identity)
+        stmt, self.children, self.shape, self.dtype, self.format, self.result = state
+        self.stmt = intern(stmt)
 
 
 make_node = Node

@@ -528,3 +528,42 @@ def test_asarray_with_format_and_scipy_targets():
     t = np.arange(24.0).reshape(2, 3, 4) * (np.arange(24).reshape(2, 3, 4) % 3 == 0)
     np.testing.assert_array_equal(nd_dense_of(ls.asarray(t, format="coo")), t)
     assert a.nnz == np.count_nonzero(d)  # dense -> sparse stores the nonzeros only, as scipy does
+
+
+@settings(max_examples=30, deadline=None)
+@given(fmt=st.sampled_from(["dense", "csr", "csc", "coo", "dcsr", "csf"]),
+       dtype=st.sampled_from([np.float64, np.float32, np.int64, np.complex128, np.bool_]),
+       width=st.sampled_from([np.int32, np.int64]), seed=st.integers(0, 2**16),
+       state=st.sampled_from(["concrete", "lazy", "materialized", "planned", "sum"]))
+def test_pickle_round_trips_in_every_state(fmt, dtype, width, seed, state):
+    """pickle (and cloudpickle, where installed) of concrete, lazy, materialized and 0-d arrays,
+    also after a kernel ran on them (their memos hold weak references): the same values,
+    format, dtype and laziness."""
+    import pickle
+    from tests.oracle import build
+    rng = np.random.default_rng(seed)
+    D = (rng.random((5, 4)) * (rng.random((5, 4)) < 0.5) * 10).astype(dtype)
+    A = build(D, fmt, width)
+    x = ls.asarray(np.ones(4, dtype=dtype))
+    if state == "concrete":
+        v = A
+    elif state == "lazy":
+        v = A @ x
+    elif state == "sum":
+        v = (A @ x).sum()
+    else:
+        v = A @ x
+        v.materialize()
+        if state == "planned":
+            (A @ x + x[:1]).materialize()
+            v = A
+    dumps = [pickle.dumps]
+    try:
+        import cloudpickle
+        dumps.append(cloudpickle.dumps)
+    except ImportError:
+        pass
+    for dump in dumps:
+        w = pickle.loads(dump(v))
+        assert (w.is_lazy, w.format, w.dtype, w.shape) == (v.is_lazy, v.format, v.dtype, v.shape)
+        np.testing.assert_array_equal(np.asarray(w.todense()), np.asarray(v.todense()))
