@@ -304,6 +304,22 @@ def _sparse_module():
         return None
 
 
+_WARNED = [False]
+
+
+def _matrix_semantics_warning(name):
+    """Once a process: a scipy sparse *matrix* becomes an array with scipy's *array* semantics
+    (``sparray``'s, which is what NumPy users and scipy's own migration guide expect)."""
+    if _WARNED[0]:
+        return
+    _WARNED[0] = True
+    import warnings
+    warnings.warn(f"{name}: a scipy.sparse matrix (spmatrix) becomes a lazysparse array with the "
+                  "semantics of scipy's sparse *arrays*: `*` is elementwise (use `@` for the "
+                  "matrix product), `**` is elementwise, and sum/mean/max over an axis are 1-d. "
+                  "This warning is shown once.", UserWarning, stacklevel=4)
+
+
 def _storage_of(obj, name, check):
     """Natural storage for ``obj`` (no format change beyond what the input needs)."""
     if isinstance(obj, (np.ndarray, np.generic, float, int, complex)):
@@ -311,6 +327,8 @@ def _storage_of(obj, name, check):
     import scipy.sparse as sp
     if sp.issparse(obj):
         _check_scipy_kind(obj, name)
+        if isinstance(obj, sp.spmatrix):
+            _matrix_semantics_warning(name)
         if obj.ndim == 2 and obj.format in ("csr", "csc"):
             return _compressed_storage(obj.shape, obj.indptr, obj.indices, obj.data, obj.format, name, check)
         if obj.ndim == 1 and obj.format == "csr":

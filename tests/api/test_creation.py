@@ -567,3 +567,27 @@ def test_pickle_round_trips_in_every_state(fmt, dtype, width, seed, state):
         w = pickle.loads(dump(v))
         assert (w.is_lazy, w.format, w.dtype, w.shape) == (v.is_lazy, v.format, v.dtype, v.shape)
         np.testing.assert_array_equal(np.asarray(w.todense()), np.asarray(v.todense()))
+
+
+def test_a_scipy_matrix_warns_once_that_array_semantics_apply(monkeypatch):
+    import warnings
+    from lazysparse.api import creation
+    monkeypatch.setattr(creation, "_WARNED", [False])
+    M = sp.csr_matrix(np.array([[1.0, 2.0], [0.0, 3.0]]))
+    with pytest.warns(UserWarning, match=r"spmatrix.*`\*` is elementwise"):
+        A = ls.asarray(M)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ls.asarray(M)                       # once a process
+        ls.asarray(sp.csr_array(M))         # arrays never warn
+    np.testing.assert_array_equal((A * A).todense(), M.toarray() * M.toarray())  # elementwise
+    assert A.sum(axis=0).shape == (2,)
+
+
+def test_an_array_does_not_warn(monkeypatch):
+    import warnings
+    from lazysparse.api import creation
+    monkeypatch.setattr(creation, "_WARNED", [False])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ls.asarray(sp.coo_array(np.eye(2)))
