@@ -148,7 +148,7 @@ def _compute_regions(roots, fusion, box=()):
 
     A window of a lazy loop (the DAG between two checks) repeats: the same key and cuts each
     time. Its first computation records each region's plan entry and where its operands come
-    from (a leaf of the window, or an earlier region's value: ``_Window``); later ones call the
+    from (a leaf of the window, or an earlier region's value: ``_record``); later ones call the
     entries in turn (``fused_pipeline.replay``), without walking each region for its key."""
     walk = box.pop() if box else dag_walk(roots)
     todo = region_cuts(roots, fusion, walk)
