@@ -214,6 +214,14 @@ class Array(ArrayBase, user_facing=True):
         from lazysparse.api.conversion import to_pydata
         return to_pydata(self)
 
+    # -- scipy's buffers (read-only views; convert with .asformat first for another format) ---
+    data = property(lambda self: _scipy_buffer(self, "data"), doc="scipy's ``data``: stored values")
+    indices = property(lambda self: _scipy_buffer(self, "indices"), doc="CSR/CSC coordinates")
+    indptr = property(lambda self: _scipy_buffer(self, "indptr"), doc="CSR/CSC row/column offsets")
+    coords = property(lambda self: _scipy_buffer(self, "coords"), doc="COO coordinates, per mode")
+    row = property(lambda self: _scipy_buffer(self, "row"), doc="COO row coordinates")
+    col = property(lambda self: _scipy_buffer(self, "col"), doc="COO column coordinates")
+
     # -- a linear operator (scipy.sparse.linalg.aslinearoperator reads these) ----------------
     def matvec(self, x) -> np.ndarray:
         """``self @ x`` computed now, as a writable NumPy array: the protocol scipy's
@@ -658,6 +666,11 @@ class Array(ArrayBase, user_facing=True):
 from lazysparse.compiler.plan import skew as _SKEW  # noqa: E402
 from lazysparse.runtime import threads as _THREADS  # noqa: E402
 from lazysparse.ir.dag import Node as _Node  # noqa: E402
+
+
+def _scipy_buffer(x, name):
+    from lazysparse.api.conversion import scipy_buffer
+    return scipy_buffer(x, name)
 
 
 def compute(*arrays, fusion="auto", schedule=None):

@@ -99,3 +99,25 @@ def to_pydata(x: Array):
     coords = np.stack(_coords(st)) if st.ndim else np.zeros((0, len(st.vals)), np.int64)
     canon = st.format.order == tuple(range(st.ndim)) and all(l.ordered for l in st.format.levels)
     return sparse.COO(coords, readonly(st.vals), shape=st.shape, has_duplicates=False, sorted=canon)
+
+
+_BUFFERS = {"data": ("csr", "csc", "coo"), "indices": ("csr", "csc"), "indptr": ("csr", "csc"),
+            "coords": ("coo",), "row": ("coo",), "col": ("coo",)}
+
+
+def scipy_buffer(x: Array, name: str):
+    """scipy's attribute ``name`` (``data``, ``indices``, ``indptr``, ``coords``, ``row``,
+    ``col``) of a CSR, CSC or COO array: a read-only view of its own buffer (a lazy array is
+    computed first). Writing into it raises, where scipy would change the array in place."""
+    fmt = x.format.name
+    if fmt not in _BUFFERS[name]:
+        want = " or ".join(_BUFFERS[name])
+        raise AttributeError(f"{name}: a {fmt} array has no {name!r} (scipy's {want} arrays do); "
+                             f"convert first, e.g. .asformat({_BUFFERS[name][0]!r}).{name}")
+    st = x.storage
+    if name == "data":
+        return readonly(st.vals)
+    if name in ("indices", "indptr"):
+        return readonly(st.crd[1] if name == "indices" else st.pos[1])
+    coords = tuple(readonly(st.crd[x.storage.format.order.index(m)]) for m in range(x.ndim))
+    return coords if name == "coords" else coords[0 if name == "row" else 1]

@@ -127,3 +127,24 @@ def test_eye_identity_diags_random_and_npz():
     back = lsp.load_npz(buf)
     assert isinstance(back, lsp.csr_array)
     np.testing.assert_array_equal(_dense(back), _dense(R))
+
+
+@settings(max_examples=20, deadline=None)
+@given(D=matrices(), fmt=st.sampled_from(["csr", "csc", "coo"]), width=st.sampled_from([np.int32, np.int64]))
+def test_scipys_buffers_are_read_only_views(D, fmt, width):
+    from tests.oracle import build
+    A = build(D, fmt, width)
+    S = sp.coo_array(D).asformat(fmt)
+    names = {"csr": ("data", "indices", "indptr"), "csc": ("data", "indices", "indptr"),
+             "coo": ("data", "row", "col")}[fmt]
+    for name in names:
+        got = getattr(A, name)
+        np.testing.assert_array_equal(got, getattr(S, name))
+        with pytest.raises(ValueError, match="read-only"):
+            got[...] = 0
+    lazy = A * 2
+    np.testing.assert_array_equal(lazy.data, S.data * 2)
+    other = {"csr": "row", "csc": "coords", "coo": "indptr"}[fmt]
+    with pytest.raises(AttributeError, match=f"{other}: a {fmt} array has no '{other}'"):
+        getattr(A, other)
+    assert not hasattr(ls.asarray(D), "indptr")
