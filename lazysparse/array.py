@@ -196,15 +196,37 @@ class Array(ArrayBase, user_facing=True):
         return out
 
     # -- conversions -------------------------------------------------------------------------
-    def todense(self) -> np.ndarray:
+    def todense(self, order=None, out=None) -> np.ndarray:
         """The values as a dense NumPy array: a read-only view (arrays are immutable; a dense
         array's buffer is shared, not copied). ``np.array(x)`` or ``.todense().copy()`` gives
-        a writable copy."""
+        a writable copy. ``order`` ('C' or 'F', as scipy's) asks for a layout (a copy where the
+        buffer has another); ``out``: a NumPy array to write the values into, returned."""
         from lazysparse.api.conversion import to_numpy
-        return to_numpy(self)
+        arr = to_numpy(self)
+        if order is not None:
+            if order not in ("C", "F"):
+                raise ValueError(f"todense: order must be 'C' or 'F', got {order!r}")
+            arr = np.asarray(arr, order=order)
+        return arr if out is None else _into(Array._from_storage(self.storage), out, "todense")
 
-    def toarray(self) -> np.ndarray:
-        return self.todense()
+    def toarray(self, order=None, out=None) -> np.ndarray:
+        return self.todense(order, out)
+
+    def todok(self):
+        """scipy's DOK array of the values (a scipy object: lazysparse has no DOK format)."""
+        return self.to_scipy().todok()
+
+    def tolil(self):
+        """scipy's LIL array of the values (a scipy object: lazysparse has no LIL format)."""
+        return self.to_scipy().tolil()
+
+    def tobsr(self, blocksize=None):
+        """scipy's BSR array of the values (a scipy object: lazysparse has no BSR format yet)."""
+        return self.to_scipy().tobsr(blocksize=blocksize)
+
+    def todia(self):
+        """scipy's DIA array of the values (a scipy object: lazysparse has no DIA format yet)."""
+        return self.to_scipy().todia()
 
     def to_scipy(self, format=None):
         from lazysparse.api.conversion import to_scipy
@@ -498,29 +520,41 @@ class Array(ArrayBase, user_facing=True):
             return build.relabel(self, tuple(reversed(range(self.ndim))))
         return _frontend.transpose(self, tuple(axes))  # checks the axes (integers, a permutation)
 
-    def astype(self, dtype):
+    def astype(self, dtype, casting="unsafe", copy=True):
+        """The values cast to ``dtype`` (lazy), as NumPy's and scipy's ``astype``; the same dtype
+        gives this array when ``copy`` is False."""
+        if casting != "unsafe" and not np.can_cast(self.dtype, dtype, casting=casting):
+            raise TypeError(f"astype: cannot cast {self.dtype} to {np.dtype(dtype)} under "
+                            f"casting={casting!r}")
+        if not copy and np.dtype(dtype) == self.dtype:
+            return self
         from lazysparse.api.operations import astype
         return astype(self, dtype)
 
-    def sum(self, axis=None, keepdims=False, dtype=None):
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False):
+        """NumPy's and scipy's ``sum`` (lazy; with ``out``, computed into it)."""
         if dtype is not None:
             dtype = _frontend.reduce_dtype(dtype, "sum")
-        return build.reduction(self, axis, "sum", keepdims, dtype)
+        return _into(build.reduction(self, axis, "sum", keepdims, dtype), out, "sum")
 
-    def prod(self, axis=None, keepdims=False, dtype=None):
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False):
         if dtype is not None:
             dtype = _frontend.reduce_dtype(dtype, "prod")
-        return build.reduction(self, axis, "prod", keepdims, dtype)
+        return _into(build.reduction(self, axis, "prod", keepdims, dtype), out, "prod")
 
-    def max(self, axis=None, keepdims=False):
-        return build.reduction(self, axis, "max", keepdims)
+    def max(self, axis=None, out=None, keepdims=False, *, explicit=False):
+        """NumPy's and scipy's ``max`` over every element (``explicit=True``, scipy's stored
+        entries only, is not offered)."""
+        _implicit(explicit, "max")
+        return _into(build.reduction(self, axis, "max", keepdims), out, "max")
 
-    def min(self, axis=None, keepdims=False):
-        return build.reduction(self, axis, "min", keepdims)
+    def min(self, axis=None, out=None, keepdims=False, *, explicit=False):
+        _implicit(explicit, "min")
+        return _into(build.reduction(self, axis, "min", keepdims), out, "min")
 
-    def mean(self, axis=None, keepdims=False, dtype=None):
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False):
         from lazysparse.api.operations import mean
-        return mean(self, axis, keepdims, dtype)
+        return _into(mean(self, axis, keepdims, dtype), out, "mean")
 
     def clip(self, min=None, max=None):
         """Lazy ``numpy.clip`` (``frontend.clip``)."""
@@ -666,6 +700,24 @@ class Array(ArrayBase, user_facing=True):
 from lazysparse.compiler.plan import skew as _SKEW  # noqa: E402
 from lazysparse.runtime import threads as _THREADS  # noqa: E402
 from lazysparse.ir.dag import Node as _Node  # noqa: E402
+
+
+def _into(x, out, name):
+    """``x``, or (NumPy's ``out=``) ``x`` computed and copied into the NumPy array ``out``."""
+    if out is None:
+        return x
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"{name}: out must be a NumPy array, got {type(out).__name__}")
+    value = np.asarray(x.todense())
+    if out.shape != value.shape:
+        raise ValueError(f"{name}: out has shape {out.shape}, the result has shape {value.shape}")
+    np.copyto(out, value, casting="same_kind")
+    return out
+
+
+def _implicit(explicit, name):
+    if explicit:
+        raise TypeError(f"{name}: explicit=True (only stored entries) is not supported")
 
 
 def _scipy_buffer(x, name):

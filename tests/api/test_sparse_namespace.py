@@ -148,3 +148,34 @@ def test_scipys_buffers_are_read_only_views(D, fmt, width):
     with pytest.raises(AttributeError, match=f"{other}: a {fmt} array has no '{other}'"):
         getattr(A, other)
     assert not hasattr(ls.asarray(D), "indptr")
+
+
+def test_numpys_and_scipys_reduction_keywords():
+    """``sum(axis, dtype, out, keepdims)`` in NumPy's order (a positional dtype is a dtype),
+    ``out=`` filled, ``explicit=True`` refused, ``todense(order, out)``, ``astype`` with
+    ``casting`` and ``copy``, and scipy's DOK/LIL/BSR/DIA conversions."""
+    D = np.array([[1.0, 0.0, 2.0], [0.0, 0.0, 3.0]])
+    A = ls.asarray(sp.csr_array(D))
+    got = A.sum(0, np.float32)
+    assert got.dtype == np.float32 and got.shape == (3,)
+    out = np.zeros(3)
+    assert A.sum(axis=0, out=out) is out
+    np.testing.assert_array_equal(out, D.sum(axis=0))
+    m = np.zeros(2)
+    np.testing.assert_array_equal(A.max(1, m), D.max(1))
+    np.testing.assert_array_equal(A.mean(1, None, None, True).todense(), D.mean(1, keepdims=True))
+    with pytest.raises(TypeError, match="max: explicit=True"):
+        A.max(explicit=True)
+    with pytest.raises(ValueError, match="sum: out has shape .2,., the result has shape .3,."):
+        A.sum(axis=0, out=np.zeros(2))
+    f = A.todense(order="F")
+    assert f.flags.f_contiguous
+    np.testing.assert_array_equal(f, D)
+    buf = np.empty((2, 3))
+    assert A.toarray(out=buf) is buf
+    np.testing.assert_array_equal(buf, D)
+    assert A.astype(np.float64, copy=False) is A
+    with pytest.raises(TypeError, match="astype: cannot cast float64 to int64 under casting='safe'"):
+        A.astype(np.int64, casting="safe")
+    for conv in ("todok", "tolil", "tobsr", "todia"):
+        np.testing.assert_array_equal(getattr(A, conv)().toarray(), D)
