@@ -52,8 +52,21 @@ class Array(ArrayBase, user_facing=True):
     __slots__ = ()
     __array_priority__ = 1000
 
+    def __new__(cls, *args, **kwargs):
+        """``ls.Array(obj, dtype=..., copy=...)`` is ``ls.asarray(obj, ...)`` (scipy code makes
+        copies as ``type(A)(A, copy=True)``); with no arguments, a blank object for pickle."""
+        if not args and not kwargs:
+            return object.__new__(cls)
+        from lazysparse.api.creation import asarray
+        return asarray(*args, **kwargs)
+
     def __init__(self, *args, **kwargs):
-        raise TypeError("use ls.asarray(...) to create a lazysparse Array")
+        pass  # (__new__ made it)
+
+    def __round__(self, ndigits=0):
+        """``round(A, n)``: NumPy's ``round`` of every value (lazy)."""
+        from lazysparse.api.ufuncs import round as round_
+        return round_(self, ndigits)
 
     # -- attributes --------------------------------------------------------------------------
     @property

@@ -8,6 +8,7 @@ import builtins
 
 import numpy as np
 
+from lazysparse.api import construct as _construct
 from lazysparse.api import joining, logic, shaping, statistics, ufuncs
 from lazysparse.api import primitives as build
 from lazysparse.api.base import ArrayBase
@@ -110,6 +111,8 @@ _FUNCTIONS = {
     np.iscomplexobj: lambda x: x.dtype.kind == "c",
     np.isrealobj: lambda x: x.dtype.kind != "c",
     np.diag: _np_diag,
+    np.tril: lambda m, k=0: _construct.tril(m, k),
+    np.triu: lambda m, k=0: _construct.triu(m, k),
     np.einsum: _np_einsum,
     np.diagonal: _np_diagonal,
     np.trace: _np_trace,

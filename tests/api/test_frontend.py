@@ -650,3 +650,24 @@ def test_numpys_array_queries_and_diag(fmt):
     np.testing.assert_allclose(ls.diags(A.sum(axis=1)).todense(), np.diag(D.sum(axis=1)))
     with pytest.raises(ValueError, match="np.diag: input must be 1-d or 2-d"):
         np.diag(ls.asarray(np.ones((2, 2, 2))))
+
+
+def test_array_class_call_round_and_numpys_tril_triu():
+    """``type(A)(A, copy=True)`` is ``ls.asarray`` (scipy's copy idiom), ``round(A, n)`` is
+    NumPy's round, and ``np.tril``/``np.triu`` take lazysparse arrays."""
+    import copy
+    import pickle
+    D = np.array([[1.26, 0.0, -2.51], [0.0, 3.49, 0.0], [4.5, 0.0, 5.55]])
+    A = ls.asarray(sp.csr_array(D))
+    B = type(A)(A, copy=True)
+    assert isinstance(B, ls.Array) and B.format == A.format
+    assert not np.shares_memory(B.storage.vals, A.storage.vals)
+    np.testing.assert_array_equal(B.todense(), D)
+    assert type(A)(D, dtype=np.float32).dtype == np.float32
+    for n in (0, 1):
+        np.testing.assert_allclose(round(A, n).todense(), np.round(D, n))
+    for k in (-1, 0, 2):
+        np.testing.assert_array_equal(np.tril(A, k).todense(), np.tril(D, k))
+        np.testing.assert_array_equal(np.triu(A, k).todense(), np.triu(D, k))
+    for back in (pickle.loads(pickle.dumps(A)), copy.copy(A), copy.deepcopy(A)):
+        np.testing.assert_array_equal(back.todense(), D)
