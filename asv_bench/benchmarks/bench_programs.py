@@ -38,3 +38,23 @@ class Programs:
     def time_scipy(self, name, kind, k):
         from lazysparse.bench.programs import run_scipy
         run_scipy(kind, k, *self.sci)
+
+
+class ScipySolvers:
+    """scipy's ``cg`` on a lazysparse array (a linear operator whose products run in lazysparse's
+    kernels) against scipy's ``cg`` on scipy's matrix, 100 steps."""
+    params = [["bcsstk16"] if SHARED is not None else ["rmat-14"]]
+    param_names = ["matrix"]
+    timeout = 300
+
+    def setup(self, name):
+        (self.S, self.b, _, _), (self.A, _, _, _) = _inputs(name, "cg")
+        self.time_scipy_cg_on_lazysparse(name)
+
+    def time_scipy_cg_on_lazysparse(self, name):
+        import scipy.sparse.linalg as sla
+        sla.cg(self.A, self.b, rtol=0.0, atol=0.0, maxiter=100)
+
+    def time_scipy_cg_on_scipy(self, name):
+        import scipy.sparse.linalg as sla
+        sla.cg(self.S, self.b, rtol=0.0, atol=0.0, maxiter=100)
