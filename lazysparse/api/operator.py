@@ -9,6 +9,7 @@ import numpy as np
 
 from lazysparse.api.base import ArrayBase
 from lazysparse.api.creation import asarray
+from lazysparse.runtime import aligned
 
 
 def apply(A, v, adjoint: bool, opname: str) -> np.ndarray:
@@ -29,6 +30,6 @@ def apply(A, v, adjoint: bool, opname: str) -> np.ndarray:
     out = st.vals if st.is_dense else None
     # a kernel's new dense result is this call's alone (the array holding it is dropped here):
     # handed out as it is; anything else (a sparse result, a view) is copied
-    if out is None or not out.flags.writeable or out.base is not None and not out.flags.owndata:
+    if out is None or not out.flags.writeable or not aligned.owns(out):
         out = np.array(op.__class__._from_storage(st).todense())
     return out
