@@ -89,10 +89,7 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
 def _step(A, x, r, p, Ap, rz, pAp):
     """One step of CG and the next direction: ``alpha``, the step, ``r . r``, ``beta`` and the
     new ``p`` are 0-d and vector values of one kernel with ``A @ p`` and ``p . A p``."""
-    alpha = rz / pAp
-    x = x + alpha * p
-    r = r - alpha * Ap
-    rr = (r * r).sum()
+    x, r, rr = _last(x, r, p, Ap, rz, pAp)
     p = r + (rr / rz) * p
     Ap = A @ p
     return x, r, rr, p, Ap, (p * Ap).sum()
@@ -107,6 +104,7 @@ def _start(A, b, x):
 
 
 def _last(x, r, p, Ap, rz, pAp):
+    """The step without a next direction: ``x + alpha p``, ``r - alpha A p`` and its ``r . r``."""
     alpha = rz / pAp
     r = r - alpha * Ap
     return x + alpha * p, r, (r * r).sum()
