@@ -11,10 +11,9 @@ import numpy as np
 from lazysparse.api import operations as _frontend
 from lazysparse.api import primitives as build
 from lazysparse.api.base import ArrayBase
+from lazysparse.api.sparray import SparrayMethods
 from lazysparse.compiler import pipeline as _pipeline
 from lazysparse.formats import Storage
-
-
 
 
 def _known(x):
@@ -38,7 +37,7 @@ def _known(x):
     return None
 
 
-class Array(ArrayBase, user_facing=True):
+class Array(ArrayBase, SparrayMethods, user_facing=True):
     """A lazysparse array. Create one with ``ls.asarray``; operators on it are lazy.
 
     >>> import numpy as np, lazysparse as ls
@@ -225,22 +224,6 @@ class Array(ArrayBase, user_facing=True):
     def toarray(self, order=None, out=None) -> np.ndarray:
         return self.todense(order, out)
 
-    def todok(self):
-        """scipy's DOK array of the values (a scipy object: lazysparse has no DOK format)."""
-        return self.to_scipy().todok()
-
-    def tolil(self):
-        """scipy's LIL array of the values (a scipy object: lazysparse has no LIL format)."""
-        return self.to_scipy().tolil()
-
-    def tobsr(self, blocksize=None):
-        """scipy's BSR array of the values (a scipy object: lazysparse has no BSR format yet)."""
-        return self.to_scipy().tobsr(blocksize=blocksize)
-
-    def todia(self):
-        """scipy's DIA array of the values (a scipy object: lazysparse has no DIA format yet)."""
-        return self.to_scipy().todia()
-
     def to_scipy(self, format=None):
         from lazysparse.api.conversion import to_scipy
         return to_scipy(self, format)
@@ -248,14 +231,6 @@ class Array(ArrayBase, user_facing=True):
     def to_pydata(self):
         from lazysparse.api.conversion import to_pydata
         return to_pydata(self)
-
-    # -- scipy's buffers (read-only views; convert with .asformat first for another format) ---
-    data = property(lambda self: _scipy_buffer(self, "data"), doc="scipy's ``data``: stored values")
-    indices = property(lambda self: _scipy_buffer(self, "indices"), doc="CSR/CSC coordinates")
-    indptr = property(lambda self: _scipy_buffer(self, "indptr"), doc="CSR/CSC row/column offsets")
-    coords = property(lambda self: _scipy_buffer(self, "coords"), doc="COO coordinates, per mode")
-    row = property(lambda self: _scipy_buffer(self, "row"), doc="COO row coordinates")
-    col = property(lambda self: _scipy_buffer(self, "col"), doc="COO column coordinates")
 
     # -- a linear operator (scipy.sparse.linalg.aslinearoperator reads these) ----------------
     def matvec(self, x) -> np.ndarray:
@@ -354,10 +329,6 @@ class Array(ArrayBase, user_facing=True):
         if not self.shape:
             raise TypeError("iteration over a 0-d array")
         return (self[i] for i in range(self.shape[0]))
-
-    def __setitem__(self, key, value):
-        raise TypeError("lazysparse arrays are immutable: build the changed array instead "
-                        "(e.g. ls.where(mask, value, A))")
 
     def __len__(self):
         if not self.shape:
@@ -470,33 +441,10 @@ class Array(ArrayBase, user_facing=True):
         from lazysparse.api.indexing import diagonal
         return diagonal(self, k)
 
-    def trace(self, offset=0) -> "Array":
-        """The sum of the ``offset``-th diagonal (a lazy 0-d array: ``float()`` computes it)."""
-        return self.diagonal(offset).sum()
-
-    def nonzero(self):
-        """The coordinates of the nonzero values, one NumPy array per axis, row-major."""
-        from lazysparse.api.indexing import nonzero
-        return nonzero(self)
-
     def reshape(self, *shape, order="C") -> "Array":
         """NumPy's ``reshape`` (eager; api/indexing.py)."""
         from lazysparse.api.indexing import reshape
         return reshape(self, shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape, order)
-
-    def eliminate_zeros(self) -> "Array":
-        """This array without its explicit zeros (lazy). scipy's removes them in place and
-        returns None; lazysparse arrays are immutable, so use the returned array."""
-        return self * (self != 0)
-
-    def count_nonzero(self, axis=None):
-        """The number of nonzero values (stored or not), as scipy's ``count_nonzero(axis)``:
-        an int for ``axis=None`` (computes the array), else a lazy int64 array."""
-        if axis is None:
-            import numpy as _np
-            return int((self != 0).astype(_np.int64).sum().materialize().todense())
-        from lazysparse.api.statistics import count_nonzero
-        return count_nonzero(self, axis)
 
     def __matmul__(self, o):
         if type(o) is Array:
@@ -660,46 +608,6 @@ class Array(ArrayBase, user_facing=True):
         from lazysparse.api.shaping import matrix_transpose
         return matrix_transpose(self)
 
-    # scipy's canonical-form interface: lazysparse's storage is always canonical (sorted, no
-    # duplicates), so these ask nothing of it and change nothing
-    has_canonical_format = True
-    has_sorted_indices = True
-
-    def sum_duplicates(self):
-        """scipy's in-place ``sum_duplicates``: nothing to do (duplicates are summed on input)."""
-
-    def sort_indices(self):
-        """scipy's in-place ``sort_indices``: nothing to do (coordinates are kept sorted)."""
-
-    def sorted_indices(self):
-        """scipy's ``sorted_indices``: the array itself (arrays are immutable)."""
-        return self
-
-    def prune(self):
-        """scipy's ``prune``: nothing to do (no spare capacity is kept in the stored arrays)."""
-
-    def check_format(self, full_check=True):
-        """scipy's ``check_format``: validates the storage (ValueError when it is malformed)."""
-        if not self.is_lazy and not self.format.is_dense:
-            from lazysparse.formats.validate import validate
-            validate(self.storage, "check_format")
-
-    def to_scipy_sparse(self):
-        """pydata/sparse's name for ``to_scipy``."""
-        return self.to_scipy()
-
-    @property
-    def density(self) -> float:
-        """Stored entries over elements (pydata/sparse's; computes a lazy array)."""
-        return self.nnz / self.size if self.size else float("nan")
-
-    @property
-    def nbytes(self) -> int:
-        """Bytes of the stored arrays (values, positions, coordinates; computes a lazy array)."""
-        st = self.storage
-        arrays = [st.vals] + [a for a in list(st.pos) + list(st.crd) if a is not None]
-        return int(sum(getattr(a, "nbytes", 0) for a in arrays))
-
     # -- NumPy protocols (NEP-18, NEP-13) ----------------------------------------------------
     def __array_function__(self, func, types, args, kwargs):
         from lazysparse.api.protocols import array_function
@@ -731,11 +639,6 @@ def _into(x, out, name):
 def _implicit(explicit, name):
     if explicit:
         raise TypeError(f"{name}: explicit=True (only stored entries) is not supported")
-
-
-def _scipy_buffer(x, name):
-    from lazysparse.api.conversion import scipy_buffer
-    return scipy_buffer(x, name)
 
 
 def compute(*arrays, fusion="auto", schedule=None):
