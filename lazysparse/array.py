@@ -10,7 +10,7 @@ import numpy as np
 
 from lazysparse.api import operations as _frontend
 from lazysparse.api import primitives as build
-from lazysparse.api.base import ArrayBase
+from lazysparse.api.base import ArrayBase, scalar_when_full
 from lazysparse.api.sparray import SparrayMethods
 from lazysparse.compiler import pipeline as _pipeline
 from lazysparse.formats import Storage
@@ -492,27 +492,32 @@ class Array(ArrayBase, SparrayMethods, user_facing=True):
         from lazysparse.api.operations import astype
         return astype(self, dtype)
 
+    @scalar_when_full
     def sum(self, axis=None, dtype=None, out=None, keepdims=False):
         """NumPy's and scipy's ``sum`` (lazy; with ``out``, computed into it)."""
         if dtype is not None:
             dtype = _frontend.reduce_dtype(dtype, "sum")
         return _into(build.reduction(self, axis, "sum", keepdims, dtype), out, "sum")
 
+    @scalar_when_full
     def prod(self, axis=None, dtype=None, out=None, keepdims=False):
         if dtype is not None:
             dtype = _frontend.reduce_dtype(dtype, "prod")
         return _into(build.reduction(self, axis, "prod", keepdims, dtype), out, "prod")
 
+    @scalar_when_full
     def max(self, axis=None, out=None, keepdims=False, *, explicit=False):
         """NumPy's and scipy's ``max`` over every element (``explicit=True``, scipy's stored
         entries only, is not offered)."""
         _implicit(explicit, "max")
         return _into(build.reduction(self, axis, "max", keepdims), out, "max")
 
+    @scalar_when_full
     def min(self, axis=None, out=None, keepdims=False, *, explicit=False):
         _implicit(explicit, "min")
         return _into(build.reduction(self, axis, "min", keepdims), out, "min")
 
+    @scalar_when_full
     def mean(self, axis=None, dtype=None, out=None, keepdims=False):
         from lazysparse.api.operations import mean
         return _into(mean(self, axis, keepdims, dtype), out, "mean")
@@ -522,41 +527,50 @@ class Array(ArrayBase, SparrayMethods, user_facing=True):
         from lazysparse.api.operations import clip
         return clip(self, min, max)
 
+    @scalar_when_full
     def any(self, axis=None, keepdims=False):
         from lazysparse.api.logic import any
         return any(self, axis, keepdims)
 
+    @scalar_when_full
     def all(self, axis=None, keepdims=False):
         from lazysparse.api.logic import all
         return all(self, axis, keepdims)
 
     # -- statistics (lazysparse/api/statistics.py) -----------------------------------------------
+    @scalar_when_full
     def var(self, axis=None, dtype=None, ddof=0, keepdims=False):
         from lazysparse.api.statistics import var
         return var(self, axis, dtype, ddof, keepdims)
 
+    @scalar_when_full
     def std(self, axis=None, dtype=None, ddof=0, keepdims=False):
         from lazysparse.api.statistics import std
         return std(self, axis, dtype, ddof, keepdims)
 
+    @scalar_when_full
     def argmax(self, axis=None, out=None, *, keepdims=False, explicit=False):
         """scipy's/NumPy's ``argmax`` (eager: ``statistics.argmax``); ``explicit=True`` (scipy's
         stored-entries-only variant) is not offered."""
         from lazysparse.api.statistics import arg_method
         return arg_method(self, axis, out, keepdims, explicit, "argmax")
 
+    @scalar_when_full
     def argmin(self, axis=None, out=None, *, keepdims=False, explicit=False):
         from lazysparse.api.statistics import arg_method
         return arg_method(self, axis, out, keepdims, explicit, "argmin")
 
+    @scalar_when_full
     def nanmax(self, axis=None, out=None, *, keepdims=False, explicit=False):
         from lazysparse.api.statistics import arg_method
         return arg_method(self, axis, out, keepdims, explicit, "nanmax")
 
+    @scalar_when_full
     def nanmin(self, axis=None, out=None, *, keepdims=False, explicit=False):
         from lazysparse.api.statistics import arg_method
         return arg_method(self, axis, out, keepdims, explicit, "nanmin")
 
+    @scalar_when_full
     def ptp(self, axis=None, keepdims=False):
         from lazysparse.api.statistics import ptp
         return ptp(self, axis, keepdims)

@@ -215,7 +215,7 @@ def opcount(*arrays, fusion="auto", names=None) -> dict:
 
     >>> import numpy as np, lazysparse as ls
     >>> b = ls.asarray(np.arange(4.0))
-    >>> c = ls.opcount(3.0 * b.sum(), names={"b": b})
+    >>> c = ls.opcount(3.0 * ls.sum(b), names={"b": b})
     >>> c["mul"], c["add"], c["loads"]["b"]
     (1, 4, 4)
     """

@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from lazysparse.api.base import TRACING
 from lazysparse.array import Array
 from lazysparse.compiler import opcount as counting
 from lazysparse.compiler import pipeline
@@ -131,7 +132,11 @@ def _trace(fn, args, fusion):
     keep its entry (``_Trace``); returns the trace and the results."""
     held = [_copy(a) if isinstance(a, Array) else a for a in args]
     mine = {id(h._storage): k for k, h in enumerate(held) if isinstance(h, Array)}
-    flat, tree = _flatten(fn(*held))
+    token = TRACING.set(True)
+    try:
+        flat, tree = _flatten(fn(*held))
+    finally:
+        TRACING.reset(token)
     roots, index = [], {}
     for a in flat:
         n = a._node

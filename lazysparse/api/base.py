@@ -5,6 +5,28 @@ and NumPy protocols; the api modules sit below it, so they construct arrays thro
 and test membership with ``isinstance(x, ArrayBase)``: no module here imports ``array.py``."""
 from __future__ import annotations
 
+import contextvars
+import functools
+
+# True while ``ls.jit`` runs a function on stand-ins: its results must stay lazy to be replayed
+TRACING = contextvars.ContextVar("lazysparse_tracing", default=False)
+
+
+def scalar_when_full(method):
+    """A reduction method that returns a NumPy scalar where NumPy, scipy and pydata/sparse do:
+    a 0-d result of a concrete operand is computed at once. Nothing upstream of a concrete
+    operand is left to fuse, and a consumer takes the scalar as a kernel parameter (a plan hit,
+    not a new kernel). A lazy operand keeps the reduction lazy, and so does a function that
+    ``ls.jit`` is tracing (its arguments are stand-ins for later calls' values)."""
+    @functools.wraps(method)
+    def reduce(self, *args, **kwargs):
+        r = method(self, *args, **kwargs)
+        if (isinstance(r, ArrayBase) and not r.shape and self._storage is not None
+                and not TRACING.get()):
+            return r.todense()[()]
+        return r
+    return reduce
+
 
 class ArrayBase:
     __slots__ = ("_storage", "_node", "shape", "dtype", "__weakref__")

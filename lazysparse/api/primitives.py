@@ -239,7 +239,8 @@ def normalize_axes(axes, ndim, opname, shape):
             raise TypeError(f"{opname}: axes must be integers, got {shown(ax)}")
         if not -ndim <= ax < ndim:
             # (NumPy's AxisError: a ValueError and an IndexError, as NumPy raises it)
-            raise np.exceptions.AxisError(f"{opname}: axis {ax} is out of bounds for {_operand(ndim, shape)}")
+            raise np.exceptions.AxisError(f"{opname}: axis {ax} is out of bounds for "
+                                          f"{_operand(ndim, shape)} (axis out of range)")
         out.append(int(ax) % ndim)
     if len(set(out)) != len(out):
         raise ValueError(f"{opname}: repeated axis in {axes} for {_operand(ndim, shape)}")
@@ -258,7 +259,7 @@ def reduction(x, axis, op, keepdims=False, dtype=None, opname=None):
         axes = tuple(range(nd))
     else:
         if not isinstance(axis, (int, np.integer, tuple, list)):
-            raise TypeError(f"{opname}: axis must be an int or tuple of ints, got {shown(axis)}")
+            raise TypeError(f"{opname}: axis must be an integer or a tuple of integers, got {shown(axis)}")
         axes = tuple(normalize_axes(axis, nd, opname, x.shape))
     if op in ("max", "min"):
         for a in axes:

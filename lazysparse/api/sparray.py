@@ -4,6 +4,8 @@ canonical-form methods and its counting helpers. ``lazysparse.Array`` inherits `
 the methods build on the api modules below, imported where they are used."""
 from __future__ import annotations
 
+from lazysparse.api.base import scalar_when_full
+
 
 def _scipy_buffer(x, name):
     from lazysparse.api.conversion import scipy_buffer
@@ -41,8 +43,9 @@ class SparrayMethods:
         raise TypeError("lazysparse arrays are immutable: build the changed array instead "
                         "(e.g. ls.where(mask, value, A))")
 
-    def trace(self, offset=0) -> "Array":
-        """The sum of the ``offset``-th diagonal (a lazy 0-d array: ``float()`` computes it)."""
+    @scalar_when_full
+    def trace(self, offset=0):
+        """The sum of the ``offset``-th diagonal (a NumPy scalar, as ``sum`` gives one)."""
         return self.diagonal(offset).sum()
 
     def nonzero(self):

@@ -27,7 +27,7 @@ def _axes(x, axis, name):
     if axis is None:
         return tuple(range(x.ndim))
     if not isinstance(axis, (int, np.integer, tuple, list)) or isinstance(axis, bool):
-        raise TypeError(f"{name}: axis must be an int or tuple of ints, got {type(axis).__name__}")
+        raise TypeError(f"{name}: axis must be an integer or a tuple of integers, got {type(axis).__name__}")
     return tuple(build.normalize_axes(axis, x.ndim, name, x.shape))
 
 

@@ -21,10 +21,15 @@ def build(D, fmt):
 
 
 def same(result, expected):
-    """``result`` (ls.Array) equals ``expected`` (NumPy) in shape, dtype and values."""
+    """``result`` (ls.Array; a NumPy scalar where NumPy gives one: a full reduction of a concrete
+    array) equals ``expected`` (NumPy) in shape, dtype and values."""
+    if isinstance(expected, np.generic) and not isinstance(result, ls.Array):
+        assert isinstance(result, np.generic), type(result)
+        got = np.asarray(result)
+    else:
+        assert isinstance(result, ls.Array), type(result)
+        got = result.todense()
     expected = np.asarray(expected)
-    assert isinstance(result, ls.Array)
-    got = result.todense()
     assert got.shape == expected.shape, (got.shape, expected.shape)
     assert got.dtype == expected.dtype, (got.dtype, expected.dtype)
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12, equal_nan=True)
@@ -277,9 +282,13 @@ def test_invalid_structure_is_value_error():
 def test_zero_d_results(fmt):
     D = np.array([[1.0, 0.0, 2.0], [0.0, -4.0, 0.5]])
     A = build(D, fmt)
-    s = A.sum()
+    total = A.sum()  # a concrete operand: a NumPy scalar, as NumPy and scipy give
+    assert isinstance(total, np.float64) and total == pytest.approx(D.sum())
+    s = ls.sum(A)  # the function stays lazy
     assert s.shape == () and s.ndim == 0 and s.is_lazy
     assert float(s) == pytest.approx(D.sum())
+    lazy = (A * 1.0).sum()  # and so does a lazy operand's method
+    assert lazy.is_lazy and float(lazy) == pytest.approx(D.sum())
     d = s.todense()
     assert isinstance(d, np.ndarray) and d.shape == () and d.dtype == np.float64
     assert float(A.max()) == 2.0 and float(A.min()) == -4.0
@@ -287,8 +296,8 @@ def test_zero_d_results(fmt):
     assert int(A.astype(np.int64).sum()) == int(D.astype(np.int64).sum())
     assert bool(A.max() > 1) is True
     assert float(ls.einsum("ij,ij->", A, np.ones((2, 3)))) == pytest.approx(D.sum())
-    assert np.asarray(A.sum()) == pytest.approx(D.sum())   # a 0-d result is dense: np.asarray works
-    assert complex(A.sum()) == pytest.approx(complex(D.sum()))
+    assert np.asarray(s) == pytest.approx(D.sum())   # a 0-d result is dense: np.asarray works
+    assert complex(s) == pytest.approx(complex(D.sum()))
 
 
 # -- np.asarray on sparse results -------------------------------------------------------------------

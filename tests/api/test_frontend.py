@@ -324,8 +324,13 @@ def test_reductions(name, axis, keepdims, dt):
     x = zeros((2, 3, 4), dt)
     check_like(getattr(ls, name)(arr(x), axis=axis, keepdims=keepdims),
                getattr(np, name)(x, axis=axis, keepdims=keepdims))
-    check_like(getattr(arr(x), name)(axis=axis, keepdims=keepdims),
-               getattr(np, name)(x, axis=axis, keepdims=keepdims))
+    expected = getattr(np, name)(x, axis=axis, keepdims=keepdims)
+    method = getattr(arr(x), name)(axis=axis, keepdims=keepdims)
+    if np.ndim(expected) == 0:  # a concrete operand's full reduction is a NumPy scalar, as NumPy's
+        assert isinstance(method, np.generic) and method.dtype == expected.dtype
+        assert method == expected or (np.isnan(method) and np.isnan(expected))
+    else:
+        check_like(method, expected)
 
 
 def test_mean_empty_and_dtype():

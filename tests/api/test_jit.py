@@ -167,3 +167,13 @@ def test_cg_steps_match_scipy(maxiter):
     got, info = ls.linalg.cg(ls.asarray(As), b, rtol=0.0, atol=0.0, maxiter=maxiter)
     assert info == winfo == maxiter
     np.testing.assert_allclose(_dense(got), want, rtol=1e-10, atol=1e-12)
+
+
+def test_a_reduction_of_an_argument_stays_lazy_while_traced():
+    """``x.sum()`` of a concrete array is a NumPy scalar, but inside a traced function it stands
+    for later calls' values: each call divides by its own argument's sum."""
+    f = ls.jit(lambda x: x / x.sum() + x.max())
+    for seed in range(3):
+        v = np.random.default_rng(seed).random(6) + 0.1
+        np.testing.assert_allclose(_dense(f(ls.asarray(v))), v / v.sum() + v.max())
+    assert isinstance(ls.asarray(np.ones(3)).sum(), np.float64)  # (outside a trace: a scalar)

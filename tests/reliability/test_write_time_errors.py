@@ -192,7 +192,7 @@ def _case(r):
         op, axis, keep = r.choice(REDUCE), _axis(r, len(sa)), r.random() < 0.3
         dt = r.choice([None, None, None, "float32", "int64", "float16", "bool"]) if op in ("sum", "prod", "mean") else None
         kw = {"axis": axis, "keepdims": keep} | ({"dtype": dt} if dt else {})
-        return ((op, sa, kw), lambda: getattr(np, op)(a, **kw), lambda: getattr(la, op)(**kw), op)
+        return ((op, sa, kw), lambda: getattr(np, op)(a, **kw), lambda: getattr(ls, op)(la, **kw), op)
     if kind == "transpose":
         axes = r.choice([None, tuple(range(len(sa)))[::-1], (0,), (1, 0), (0, 0), (1.0, 0), (-1, 0), 1, (0, 2, 1)])
         return ("transpose", sa, axes), lambda: np.transpose(a, axes), lambda: ls.transpose(la, axes), "transpose"

@@ -61,16 +61,16 @@ def _cases(a, D, x, X, b=None, DB=None):
         ("ttv coo", lambda: ls.einsum("ijk,k->ij", T3, ly), np.einsum("ijk,k->ij", D3, y)),
         ("ijk,i->jk coo", lambda: ls.einsum("ijk,i->jk", T3, ls.asarray(np.array([1, -2], D.dtype))),
          np.einsum("ijk,i->jk", D3, np.array([1, -2], D.dtype))),
-        ("x.sum()", lambda: lx.sum(), x.sum()),
+        ("x.sum()", lambda: ls.sum(lx), x.sum()),
         ("ijk->jk", lambda: ls.einsum("ijk->jk", ls.asarray(D3)), D3.sum(axis=0)),
         ("A.T @ x", lambda: la.T @ lx, D.T @ x),
         ("x @ A", lambda: lx @ la, x @ D),
         ("A.sum(0)", lambda: la.sum(axis=0), D.sum(axis=0)),
-        ("A.sum()", lambda: la.sum(), D.sum()),
+        ("A.sum()", lambda: ls.sum(la), D.sum()),
         ("A.T @ X", lambda: la.T @ lX, D.T @ X),
         ("ij,i->j", lambda: ls.einsum("ij,i->j", la, lx), np.einsum("ij,i->j", D, x)),
         ("dense sum(0)", lambda: lD.sum(axis=0), D.sum(axis=0)),
-        ("dense sum()", lambda: lD.sum(), D.sum()),
+        ("dense sum()", lambda: ls.sum(lD), D.sum()),
     ]
 
 
