@@ -37,9 +37,26 @@ class SparrayMethods:
     row = property(lambda self: _scipy_buffer(self, "row"), doc="COO row coordinates")
     col = property(lambda self: _scipy_buffer(self, "col"), doc="COO column coordinates")
 
+    # -- mutation by rebinding (lazysparse/api/assignment.py): in place as scipy's, no buffer written
     def __setitem__(self, key, value):
-        raise TypeError("lazysparse arrays are immutable: build the changed array instead "
-                        "(e.g. ls.where(mask, value, A))")
+        """``A[key] = value``: A is rebound to the changed value (api/assignment.py)."""
+        from lazysparse.api.assignment import setitem
+        setitem(self, key, value)
+
+    def setdiag(self, values, k=0):
+        """scipy's ``setdiag``: the ``k``-th diagonal set to ``values``, in place (rebinding)."""
+        from lazysparse.api.assignment import setdiag
+        setdiag(self, values, k)
+
+    def resize(self, *shape):
+        """scipy's in-place ``resize``: truncated or padded with zeros (rebinding)."""
+        from lazysparse.api.assignment import resize
+        resize(self, *shape)
+
+    def eliminate_zeros(self):
+        """scipy's in-place ``eliminate_zeros``: stored zeros removed (rebinding); None."""
+        from lazysparse.api.assignment import eliminate_zeros
+        eliminate_zeros(self)
 
     def trace(self, offset=0) -> "Array":
         """The sum of the ``offset``-th diagonal (a lazy 0-d array: ``float()`` computes it)."""
@@ -49,11 +66,6 @@ class SparrayMethods:
         """The coordinates of the nonzero values, one NumPy array per axis, row-major."""
         from lazysparse.api.indexing import nonzero
         return nonzero(self)
-
-    def eliminate_zeros(self) -> "Array":
-        """This array without its explicit zeros (lazy). scipy's removes them in place and
-        returns None; lazysparse arrays are immutable, so use the returned array."""
-        return self * (self != 0)
 
     def count_nonzero(self, axis=None):
         """The number of nonzero values (stored or not), as scipy's ``count_nonzero(axis)``:
