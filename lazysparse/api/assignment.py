@@ -93,6 +93,12 @@ def _put(buf, key, value, name):
         buf[key] = value
     except ValueError as e:
         shape = np.shape(value)
+        want = np.shape(buf[key])
+        if math.prod(shape) == math.prod(want) and np.squeeze(np.empty(shape, bool)).shape \
+                == np.squeeze(np.empty(want, bool)).shape:
+            # scipy's leniency: a column (n, 1) fills a 1-d selection of n (``A[:, 0] = x[:, None]``)
+            buf[key] = np.reshape(value, want)
+            return
         raise ValueError(f"{name}: cannot assign a value of shape {shape} to the selection "
                          f"({e})") from None
     except TypeError as e:

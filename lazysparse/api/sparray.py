@@ -78,8 +78,9 @@ class SparrayMethods:
 
     # scipy's canonical-form interface: lazysparse's storage is always canonical (sorted, no
     # duplicates), so these ask nothing of it and change nothing
-    has_canonical_format = True
-    has_sorted_indices = True
+    # (settable, as scipy's, so code that clears them and calls sort_indices runs; they stay True)
+    has_canonical_format = property(lambda self: True, lambda self, value: None)
+    has_sorted_indices = property(lambda self: True, lambda self, value: None)
 
     def sum_duplicates(self):
         """scipy's in-place ``sum_duplicates``: nothing to do (duplicates are summed on input)."""
