@@ -171,7 +171,7 @@ def setdiag(x, values, k=0):
 def resize(x, *shape):
     """scipy's in-place ``resize``: entries outside the new shape are dropped, new positions are
     zero. A change of the number of dimensions (between 1 and 2, as scipy's) keeps the entries
-    by their row-major linear index."""
+    by their row-major linear index, as scipy's COO does (its CSR keeps the first row)."""
     refs = sys.getrefcount(x)
     if _probing(x, "resize", refs):
         return
