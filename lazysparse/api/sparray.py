@@ -89,7 +89,7 @@ class SparrayMethods:
         """scipy's in-place ``sort_indices``: nothing to do (coordinates are kept sorted)."""
 
     def sorted_indices(self):
-        """scipy's ``sorted_indices``: the array itself (arrays are immutable)."""
+        """scipy's ``sorted_indices``: the array itself (its indices are always sorted)."""
         return self
 
     def prune(self):
