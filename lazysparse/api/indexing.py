@@ -13,7 +13,10 @@ from lazysparse.errors import shown
 
 
 def _kind(item, name):
-    """``("none"|"ellipsis"|"int"|"slice"|"array", value)`` of one key item."""
+    """``(kind, value)`` of one key item: ``"none"``, ``"ellipsis"``, ``"int"``, ``"slice"``,
+    ``"array"`` (an integer array of any shape) or ``"mask"`` (a boolean array, lazysparse or
+    scipy sparse array of any shape: ``(shape, coordinates of its True values, row-major)``)."""
+    from lazysparse.api.base import ArrayBase
     if item is None:
         return "none", None
     if item is Ellipsis:
@@ -26,70 +29,115 @@ def _kind(item, name):
         return "int", operator.index(item)
     except TypeError:
         pass
+    sparse = isinstance(item, ArrayBase) or (hasattr(item, "tocoo") and hasattr(item, "shape"))
+    if sparse and np.dtype(item.dtype) == bool:
+        # a sparse mask: its stored True values, without densifying it
+        if isinstance(item, ArrayBase):
+            return "mask", (tuple(item.shape), nonzero(item))
+        return "mask", (tuple(item.shape), _row_major(item.nonzero()))
+    if sparse:
+        item = item.todense() if isinstance(item, ArrayBase) else item.toarray()
     if isinstance(item, (list, tuple, np.ndarray)):
-        arr = np.asarray(item)
-        if arr.dtype == bool or arr.dtype.kind in "iu" or arr.size == 0:
-            if arr.ndim != 1:
-                raise IndexError(f"{name}: only 1-d integer or boolean arrays index an axis, got "
-                                 f"{arr.ndim}-d")
-            return "array", arr
-    raise IndexError(f"{name}: only integers, slices (':'), ellipsis ('...'), None and one 1-d "
-                     f"integer or boolean array are valid indices, got {type(item).__name__}")
+        try:
+            arr = np.asarray(item)
+        except ValueError as e:  # (a ragged list)
+            raise IndexError(f"{name}: an index list must be rectangular: {e}") from None
+        if arr.dtype == bool:
+            if arr.ndim == 0:
+                raise IndexError(f"{name}: a boolean scalar index is not supported (use a boolean array)")
+            return "mask", (arr.shape, np.nonzero(arr))
+        if arr.dtype.kind in "iu" or arr.size == 0:
+            return "array", arr.astype(np.int64)
+    raise IndexError(f"{name}: only integers, slices (':'), ellipsis ('...'), None, integer arrays "
+                     f"and boolean masks are valid indices, got {type(item).__name__} (Index "
+                     f"dimension must be 1 or 2, as an integer or array on each axis)")
+
+
+def _row_major(coords):
+    """Coordinates (one array per axis) sorted row-major (scipy's ``nonzero`` of a CSC array
+    is column-major; NumPy's boolean indexing reads a mask row-major)."""
+    coords = [np.asarray(c, dtype=np.int64) for c in coords]
+    if len(coords) > 1 and len(coords[0]) > 1:
+        o = np.lexsort(coords[::-1])
+        coords = [c[o] for c in coords]
+    return tuple(coords)
 
 
 def normalize(key, shape, name="getitem"):
     """The key as ``[(kind, value, axis)]`` over the expanded items (``axis``: the operand's axis
     an item reads, None for ``None``), integers and arrays bounds-checked and made non-negative,
-    slices as ``(start, step, count)``."""
+    slices as ``(start, step, count)``, a k-d boolean mask as k integer arrays (its True
+    values' coordinates), and several integer arrays broadcast together (NumPy's advanced
+    indexing)."""
     items = [_kind(k, name) for k in (key if isinstance(key, tuple) else (key,))]
     if sum(k == "ellipsis" for k, _ in items) > 1:
         raise IndexError(f"{name}: an index can only have a single ellipsis ('...')")
-    used = sum(k not in ("none", "ellipsis") for k, _ in items)
+    used = sum(len(v[0]) if k == "mask" else k not in ("none", "ellipsis") for k, v in items)
     nd = len(shape)
     if used > nd:
         raise IndexError(f"{name}: too many indices for array: array is {nd}-dimensional, "
                          f"but {used} were indexed")
     if not any(k == "ellipsis" for k, _ in items):
         items.append(("ellipsis", None))
-    at = next(p for p, (k, _) in enumerate(items) if k == "ellipsis")
-    items[at:at + 1] = [("slice", slice(None))] * (nd - used)
-    out, axis = [], 0
+    out, axis, gap = _Items(), 0, None
     for kind, v in items:
         if kind == "none":
             out.append(("none", None, None))
             continue
+        if kind == "ellipsis":
+            gap = len(out)
+            out.extend(("slice", (0, 1, shape[axis + j]), axis + j) for j in range(nd - used))
+            axis += nd - used
+            continue
         n = shape[axis]
         if kind == "int":
             if not -n <= v < n:
-                raise IndexError(f"{name}: index {v} is out of bounds for axis {axis} with size {n}")
+                raise IndexError(f"{name}: index ({v}) out of range: index {v} is out of bounds "
+                                 f"for axis {axis} with size {n}")
             out.append(("int", v % n, axis))
         elif kind == "slice":
             start, stop, step = v.indices(n)  # ValueError for a zero step, as NumPy
             out.append(("slice", (start, step, len(range(start, stop, step))), axis))
+        elif kind == "mask":
+            mshape, coords = v
+            want = tuple(shape[axis:axis + len(mshape)])
+            # (NumPy reads an empty 1-d mask as an empty list of positions, whatever the axis)
+            if mshape != want and not (len(mshape) == 1 and mshape[0] == 0):
+                raise IndexError(f"{name}: bool index {_at(axis, len(mshape))} has shape {mshape} "
+                                 f"instead of {want} (boolean index did not match indexed array "
+                                 f"along axis {axis})")
+            out.extend(("array", np.asarray(c, dtype=np.int64), axis + j) for j, c in enumerate(coords))
+            axis += len(mshape)
+            continue
         else:
-            if v.dtype == bool:
-                # (NumPy reads an empty mask as an empty list of positions, whatever the axis)
-                if v.shape[0] != n and v.size:
-                    raise IndexError(f"{name}: boolean index did not match indexed array along axis "
-                                     f"{axis}; size of axis is {n} but size of boolean index is {v.shape[0]}")
-                v = np.flatnonzero(v)
-            v = v.astype(np.int64)
             bad = (v < -n) | (v >= n)
             if bad.any():
-                raise IndexError(f"{name}: index {int(v[bad][0])} is out of bounds for axis {axis} "
-                                 f"with size {n}")
+                b = int(v[bad].flat[0])
+                raise IndexError(f"{name}: index ({b}) out of range: index {b} is out of bounds "
+                                 f"for axis {axis} with size {n}")
             out.append(("array", v % n if n else v, axis))
         axis += 1
-    if sum(k == "array" for k, _, _ in out) > 1:
-        raise IndexError(f"{name}: only one integer or boolean array index is supported")
-    out = _Items(out)
+    arrays = [p for p, (k, _, _) in enumerate(out) if k == "array"]
+    if len(arrays) > 1:
+        try:
+            together = np.broadcast_arrays(*[out[p][1] for p in arrays])
+        except ValueError:
+            raise IndexError(f"{name}: shape mismatch: indexing arrays could not be broadcast "
+                             f"together with shapes "
+                             f"{' '.join(str(out[p][1].shape) for p in arrays)}") from None
+        for p, a in zip(arrays, together):
+            out[p] = ("array", a, out[p][2])
     # an ellipsis over no axis still parts the advanced indices on its two sides for NumPy
     # (``a[:, 0, ..., [1]]`` of a 3-d ``a`` puts the array's axis first): remembered here
-    if nd == used and any(k == "array" for k, _, _ in out):
+    if nd == used and arrays:
         adv = [p for p, (k, _, _) in enumerate(out) if k in ("int", "array")]
-        out.gap = at
-        out.split = adv[0] < at <= adv[-1]
+        out.gap = gap
+        out.split = adv[0] < gap <= adv[-1]
     return out
+
+
+def _at(axis, k):
+    return f"for axis {axis}" if k == 1 else f"for axes {axis}..{axis + k - 1}"
 
 
 class _Items(list):
@@ -100,17 +148,18 @@ class _Items(list):
 
 
 def _out_axes(items):
-    """The result's axes: ``[(kind, item index)]`` in order. NumPy's rule for an array with
-    integers: the advanced indices (the array and the integers) broadcast to the array's axis,
-    which takes their place when they are next to each other and goes first otherwise."""
+    """The result's axes: ``[(kind, item index)]`` in order, the integer arrays (broadcast
+    together) as one ``("array", first array's item)`` block. NumPy's rule: the advanced
+    indices (the arrays and the integers) broadcast to one block of axes, which takes their
+    place when they are next to each other and goes first otherwise."""
     adv = [p for p, (k, _, _) in enumerate(items) if k in ("int", "array")]
     arr = [p for p, (k, _, _) in enumerate(items) if k == "array"]
-    axes = [(k, p) for p, (k, _, _) in enumerate(items) if k in ("slice", "none", "array")]
-    if arr and (adv != list(range(adv[0], adv[-1] + 1)) or getattr(items, "split", False)):
-        axes.remove(("array", arr[0]))
+    axes = [(k, p) for p, (k, _, _) in enumerate(items) if k in ("slice", "none")]
+    if not arr:
+        return axes
+    if adv != list(range(adv[0], adv[-1] + 1)) or getattr(items, "split", False):
         axes.insert(0, ("array", arr[0]))
-    elif arr and adv[0] != arr[0]:  # together: at the first advanced index's place
-        axes.remove(("array", arr[0]))
+    else:  # together: at the first advanced index's place
         before = sum(1 for k, p in axes if p < adv[0])
         axes.insert(before, ("array", arr[0]))
     return axes
@@ -125,6 +174,15 @@ def _slice(start, step, count):
     return slice(start, stop if stop >= 0 else None, step)
 
 
+def numpy_key(items):
+    """``normalize``'s items as a key NumPy reads the same way (bounds checked already)."""
+    np_key = tuple(None if k == "none" else v if k in ("int", "array") else _slice(*v)
+                   for k, v, _ in items)
+    if items.split:
+        np_key = np_key[:items.gap] + (Ellipsis,) + np_key[items.gap:]
+    return np_key
+
+
 def getitem(x, key):
     from lazysparse.api.base import ArrayBase as Array
     from lazysparse.formats.storage import Storage
@@ -132,11 +190,7 @@ def getitem(x, key):
     st = x.storage
     items = normalize(key, st.shape, name)
     if st.format.is_dense:
-        np_key = tuple(None if k == "none" else v if k in ("int", "array") else _slice(*v)
-                       for k, v, _ in items)
-        if items.split:
-            np_key = np_key[:items.gap] + (Ellipsis,) + np_key[items.gap:]
-        return Array._from_storage(Storage.from_dense(np.asarray(st.vals[np_key])))
+        return Array._from_storage(Storage.from_dense(np.asarray(st.vals[numpy_key(items)])))
     return Array._from_storage(_sparse(st, items))
 
 
@@ -193,6 +247,9 @@ def _sparse(st, items):
     """
     from lazysparse.api.creation import _canonical, _coords, _from_coords, _fits32
     from lazysparse.formats import resolve_format
+    arrays = [v for k, v, _ in items if k == "array"]
+    if len(arrays) > 1 or any(a.ndim != 1 for a in arrays):
+        return _fancy(st, items)
     new = {}  # item position -> the entries' coordinate along that result axis
     rows = _rows(st, items)
     if rows is None:
@@ -233,18 +290,10 @@ def _sparse(st, items):
     if done is not None and new.get(done, 0) is None:  # every row: each entry's, by search
         new[done] = np.searchsorted(st.pos[1], entries, "right").astype(np.int64) - 1
     if array_at is not None:
-        # each entry once per position of the array that names its coordinate
-        idx = items[array_at][1]
-        order = np.argsort(idx, kind="stable")
-        srt = idx[order]
-        x = new[array_at]
-        lo, hi = np.searchsorted(srt, x, "left"), np.searchsorted(srt, x, "right")
-        cnt = hi - lo
-        rep = np.repeat(np.arange(len(entries)), cnt)
-        first = np.repeat(lo - np.concatenate(([0], np.cumsum(cnt)[:-1])), cnt)
+        rep, new_at = _match(items[array_at][1], new[array_at])
         entries = entries[rep]
         new = {p: c[rep] for p, c in new.items()}
-        new[array_at] = order[np.arange(len(rep)) + first]
+        new[array_at] = new_at
     axes = _out_axes(items)
     shape = tuple(1 if k == "none" else items[p][1][2] if k == "slice" else len(items[p][1])
                   for k, p in axes)
@@ -259,6 +308,81 @@ def _sparse(st, items):
     fmt = st.format if same else resolve_format("coo", nd)
     idt = np.int32 if _fits32(len(vals), *shape) else np.int64
     cols, vals = _canonical([c.astype(idt) for c in cols], vals)
+    return _from_coords(shape, fmt, cols, vals)
+
+
+def _match(idx, x):
+    """Each entry (coordinate ``x``) once per position of the flat integer array ``idx`` that
+    names it: ``(the entry of each copy, the copy's position in idx)``, entries in order."""
+    order = np.argsort(idx, kind="stable")
+    srt = idx[order]
+    lo, hi = np.searchsorted(srt, x, "left"), np.searchsorted(srt, x, "right")
+    cnt = hi - lo
+    rep = np.repeat(np.arange(len(x)), cnt)
+    first = np.repeat(lo - np.concatenate(([0], np.cumsum(cnt)[:-1])), cnt)
+    return rep, order[np.arange(len(rep)) + first]
+
+
+def _fancy(st, items):
+    """``_sparse`` for several integer arrays (broadcast together by ``normalize``) or arrays
+    of more than one dimension: the arrays' axes read as one, by each entry's linear index
+    over them, which is matched against the arrays' linear indices (``_match``); a matched
+    entry's position in the broadcast arrays becomes its coordinates in the result's block of
+    advanced axes. O(stored entries + index size) after a sort of the index."""
+    import math
+    from lazysparse.api.creation import _canonical, _coords, _from_coords, _fits32
+    from lazysparse.formats import resolve_format
+    coords = [c.astype(np.int64, copy=False) for c in _coords(st)]
+    keep = np.ones(st.vals.shape[0], dtype=bool)
+    new, arrays = {}, []
+    for p, (k, v, axis) in enumerate(items):
+        if k == "int":
+            keep &= coords[axis] == v
+        elif k == "slice":
+            start, step, count = v
+            off = coords[axis] - start
+            q = off // step
+            keep &= (off % step == 0) & (q >= 0) & (q < count)
+            new[p] = q
+        elif k == "array":
+            arrays.append(p)
+    entries = np.flatnonzero(keep)
+    block = items[arrays[0]][1].shape
+    sizes = [st.shape[items[p][2]] for p in arrays]
+    if math.prod(sizes) >= 2**63:
+        raise IndexError(f"lazysparse.Array[...]: the indexed axes {tuple(sizes)} have too many "
+                         "elements to number in 64 bits")
+    x = np.ravel_multi_index([coords[items[p][2]][entries] for p in arrays], sizes)
+    idx = np.ravel_multi_index([items[p][1].ravel() for p in arrays], sizes) \
+        if math.prod(block) else np.zeros(0, np.int64)
+    rep, at = _match(idx, x)
+    entries = entries[rep]
+    inblock = np.unravel_index(at, block) if block else []
+    shape, cols = [], []
+    for k, p in _out_axes(items):
+        if k == "none":
+            shape.append(1)
+            cols.append(np.zeros(len(entries), np.int64))
+        elif k == "slice":
+            shape.append(items[p][1][2])
+            cols.append(new[p][entries])
+        else:
+            shape.extend(block)
+            cols.extend(inblock)
+    shape, vals = tuple(shape), st.vals[entries]
+    if not shape:
+        from lazysparse.formats.storage import Storage
+        return Storage.from_dense(np.asarray(vals.sum() if len(vals) else np.zeros((), vals.dtype),
+                                             dtype=vals.dtype))
+    if len(shape) > 2 and st.ndim == 2 and st.format.levels[1].has_pos:
+        # scipy's CSR/CSC arrays are at most 2-d, and so is what indexing one gives
+        raise IndexError(f"lazysparse.Array[...]: the index gives a {len(shape)}-d result "
+                         f"{shape}, and a {st.format.name or 'compressed'} array's is at most "
+                         "2-d (Only 1D or 2D results: index A.tocoo() for an N-d one)")
+    same = len(shape) == st.ndim and all(k != "none" for k, _ in _out_axes(items))
+    fmt = st.format if same else resolve_format("coo", len(shape))
+    idt = np.int32 if _fits32(len(vals), *shape) else np.int64
+    cols, vals = _canonical([np.asarray(c).astype(idt) for c in cols], vals)
     return _from_coords(shape, fmt, cols, vals)
 
 

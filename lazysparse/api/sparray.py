@@ -39,9 +39,26 @@ class SparrayMethods:
     row = property(lambda self: _scipy_buffer(self, "row"), doc="COO row coordinates")
     col = property(lambda self: _scipy_buffer(self, "col"), doc="COO column coordinates")
 
+    # -- mutation by rebinding (lazysparse/api/assignment.py): in place as scipy's, no buffer written
     def __setitem__(self, key, value):
-        raise TypeError("lazysparse arrays are immutable: build the changed array instead "
-                        "(e.g. ls.where(mask, value, A))")
+        """``A[key] = value``: A is rebound to the changed value (api/assignment.py)."""
+        from lazysparse.api.assignment import setitem
+        setitem(self, key, value)
+
+    def setdiag(self, values, k=0):
+        """scipy's ``setdiag``: the ``k``-th diagonal set to ``values``, in place (rebinding)."""
+        from lazysparse.api.assignment import setdiag
+        setdiag(self, values, k)
+
+    def resize(self, *shape):
+        """scipy's in-place ``resize``: truncated or padded with zeros (rebinding)."""
+        from lazysparse.api.assignment import resize
+        resize(self, *shape)
+
+    def eliminate_zeros(self):
+        """scipy's in-place ``eliminate_zeros``: stored zeros removed (rebinding); None."""
+        from lazysparse.api.assignment import eliminate_zeros
+        eliminate_zeros(self)
 
     @scalar_when_full
     def trace(self, offset=0):
@@ -52,11 +69,6 @@ class SparrayMethods:
         """The coordinates of the nonzero values, one NumPy array per axis, row-major."""
         from lazysparse.api.indexing import nonzero
         return nonzero(self)
-
-    def eliminate_zeros(self) -> "Array":
-        """This array without its explicit zeros (lazy). scipy's removes them in place and
-        returns None; lazysparse arrays are immutable, so use the returned array."""
-        return self * (self != 0)
 
     def count_nonzero(self, axis=None):
         """The number of nonzero values (stored or not), as scipy's ``count_nonzero(axis)``:
@@ -69,8 +81,9 @@ class SparrayMethods:
 
     # scipy's canonical-form interface: lazysparse's storage is always canonical (sorted, no
     # duplicates), so these ask nothing of it and change nothing
-    has_canonical_format = True
-    has_sorted_indices = True
+    # (settable, as scipy's, so code that clears them and calls sort_indices runs; they stay True)
+    has_canonical_format = property(lambda self: True, lambda self, value: None)
+    has_sorted_indices = property(lambda self: True, lambda self, value: None)
 
     def sum_duplicates(self):
         """scipy's in-place ``sum_duplicates``: nothing to do (duplicates are summed on input)."""
@@ -79,7 +92,7 @@ class SparrayMethods:
         """scipy's in-place ``sort_indices``: nothing to do (coordinates are kept sorted)."""
 
     def sorted_indices(self):
-        """scipy's ``sorted_indices``: the array itself (arrays are immutable)."""
+        """scipy's ``sorted_indices``: the array itself (its indices are always sorted)."""
         return self
 
     def prune(self):
