@@ -190,8 +190,12 @@ def getitem(x, key):
     st = x.storage
     items = normalize(key, st.shape, name)
     if st.format.is_dense:
-        return Array._from_storage(Storage.from_dense(np.asarray(st.vals[numpy_key(items)])))
-    return Array._from_storage(_sparse(st, items))
+        r = Array._from_storage(Storage.from_dense(np.asarray(st.vals[numpy_key(items)])))
+    else:
+        r = Array._from_storage(_sparse(st, items))
+    if not r.shape and all(k == "int" for k, _, _ in items):
+        return r.todense()[()]  # an element is a NumPy scalar, as NumPy's and scipy's
+    return r
 
 
 def _rows(st, items):
