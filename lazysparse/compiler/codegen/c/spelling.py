@@ -65,8 +65,23 @@ def _fmax(a, b, k, big):
     return f"((({a}) {cmp} ({b})) ? ({a}) : ({b}))"
 
 
+# Integer results C computes in a wider type than NumPy's: C promotes 8- and 16-bit operands to
+# int before arithmetic, and ls_ipow works in int64. Such a result is cast to its dtype where it
+# is made, so that it wraps as NumPy's does before anything else (a comparison, a division) reads it.
+_NARROW = frozenset(("int8", "int16", "uint8", "uint16"))
+_IN_INT64 = frozenset(("power",))
+
+
 def call(op: str, args: list, in_dtypes, out_dtype) -> str:
-    """C expression for ``op`` on already-cast argument expressions."""
+    """C expression for ``op`` on already-cast argument expressions, of type ``out_dtype``."""
+    text = _call(op, args, in_dtypes, out_dtype)
+    d = str(np.dtype(out_dtype))
+    if d in _NARROW or (op in _IN_INT64 and kind(d) in "iu" and np.dtype(d).itemsize < 8):
+        return f"(({CTYPES[d]})({text}))"
+    return text
+
+
+def _call(op: str, args: list, in_dtypes, out_dtype) -> str:
     k = kind(in_dtypes[0]) if in_dtypes else "f"
     a = args[0] if args else None
     b = args[1] if len(args) > 1 else None
