@@ -89,6 +89,8 @@ def _call(op: str, args: list, in_dtypes, out_dtype) -> str:
               "less_equal": "<=", "greater": ">", "greater_equal": ">=", "equal": "==",
               "not_equal": "!=", "bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^"}
     if op in simple:
+        if op in _COMPARE and {kind(d) for d in in_dtypes} == {"i", "u"}:
+            return _signed_unsigned(op, a, b, in_dtypes)
         if op in ("add",) and k == "b":
             return f"(({a}) | ({b}))"
         if op == "multiply" and k == "b":
@@ -175,6 +177,23 @@ def _call(op: str, args: list, in_dtypes, out_dtype) -> str:
     if k == "c" and fn in ("log1p", "expm1"):
         return f"({'clog(1 + (' + a + '))' if fn == 'log1p' else '(cexp(' + a + ') - 1)'})"
     return f"{fn}({a})"
+
+
+_COMPARE = {"less": "<", "less_equal": "<=", "greater": ">", "greater_equal": ">=", "equal": "==",
+            "not_equal": "!="}
+
+
+def _signed_unsigned(op, a, b, in_dtypes):
+    """A comparison of int64 with uint64, exact as NumPy 2's loop (C would convert a negative
+    int64 to a huge uint64): a negative signed operand is below every unsigned one."""
+    c = _COMPARE[op]
+    signed_first = kind(in_dtypes[0]) == "i"
+    # the answer when the signed operand is negative, read as "signed < unsigned"
+    below = op in ("less", "less_equal", "not_equal") if signed_first else \
+        op in ("greater", "greater_equal", "not_equal")
+    s, u = ("x_", "y_") if signed_first else ("y_", "x_")
+    return (f"({{ {ctype(in_dtypes[0])} x_ = ({a}); {ctype(in_dtypes[1])} y_ = ({b}); "
+            f"({s} < 0) ? {int(below)} : ((uint64_t)x_ {c} (uint64_t)y_); }})")
 
 
 # -- NumPy's other elementwise ufuncs ---------------------------------------------------------------
