@@ -51,7 +51,7 @@ def _value_dtype(dt, name="asarray"):
         raise TypeError(float16_message(name, "the input's dtype"))
     dt = dt.newbyteorder("=")
     for cand in VALUE_DTYPES:
-        if np.can_cast(dt, cand, "equiv"):  # (np.longlong is int64's twin, not equal to it)
+        if np.can_cast(dt, cand, "equiv"):  # (the same dtype in the other byte order)
             return cand
     return np.dtype(np.float64 if dt.kind == "f" else np.complex128)  # long double: nearest we have
 

@@ -292,8 +292,9 @@ def _compile_glue(source, runner, extra_env=None):
 
 
 # LAZYSPARSE_POISON=1 (the test suite sets it) fills results that kernels are trusted to
-# overwrite entirely with garbage (NaN, -7 for signed integers, MAX - 6 for unsigned ones, True for bool) instead of leaving
-# them uninitialised, so that a kernel skipping one element fails an oracle test every time
+# overwrite entirely with garbage (NaN, -7 for signed integers, MAX - 6 for unsigned ones, True
+# for bool) instead of leaving them uninitialised, so that a kernel skipping one element fails an
+# oracle test every time
 WS_CALL = threading.local()   # .capacity: the workspace capacity of the call being made
 
 

@@ -191,7 +191,7 @@ def _signed_unsigned(op, a, b, in_dtypes):
     # the answer when the signed operand is negative, read as "signed < unsigned"
     below = op in ("less", "less_equal", "not_equal") if signed_first else \
         op in ("greater", "greater_equal", "not_equal")
-    s, u = ("x_", "y_") if signed_first else ("y_", "x_")
+    s = "x_" if signed_first else "y_"
     return (f"({{ {ctype(in_dtypes[0])} x_ = ({a}); {ctype(in_dtypes[1])} y_ = ({b}); "
             f"({s} < 0) ? {int(below)} : ((uint64_t)x_ {c} (uint64_t)y_); }})")
 
