@@ -35,13 +35,11 @@ _LOOSE_S = Level("singleton", ordered=False, unique=False)
 
 # -- dtypes --------------------------------------------------------------------------------------
 def _value_dtype(dt, name="asarray"):
-    """The supported value dtype a NumPy dtype is stored as.
-
-    Input value dtypes map to the first supported dtype NumPy can cast them to safely (bool, int32,
-    int64, float32, float64, complex64, complex128): int8/int16/uint8/uint16 -> int32, uint32 ->
-    int64, uint64 -> float64, float16 -> float32, non-native byte order -> native; longdouble ->
-    float64 and clongdouble -> complex128 (the nearest there is); other kinds (strings, objects,
-    datetimes) raise ``TypeError``.
+    """The supported value dtype a NumPy dtype is stored as: the dtype itself (bool, every integer
+    width, float32, float64, complex64, complex128) in native byte order, so that integers keep
+    NumPy's wrap-around; longdouble -> float64 and clongdouble -> complex128 (the nearest there
+    is). float16 and other kinds (strings, objects, datetimes) raise ``TypeError``: a dtype is never
+    widened silently.
     """
     dt = np.dtype(dt)
     if dt in _VALUE_SET:
@@ -49,11 +47,27 @@ def _value_dtype(dt, name="asarray"):
     if dt.kind not in "biufc":
         raise TypeError(f"{name}: unsupported dtype {dt}{_DTYPE_HINT.get(dt.kind, '')}; lazysparse "
                         f"stores {', '.join(str(d) for d in VALUE_DTYPES)}")
+    if dt.kind == "f" and dt.itemsize == 2:
+        raise TypeError(float16_message(name, "the input's dtype"))
     dt = dt.newbyteorder("=")
     for cand in VALUE_DTYPES:
-        if np.can_cast(dt, cand, "safe"):
+        if np.can_cast(dt, cand, "equiv"):  # (the same dtype in the other byte order)
             return cand
     return np.dtype(np.float64 if dt.kind == "f" else np.complex128)  # long double: nearest we have
+
+
+def float16_message(name, operand):
+    """The error for a float16 operand of operation ``name``: kernels have no half-precision type,
+    and computing it in float32 instead would change both the dtype and the rounding."""
+    return (f"{name}: {operand} is float16, which lazysparse does not support; convert the "
+            f"values first, e.g. x.astype(np.float32)")
+
+
+def operand_error(x, opname):
+    """The TypeError for an operand of ``opname`` that ``asarray`` refused."""
+    if getattr(x, "dtype", None) == np.float16:
+        return TypeError(float16_message(opname, f"the dtype of an operand ({type(x).__name__})"))
+    return TypeError(f"{opname}: unsupported operand type {type(x).__name__}")
 
 
 # what to do about a dtype of a kind no kernel stores
@@ -68,6 +82,8 @@ def _requested_dtype(dtype, name):
     except TypeError:
         raise TypeError(f"{name}: {shown(dtype)} is not a dtype") from None
     if dt not in _VALUE_SET:
+        if dt == np.float16:
+            raise TypeError(float16_message(name, "the requested dtype"))
         raise TypeError(f"{name}: unsupported dtype {dt}; lazysparse stores "
                         f"{', '.join(str(d) for d in VALUE_DTYPES)}")
     return dt

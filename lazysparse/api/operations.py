@@ -12,7 +12,7 @@ from lazysparse.api.base import ArrayBase
 from lazysparse.formats import Storage
 
 from lazysparse.api import primitives as build
-from lazysparse.api.creation import UnsupportedFormatError, _format, result_format  # noqa: F401  (re-exported)
+from lazysparse.api.creation import UnsupportedFormatError, _format, float16_message, operand_error, result_format  # noqa: F401  (re-exported)
 from lazysparse.api.primitives import reshape_keepdims  # noqa: F401  (re-exported)
 from lazysparse.formats import resolve_format
 from lazysparse.formats.storage import VALUE_DTYPES
@@ -26,7 +26,7 @@ _IDX = build._IDX
 
 
 
-_FAST = {np.dtype(t) for t in (np.bool_, np.int32, np.int64, np.float32, np.float64, np.complex64, np.complex128)}
+_FAST = frozenset(VALUE_DTYPES)
 
 
 def _as_array(x, opname):
@@ -39,7 +39,7 @@ def _as_array(x, opname):
     try:
         return asarray(x)
     except TypeError:
-        raise TypeError(f"{opname}: unsupported operand type {type(x).__name__}") from None
+        raise operand_error(x, opname) from None
 
 
 def _shapes(arrs):
@@ -383,6 +383,8 @@ def value_dtype(dtype, opname):
     except (TypeError, ValueError):
         raise TypeError(f"{opname}: {shown(dtype)} is not a dtype") from None
     if dt not in VALUE_DTYPES:
+        if dt == np.float16:
+            raise TypeError(float16_message(opname, "the requested dtype"))
         raise TypeError(f"{opname}: unsupported dtype {dt}; expected one of "
                         f"{', '.join(map(str, VALUE_DTYPES))}")
     return dt

@@ -34,11 +34,11 @@ def as_operand(x, opname):
         return ("pyfloat", float(x))
     if isinstance(x, numbers.Complex) and not isinstance(x, np.generic):
         return ("pycomplex", complex(x))
-    from lazysparse.api.creation import asarray
+    from lazysparse.api.creation import asarray, operand_error
     try:
         return asarray(x)
     except TypeError:
-        raise TypeError(f"{opname}: unsupported operand type {type(x).__name__}") from None
+        raise operand_error(x, opname) from None
 
 
 def _scalar_array(value, dtype, opname="operation"):

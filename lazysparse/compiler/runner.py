@@ -292,8 +292,9 @@ def _compile_glue(source, runner, extra_env=None):
 
 
 # LAZYSPARSE_POISON=1 (the test suite sets it) fills results that kernels are trusted to
-# overwrite entirely with garbage (NaN, or -7 for integers, True for bool) instead of leaving
-# them uninitialised, so that a kernel skipping one element fails an oracle test every time
+# overwrite entirely with garbage (NaN, -7 for signed integers, MAX - 6 for unsigned ones, True
+# for bool) instead of leaving them uninitialised, so that a kernel skipping one element fails an
+# oracle test every time
 WS_CALL = threading.local()   # .capacity: the workspace capacity of the call being made
 
 
@@ -303,7 +304,7 @@ POISON = os.environ.get("LAZYSPARSE_POISON", "") not in ("", "0")
 def _poisoned(shape, dtype):
     k = np.dtype(dtype).kind
     out = aligned.empty(shape, dtype)
-    out.fill(True if k == "b" else (-7 if k in "iu" else np.nan))
+    out.fill(True if k == "b" else (np.iinfo(out.dtype).max - 6 if k == "u" else -7 if k == "i" else np.nan))
     return out
 
 

@@ -12,7 +12,8 @@ from lazysparse.formats.format import Format, dense as _DENSE
 _INT64 = np.dtype(np.int64)
 
 INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
-VALUE_DTYPES = tuple(np.dtype(t) for t in (np.bool_, np.int32, np.int64, np.float32, np.float64,
+VALUE_DTYPES = tuple(np.dtype(t) for t in (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8,
+                                           np.uint16, np.uint32, np.uint64, np.float32, np.float64,
                                            np.complex64, np.complex128))
 
 

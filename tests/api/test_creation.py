@@ -157,10 +157,11 @@ def test_check_false_still_canonicalizes():
     np.testing.assert_array_equal(dense_of(a), m.toarray())
 
 
-def test_int_data_dtype_mapping():
+def test_int_data_dtype_is_kept():
     m = sp.csr_array(np.array([[0, 3], [4, 0]], dtype=np.uint8))
     a = ls.asarray(m)
-    assert a.dtype == np.int32
+    assert a.dtype == np.uint8  # never widened: uint8 arithmetic wraps as NumPy's does
+    assert np.shares_memory(a.storage.vals, m.data)
     np.testing.assert_array_equal(dense_of(a), m.toarray())
     assert m.data.dtype == np.uint8
 
@@ -181,8 +182,8 @@ def test_dense_zero_copy(make):
 
 
 @pytest.mark.parametrize("src,expect", [
-    (np.float16, np.float32), (np.uint8, np.int32), (np.int8, np.int32), (np.int16, np.int32),
-    (np.uint16, np.int32), (np.uint32, np.int64), (np.uint64, np.float64), (">f8", np.float64),
+    (np.uint8, np.uint8), (np.int8, np.int8), (np.int16, np.int16), (">i2", np.int16),
+    (np.uint16, np.uint16), (np.uint32, np.uint32), (np.uint64, np.uint64), (">f8", np.float64),
     (">i4", np.int32), (np.bool_, np.bool_), (np.complex64, np.complex64), (np.longdouble, np.float64),
 ])
 def test_dense_dtype_mapping(src, expect):
@@ -190,6 +191,11 @@ def test_dense_dtype_mapping(src, expect):
     a = ls.asarray(arr)
     assert a.dtype == np.dtype(expect)
     np.testing.assert_array_equal(a.todense(), arr.astype(expect))
+
+
+def test_float16_is_refused_not_widened():
+    with pytest.raises(TypeError, match=r"^asarray: the input's dtype is float16.*astype\(np.float32\)"):
+        ls.asarray(np.ones((2, 3), np.float16))
 
 
 @pytest.mark.parametrize("bad", [np.array(["a", "b"]), np.array([object(), 1], dtype=object),

@@ -296,7 +296,7 @@ def test_astype(src, dst):
     check_like(arr(x).astype(dst), x.astype(dst))
 
 
-@pytest.mark.parametrize("bad", ["int8", "float16", "U3", object, "i4,i4", "nonsense", 3.5])
+@pytest.mark.parametrize("bad", ["float16", "U3", object, "i4,i4", "nonsense", 3.5])
 def test_astype_rejects(bad):
     with pytest.raises(TypeError, match="astype"):
         ls.astype(arr(zeros(3)), bad)

@@ -124,6 +124,8 @@ def compressed_is_valid(shape, indptr, indices, data, kind):
         return False
     if indptr.dtype.kind not in "iu" or indices.dtype.kind not in "iu" or data.dtype.kind not in "biufc":
         return False
+    if data.dtype == np.float16:  # refused rather than widened to float32
+        return False
     if indptr.ndim != 1 or indices.ndim != 1 or data.ndim != 1:
         return False
     outer, inner = shape if kind == "csr" else shape[::-1]

@@ -65,8 +65,23 @@ def _fmax(a, b, k, big):
     return f"((({a}) {cmp} ({b})) ? ({a}) : ({b}))"
 
 
+# Integer results C computes in a wider type than NumPy's: C promotes 8- and 16-bit operands to
+# int before arithmetic, and ls_ipow works in int64. Such a result is cast to its dtype where it
+# is made, so that it wraps as NumPy's does before anything else (a comparison, a division) reads it.
+_NARROW = frozenset(("int8", "int16", "uint8", "uint16"))
+_IN_INT64 = frozenset(("power",))
+
+
 def call(op: str, args: list, in_dtypes, out_dtype) -> str:
-    """C expression for ``op`` on already-cast argument expressions."""
+    """C expression for ``op`` on already-cast argument expressions, of type ``out_dtype``."""
+    text = _call(op, args, in_dtypes, out_dtype)
+    d = str(np.dtype(out_dtype))
+    if d in _NARROW or (op in _IN_INT64 and kind(d) in "iu" and np.dtype(d).itemsize < 8):
+        return f"(({CTYPES[d]})({text}))"
+    return text
+
+
+def _call(op: str, args: list, in_dtypes, out_dtype) -> str:
     k = kind(in_dtypes[0]) if in_dtypes else "f"
     a = args[0] if args else None
     b = args[1] if len(args) > 1 else None
@@ -74,6 +89,8 @@ def call(op: str, args: list, in_dtypes, out_dtype) -> str:
               "less_equal": "<=", "greater": ">", "greater_equal": ">=", "equal": "==",
               "not_equal": "!=", "bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^"}
     if op in simple:
+        if op in _COMPARE and {kind(d) for d in in_dtypes} == {"i", "u"}:
+            return _signed_unsigned(op, a, b, in_dtypes)
         if op in ("add",) and k == "b":
             return f"(({a}) | ({b}))"
         if op == "multiply" and k == "b":
@@ -160,6 +177,23 @@ def call(op: str, args: list, in_dtypes, out_dtype) -> str:
     if k == "c" and fn in ("log1p", "expm1"):
         return f"({'clog(1 + (' + a + '))' if fn == 'log1p' else '(cexp(' + a + ') - 1)'})"
     return f"{fn}({a})"
+
+
+_COMPARE = {"less": "<", "less_equal": "<=", "greater": ">", "greater_equal": ">=", "equal": "==",
+            "not_equal": "!="}
+
+
+def _signed_unsigned(op, a, b, in_dtypes):
+    """A comparison of int64 with uint64, exact as NumPy 2's loop (C would convert a negative
+    int64 to a huge uint64): a negative signed operand is below every unsigned one."""
+    c = _COMPARE[op]
+    signed_first = kind(in_dtypes[0]) == "i"
+    # the answer when the signed operand is negative, read as "signed < unsigned"
+    below = op in ("less", "less_equal", "not_equal") if signed_first else \
+        op in ("greater", "greater_equal", "not_equal")
+    s = "x_" if signed_first else "y_"
+    return (f"({{ {ctype(in_dtypes[0])} x_ = ({a}); {ctype(in_dtypes[1])} y_ = ({b}); "
+            f"({s} < 0) ? {int(below)} : ((uint64_t)x_ {c} (uint64_t)y_); }})")
 
 
 # -- NumPy's other elementwise ufuncs ---------------------------------------------------------------
