@@ -11,6 +11,7 @@ import numpy as np
 from lazysparse.api import operations as _frontend
 from lazysparse.api import primitives as build
 from lazysparse.api.base import ArrayBase, scalar_when_full
+from lazysparse.api.creation import ForeignOperand as _ForeignOperand
 from lazysparse.api.sparray import SparrayMethods
 from lazysparse.compiler import pipeline as _pipeline
 from lazysparse.formats import Storage
@@ -303,8 +304,11 @@ class Array(ArrayBase, SparrayMethods, user_facing=True):
     # -- scalars -----------------------------------------------------------------------------
     def _scalar(self, kind):
         if self.size != 1:
-            raise TypeError(f"{kind}(): only arrays with one element can be converted to Python scalars "
-                            f"(shape {self.shape})")
+            if kind is bool:  # (NumPy's: a ValueError for bool, a TypeError for the numbers)
+                raise ValueError(f"bool(): the truth value of an array with more than one element "
+                                 f"is ambiguous (shape {self.shape}); use a.any() or a.all()")
+            raise TypeError(f"{kind.__name__}(): only arrays with one element can be converted to "
+                            f"Python scalars (shape {self.shape})")
         return kind(self.todense().reshape(())[()])
 
     def __float__(self):
@@ -346,43 +350,13 @@ class Array(ArrayBase, SparrayMethods, user_facing=True):
     __hash__ = object.__hash__
 
     # -- lazy operators ----------------------------------------------------------------------
-    def __add__(self, o): return build.elementwise("add", self, o, opname="+")
-    def __radd__(self, o): return build.elementwise("add", o, self, opname="+")
-    def __sub__(self, o): return build.elementwise("subtract", self, o, opname="-")
-    def __rsub__(self, o): return build.elementwise("subtract", o, self, opname="-")
-    def __mul__(self, o): return build.elementwise("multiply", self, o, opname="*")
-    def __rmul__(self, o): return build.elementwise("multiply", o, self, opname="*")
-    def __truediv__(self, o): return build.elementwise("divide", self, o, opname="/")
-    def __rtruediv__(self, o): return build.elementwise("divide", o, self, opname="/")
-    # NumPy gives bool ** bool in int8, which no kernel stores: checked when written
-    def __pow__(self, o): return _frontend.checked(build.elementwise("power", self, o, opname="**"), "**")
-    def __rpow__(self, o): return _frontend.checked(build.elementwise("power", o, self, opname="**"), "**")
     def __neg__(self): return build.elementwise("negative", self, opname="unary -")
     def __pos__(self): return _frontend.positive(self)
     def __abs__(self): return build.elementwise("absolute", self, opname="abs")
-    def __lt__(self, o): return build.elementwise("less", self, o, opname="<")
-    def __le__(self, o): return build.elementwise("less_equal", self, o, opname="<=")
-    def __gt__(self, o): return build.elementwise("greater", self, o, opname=">")
-    def __ge__(self, o): return build.elementwise("greater_equal", self, o, opname=">=")
-    def __eq__(self, o): return build.elementwise("equal", self, o, opname="==")
-    def __ne__(self, o): return build.elementwise("not_equal", self, o, opname="!=")
-    def __and__(self, o): return build.elementwise("bitwise_and", self, o, opname="&")
-    def __rand__(self, o): return build.elementwise("bitwise_and", o, self, opname="&")
-    def __or__(self, o): return build.elementwise("bitwise_or", self, o, opname="|")
-    def __ror__(self, o): return build.elementwise("bitwise_or", o, self, opname="|")
-    def __xor__(self, o): return build.elementwise("bitwise_xor", self, o, opname="^")
     def __invert__(self): return build.elementwise("invert", self, opname="~")
-    def __floordiv__(self, o): return _frontend.checked(build.elementwise("floor_divide", self, o, opname="//"), "//")
-    def __rfloordiv__(self, o): return _frontend.checked(build.elementwise("floor_divide", o, self, opname="//"), "//")
-    def __mod__(self, o): return _frontend.checked(build.elementwise("remainder", self, o, opname="%"), "%")
-    def __rmod__(self, o): return _frontend.checked(build.elementwise("remainder", o, self, opname="%"), "%")
     def __divmod__(self, o): return self // o, self % o
     def __rdivmod__(self, o): return o // self, o % self  # (o a scalar; NumPy arrays: np.divmod)
-    def __lshift__(self, o): return _frontend.checked(build.elementwise("left_shift", self, o, opname="<<"), "<<")
-    def __rlshift__(self, o): return _frontend.checked(build.elementwise("left_shift", o, self, opname="<<"), "<<")
-    def __rshift__(self, o): return _frontend.checked(build.elementwise("right_shift", self, o, opname=">>"), ">>")
-    def __rrshift__(self, o): return _frontend.checked(build.elementwise("right_shift", o, self, opname=">>"), ">>")
-    def __rxor__(self, o): return build.elementwise("bitwise_xor", o, self, opname="^")
+    # (the binary operators: ``_binary`` below the class)
 
     # scipy.sparse's methods of the same names: lazy, as the ufuncs they are (each has f(0) = 0,
     # so a sparse operand's result keeps its pattern, as scipy's apply to stored values)
@@ -441,10 +415,12 @@ class Array(ArrayBase, SparrayMethods, user_facing=True):
         from lazysparse.api.indexing import diagonal
         return diagonal(self, k)
 
-    def reshape(self, *shape, order="C") -> "Array":
-        """NumPy's ``reshape`` (eager; api/indexing.py)."""
+    def reshape(self, *shape, order="C", copy=False) -> "Array":
+        """NumPy's and scipy's ``reshape`` (eager; api/indexing.py); the same shape gives this
+        array unless ``copy``, as scipy's."""
         from lazysparse.api.indexing import reshape
-        return reshape(self, shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape, order)
+        return reshape(self, shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape,
+                       order, same=None if copy else self)
 
     def __matmul__(self, o):
         if type(o) is Array:
@@ -459,10 +435,16 @@ class Array(ArrayBase, SparrayMethods, user_facing=True):
                 a = object.__new__(Array)
                 a._storage, a._node, a.shape, a.dtype = None, node, node.shape, node.dtype
                 return a
-        return _frontend.matmul(self, o)
+        try:
+            return _frontend.matmul(self, o)
+        except _ForeignOperand:
+            return NotImplemented
 
     def __rmatmul__(self, o):
-        return _frontend.matmul(o, self)
+        try:
+            return _frontend.matmul(o, self)
+        except _ForeignOperand:
+            return NotImplemented
 
     def multiply(self, o): return self.__mul__(o)
 
@@ -474,7 +456,12 @@ class Array(ArrayBase, SparrayMethods, user_facing=True):
     def T(self):
         return self.transpose()
 
-    def transpose(self, *axes):
+    def transpose(self, *axes, **kw):
+        if kw:  # (scipy's keyword: ``transpose(axes=(1, 0))``)
+            if axes or set(kw) != {"axes"}:
+                raise TypeError(f"transpose: unexpected arguments {sorted(kw)}; give the axes "
+                                "as arguments or as axes=")
+            axes = (kw["axes"],)
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
             axes = axes[0]
         if not axes:
@@ -630,6 +617,44 @@ class Array(ArrayBase, SparrayMethods, user_facing=True):
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         from lazysparse.api.protocols import array_ufunc
         return array_ufunc(ufunc, method, inputs, kwargs)
+
+
+def _binary(op, opname, checked, reflected):
+    """A binary operator method. An operand that is no array, array-like or number gets
+    NotImplemented, so that Python asks its reflected method (scipy's and NumPy's protocol);
+    ``checked``: NumPy's result dtype may be one no kernel stores (``bool ** bool`` is int8), so
+    it is checked when the line is written."""
+    elementwise, foreign = build.elementwise, _ForeignOperand
+
+    def method(self, o):
+        try:
+            out = elementwise(op, o, self, opname=opname) if reflected else \
+                elementwise(op, self, o, opname=opname)
+        except foreign:
+            return NotImplemented
+        return _frontend.checked(out, opname) if checked else out
+    method.__name__ = f"__{'r' if reflected else ''}{_DUNDER[op]}__"
+    return method
+
+
+_DUNDER = {"add": "add", "subtract": "sub", "multiply": "mul", "divide": "truediv", "power": "pow",
+           "floor_divide": "floordiv", "remainder": "mod", "left_shift": "lshift",
+           "right_shift": "rshift", "bitwise_and": "and", "bitwise_or": "or", "bitwise_xor": "xor",
+           "less": "lt", "less_equal": "le", "greater": "gt", "greater_equal": "ge",
+           "equal": "eq", "not_equal": "ne"}
+for _op, _name, _checked, _both in (
+        ("add", "+", False, True), ("subtract", "-", False, True), ("multiply", "*", False, True),
+        ("divide", "/", False, True), ("power", "**", True, True), ("floor_divide", "//", True, True),
+        ("remainder", "%", True, True), ("left_shift", "<<", True, True),
+        ("right_shift", ">>", True, True), ("bitwise_and", "&", False, True),
+        ("bitwise_or", "|", False, True), ("bitwise_xor", "^", False, True),
+        ("less", "<", False, False), ("less_equal", "<=", False, False), ("greater", ">", False, False),
+        ("greater_equal", ">=", False, False), ("equal", "==", False, False),
+        ("not_equal", "!=", False, False)):
+    setattr(Array, f"__{_DUNDER[_op]}__", _binary(_op, _name, _checked, False))
+    if _both:
+        setattr(Array, f"__r{_DUNDER[_op]}__", _binary(_op, _name, _checked, True))
+Array.__hash__ = None  # (an array defines ==, as NumPy's: unhashable)
 
 
 from lazysparse.compiler.plan import skew as _SKEW  # noqa: E402

@@ -37,9 +37,8 @@ _LOOSE_S = Level("singleton", ordered=False, unique=False)
 def _value_dtype(dt, name="asarray"):
     """The supported value dtype a NumPy dtype is stored as: the dtype itself (bool, every integer
     width, float32, float64, complex64, complex128) in native byte order, so that integers keep
-    NumPy's wrap-around; longdouble -> float64 and clongdouble -> complex128 (the nearest there
-    is). float16 and other kinds (strings, objects, datetimes) raise ``TypeError``: a dtype is never
-    widened silently.
+    NumPy's wrap-around. float16, long double and other kinds (strings, objects, datetimes) raise
+    ``TypeError``: a dtype is never widened or narrowed silently.
     """
     dt = np.dtype(dt)
     if dt in _VALUE_SET:
@@ -53,7 +52,10 @@ def _value_dtype(dt, name="asarray"):
     for cand in VALUE_DTYPES:
         if np.can_cast(dt, cand, "equiv"):  # (the same dtype in the other byte order)
             return cand
-    return np.dtype(np.float64 if dt.kind == "f" else np.complex128)  # long double: nearest we have
+    # long double: storing it as float64 would round every value without saying so
+    near = "float64" if dt.kind == "f" else "complex128"
+    raise TypeError(f"{name}: the input's dtype is {dt}, which lazysparse does not support (its "
+                    f"values would be rounded); convert the values first, e.g. x.astype(np.{near})")
 
 
 def float16_message(name, operand):
@@ -63,11 +65,19 @@ def float16_message(name, operand):
             f"values first, e.g. x.astype(np.float32)")
 
 
+class ForeignOperand(TypeError):
+    """An operand that is no array, array-like or number: an operator returns NotImplemented for
+    it, so that Python asks the other operand's reflected method (its ``__radd__``, ...)."""
+
+
 def operand_error(x, opname):
     """The TypeError for an operand of ``opname`` that ``asarray`` refused."""
     if getattr(x, "dtype", None) == np.float16:
         return TypeError(float16_message(opname, f"the dtype of an operand ({type(x).__name__})"))
-    return TypeError(f"{opname}: unsupported operand type {type(x).__name__}")
+    arraylike = isinstance(x, (list, tuple)) or any(
+        hasattr(x, a) for a in ("__array__", "__array_interface__", "tocsr", "todense"))
+    return (TypeError if arraylike else ForeignOperand)(
+        f"{opname}: unsupported operand type {type(x).__name__}")
 
 
 # what to do about a dtype of a kind no kernel stores

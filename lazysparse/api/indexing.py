@@ -436,10 +436,11 @@ def nonzero(x):
     return tuple(coords)
 
 
-def reshape(x, shape, order="C"):
+def reshape(x, shape, order="C", same=None):
     """``x.reshape(shape, order)``: NumPy's (one ``-1`` inferred; ``order`` "C" or "F").
     Eager: a sparse array's entries are renumbered (their linear index in ``order``), then stored
-    in its format when the number of dimensions stays, in COO otherwise."""
+    in its format when the number of dimensions stays, in COO otherwise. ``same``: what to
+    return when the shape does not change (scipy's ``reshape`` gives the array itself)."""
     import math
     from lazysparse.api.base import ArrayBase as Array
     from lazysparse.api.creation import _canonical, _coords, _fits32, _from_coords, checked_shape
@@ -467,6 +468,8 @@ def reshape(x, shape, order="C"):
         raise ValueError(f"{name}: cannot reshape array of size {size} into shape {shape}")
     # (an empty array's new shape may have any other dimension: past int64 it cannot be stored)
     checked_shape(shape, name, f"reshaping shape {tuple(x.shape)} to {shape}")
+    if same is not None and shape == tuple(x.shape):
+        return same
     st = x.storage
     if st.format.is_dense:
         return Array._from_storage(Storage.from_dense(np.asarray(st.vals).reshape(shape, order=order)))

@@ -66,6 +66,9 @@ def _new_scalar_array(value, dtype, opname):
         v = np.asarray(value, dtype=np.dtype(dtype))
     except OverflowError:  # NumPy's own words, with the operation named (and the value cut short)
         raise OverflowError(f"{opname}: Python integer {shown(value)} out of bounds for {dtype}") from None
+    if v.dtype == np.float16:  # (NumPy's loop for these operands: arctan2 of bools)
+        from lazysparse.api.creation import float16_message
+        raise TypeError(float16_message(opname, "NumPy's dtype for these operands"))
     return asarray(v)
 
 

@@ -184,13 +184,21 @@ def test_dense_zero_copy(make):
 @pytest.mark.parametrize("src,expect", [
     (np.uint8, np.uint8), (np.int8, np.int8), (np.int16, np.int16), (">i2", np.int16),
     (np.uint16, np.uint16), (np.uint32, np.uint32), (np.uint64, np.uint64), (">f8", np.float64),
-    (">i4", np.int32), (np.bool_, np.bool_), (np.complex64, np.complex64), (np.longdouble, np.float64),
+    (">i4", np.int32), (np.bool_, np.bool_), (np.complex64, np.complex64),
 ])
 def test_dense_dtype_mapping(src, expect):
     arr = np.arange(6).reshape(2, 3).astype(src)
     a = ls.asarray(arr)
     assert a.dtype == np.dtype(expect)
     np.testing.assert_array_equal(a.todense(), arr.astype(expect))
+
+
+@pytest.mark.parametrize("dt", [np.longdouble, np.clongdouble])
+def test_long_double_is_refused_not_rounded(dt):
+    if np.finfo(dt).eps == np.finfo(np.float64).eps:
+        pytest.skip("long double is double on this platform")
+    with pytest.raises(TypeError, match=r"^asarray: the input's dtype is .*rounded.*astype"):
+        ls.asarray(np.ones((2, 3), dt))
 
 
 def test_float16_is_refused_not_widened():

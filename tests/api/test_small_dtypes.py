@@ -31,7 +31,10 @@ def numpy(f, *args):
 
 
 def check(got, want, what):
-    """``got`` (a lazysparse array) has ``want``'s shape, dtype and exact values."""
+    """``got`` (a lazysparse array; a NumPy scalar where NumPy gives one: a full reduction of a
+    concrete array) has ``want``'s shape, dtype and exact values."""
+    if isinstance(got, np.generic) and not want.shape:
+        got = ls.asarray(np.asarray(got))
     assert isinstance(got, ls.Array), (what, type(got))
     assert got.dtype == want.dtype, (what, got.dtype, want.dtype)
     dense = got.todense()
@@ -127,7 +130,7 @@ def test_mean_is_float64(data, dt, fmt, axis):
     a = data.draw(dense_values(dt))
     got, want = lazy(a, fmt).mean(axis=axis), np.mean(a, axis=axis)
     assert got.dtype == want.dtype == np.float64
-    np.testing.assert_allclose(got.todense(), want, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(got.todense() if axis is not None else got), want, rtol=1e-12)
 
 
 @settings(max_examples=EXAMPLES)

@@ -87,8 +87,10 @@ def test_cli_usage():
     assert proc.returncode != 0 and "demo" in proc.stdout
 
 
-def test_guide_examples_run(tmp_path, monkeypatch):
-    """Every ```python block of docs/guide.md runs, in order, in one namespace.
+@pytest.mark.parametrize("doc, at_least", [("guide.md", 10), ("migration.md", 3)])
+def test_guide_examples_run(tmp_path, monkeypatch, doc, at_least):
+    """Every ```python block of a user document (docs/guide.md, docs/migration.md) runs, in order,
+    in one namespace.
 
     A block that hits a feature still marked NotImplementedError makes the test xfail (listing the
     blocks), so the guide cannot silently rot but can describe the API ahead of the code.
@@ -96,15 +98,15 @@ def test_guide_examples_run(tmp_path, monkeypatch):
     import re
     monkeypatch.setenv("LAZYSPARSE_CACHE_DIR", os.environ.get("LAZYSPARSE_CACHE_DIR")
                        or str(tmp_path / "cache"))
-    guide = Path(__file__).resolve().parents[2] / "docs" / "guide.md"
+    guide = Path(__file__).resolve().parents[2] / "docs" / doc
     if not guide.is_file():
-        pytest.skip("docs/guide.md not present (installed package without sources)")
+        pytest.skip(f"docs/{doc} not present (installed package without sources)")
     blocks = re.findall(r"```python\n(.*?)```", guide.read_text(), re.S)
-    assert len(blocks) >= 10
+    assert len(blocks) >= at_least
     ns, pending = {}, []
     for i, code in enumerate(blocks):
         try:
-            exec(compile(code, f"docs/guide.md block {i}", "exec"), ns)
+            exec(compile(code, f"docs/{doc} block {i}", "exec"), ns)
         except NotImplementedError as e:
             pending.append(f"block {i}: {e}")
     if pending:

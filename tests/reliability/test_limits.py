@@ -369,8 +369,9 @@ def _object_values(fmt):
     (lambda: np.array(["a", "b"]), "<U1 \\(strings\\)"),
 ])
 def test_unsupported_dtypes_are_a_clear_type_error(make, what):
-    with pytest.raises(TypeError, match=rf"^asarray: unsupported dtype {what}.*lazysparse stores bool, int32, "
-                                        r"int64, float32, float64, complex64, complex128"):
+    with pytest.raises(TypeError, match=rf"^asarray: unsupported dtype {what}.*lazysparse stores bool, int8, "
+                                        r"int16, int32, int64, uint8, uint16, uint32, uint64, float32, "
+                                        r"float64, complex64, complex128"):
         ls.asarray(make())
 
 
