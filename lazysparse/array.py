@@ -263,18 +263,20 @@ class Array(ArrayBase, SparrayMethods, user_facing=True):
         from lazysparse.api.operator import apply
         return apply(self, X, True, "rmatmat")
 
-    def asformat(self, format) -> "Array":
+    def asformat(self, format, copy=False) -> "Array":
+        """This array in ``format`` (itself when it has it already, unless ``copy``, as scipy's)."""
         from lazysparse.api.conversion import convert
-        return convert(self, format)
+        out = convert(self, format)
+        return out.copy() if copy and (out is self or not out.is_lazy and out.storage is self._storage) else out
 
-    def tocsr(self):
-        return self.asformat("csr")
+    def tocsr(self, copy=False):
+        return self.asformat("csr", copy)
 
-    def tocsc(self):
-        return self.asformat("csc")
+    def tocsc(self, copy=False):
+        return self.asformat("csc", copy)
 
-    def tocoo(self):
-        return self.asformat("coo")
+    def tocoo(self, copy=False):
+        return self.asformat("coo", copy)
 
     def __array__(self, dtype=None, copy=None):
         """NumPy 2's protocol: ``copy=None`` (``np.asarray``) gives a read-only view of a dense
@@ -507,7 +509,7 @@ class Array(ArrayBase, SparrayMethods, user_facing=True):
     @scalar_when_full
     def mean(self, axis=None, dtype=None, out=None, keepdims=False):
         from lazysparse.api.operations import mean
-        return _into(mean(self, axis, keepdims, dtype), out, "mean")
+        return _into(mean(self, axis, keepdims, dtype), out, "mean", "unsafe")
 
     def clip(self, min=None, max=None):
         """Lazy ``numpy.clip`` (``frontend.clip``)."""
@@ -662,16 +664,19 @@ from lazysparse.runtime import threads as _THREADS  # noqa: E402
 from lazysparse.ir.dag import Node as _Node  # noqa: E402
 
 
-def _into(x, out, name):
-    """``x``, or (NumPy's ``out=``) ``x`` computed and copied into the NumPy array ``out``."""
+def _into(x, out, name, casting="same_kind"):
+    """``x``, or (NumPy's ``out=``) ``x`` computed and copied into the NumPy array ``out``
+    (``casting``: NumPy's for the method; its ``mean`` divides into ``out`` unsafely)."""
     if out is None:
         return x
     if not isinstance(out, np.ndarray):
         raise TypeError(f"{name}: out must be a NumPy array, got {type(out).__name__}")
     value = np.asarray(x.todense())
     if out.shape != value.shape:
-        raise ValueError(f"{name}: out has shape {out.shape}, the result has shape {value.shape}")
-    np.copyto(out, value, casting="same_kind")
+        dims = "" if out.ndim == value.ndim else " (wrong number of dimensions)"
+        raise ValueError(f"{name}: the output parameter out has shape {out.shape}, which does "
+                         f"not match the result's shape {value.shape}{dims}")
+    np.copyto(out, value, casting=casting)
     return out
 
 

@@ -58,3 +58,29 @@ class ScipySolvers:
     def time_scipy_cg_on_scipy(self, name):
         import scipy.sparse.linalg as sla
         sla.cg(self.S, self.b, rtol=0.0, atol=0.0, maxiter=100)
+
+
+class Workflows:
+    """The five scipy workflows of ``lazysparse/bench/workflows.py`` (PageRank, TF-IDF rows, the
+    normalised Laplacian, a CG solve, a spectral embedding), run with ``scipy.sparse`` and with
+    ``lazysparse.sparse``: the same code, only the namespace changed."""
+    params = [["PageRank", "TF-IDF rows", "normalised Laplacian", "CG solve", "spectral embedding"]]
+    param_names = ["workflow"]
+    timeout = 300
+
+    def setup(self, name):
+        from lazysparse.bench import workflows as W
+        from lazysparse.datasets import load
+        fn, corpus, kind = W.WORKFLOWS[name]
+        if SHARED is None:  # (no corpus: the shipped graph, and SPD and count inputs made from it)
+            corpus = "cora"
+        self.fn, self.given = fn, W.inputs(kind, load(corpus))
+        self.time_lazysparse(name)
+
+    def time_lazysparse(self, name):
+        import lazysparse.sparse as sp
+        self.fn(sp, *self.given)
+
+    def time_scipy(self, name):
+        import scipy.sparse as sp
+        self.fn(sp, *self.given)

@@ -80,7 +80,7 @@ def broadcast_shapes(opname, shapes):
         return tuple(np.broadcast_shapes(*shapes))
     except ValueError:
         raise ValueError(f"{opname}: operands could not be broadcast together with shapes "
-                         f"{' '.join(str(tuple(s)) for s in shapes)}") from None
+                         f"{' '.join(str(tuple(s)) for s in shapes)} (inconsistent shapes)") from None
 
 
 _PYSCALARS = (bool, int, float, complex)

@@ -165,7 +165,10 @@ def _known_input(x):
 
 
 def array_ufunc(ufunc, method, inputs, kwargs):
-    """NEP-13 ``__array_ufunc__``: plain ufunc calls (no ``out=``, no other keywords) stay lazy."""
+    """NEP-13 ``__array_ufunc__``: plain ufunc calls (no other keywords) stay lazy; with ``out=``
+    one NumPy array (``x += A @ y`` on a NumPy ``x``), the result is computed into it."""
+    if method == "__call__" and set(kwargs) == {"out"}:
+        return _into_out(ufunc, inputs, kwargs["out"])
     if method != "__call__" or kwargs or not builtins.all(_known_input(x) for x in inputs):
         return NotImplemented
     if ufunc is np.matmul:
@@ -179,3 +182,24 @@ def array_ufunc(ufunc, method, inputs, kwargs):
     if op is None or ops.OPS[op][1] != ufunc.nin:
         return NotImplemented
     return checked(build.elementwise(op, *inputs, opname=ufunc.__name__), ufunc.__name__)
+
+
+def _into_out(ufunc, inputs, out):
+    """``ufunc(*inputs, out=out)``: the lazy result, computed and written into ``out`` (one NumPy
+    array, its dtype kept under NumPy's ``same_kind`` rule). An ``out`` that is no NumPy array
+    (a lazysparse array is immutable) defers to NumPy, which says what it refuses."""
+    out = out[0] if isinstance(out, tuple) and len(out) == 1 else out
+    if type(out) is not np.ndarray or not out.flags.writeable:
+        return NotImplemented
+    result = array_ufunc(ufunc, "__call__", inputs, {})
+    if result is NotImplemented or isinstance(result, tuple):
+        return NotImplemented
+    value = np.asarray(result.todense())
+    if value.shape != out.shape:
+        raise ValueError(f"{ufunc.__name__}: the output parameter out has shape {out.shape}, "
+                         f"which does not match the result's shape {value.shape}")
+    if not np.can_cast(value.dtype, out.dtype, "same_kind"):
+        raise TypeError(f"{ufunc.__name__}: cannot cast the result from {value.dtype} to out's "
+                        f"{out.dtype} with casting rule 'same_kind'")
+    np.copyto(out, value)
+    return out

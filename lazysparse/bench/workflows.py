@@ -76,8 +76,13 @@ WORKFLOWS = {  # name: (function, corpus matrix, what its input is made from)
 
 
 def inputs(kind, A):
-    """The arguments of a workflow from a scipy CSR matrix ``A``."""
+    """The arguments of a workflow from a scipy CSR matrix ``A`` (for a CG solve, ``A`` itself
+    when symmetric, as bcsstk16 is; else ``|A + A.T|`` made diagonally dominant)."""
     if kind == "spd":
+        if (A != A.T).nnz:
+            import scipy.sparse as ssp
+            S = abs(A + A.T)
+            A = (S + ssp.diags_array(np.asarray(S.sum(axis=1)).ravel() + 1.0)).tocsr()
         return (A, np.random.default_rng(0).random(A.shape[0]))
     if kind == "counts":
         return (abs(A).ceil() if A.dtype.kind == "f" else A,)

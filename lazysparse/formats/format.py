@@ -74,11 +74,20 @@ class Format:
         return self.levels == other.levels and self.order == other.order
 
     def __hash__(self):
+        # a named format hashes as its name: it equals the string and its family (``ls.csr``),
+        # so ``{"csr": ...}[A.format]`` finds it, as scipy code that keys on ``A.format`` does
         h = self.__dict__.get("_h")
         if h is None:
-            h = hash((self.levels, self.order))
+            h = hash(self.name) if self.name else hash((self.levels, self.order))
             object.__setattr__(self, "_h", h)
         return h
+
+    def __radd__(self, other):
+        """``"to" + A.format`` is ``"tocsr"``: scipy's ``format`` is a string, and code builds
+        method names from it."""
+        if isinstance(other, str) and self.name:
+            return other + self.name
+        return NotImplemented
 
     def __repr__(self):
         if self.name:

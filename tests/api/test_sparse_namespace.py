@@ -166,7 +166,7 @@ def test_numpys_and_scipys_reduction_keywords():
     np.testing.assert_array_equal(A.mean(1, None, None, True).todense(), D.mean(1, keepdims=True))
     with pytest.raises(TypeError, match="max: explicit=True"):
         A.max(explicit=True)
-    with pytest.raises(ValueError, match="sum: out has shape .2,., the result has shape .3,."):
+    with pytest.raises(ValueError, match="sum: the output parameter out has shape .2,., which does not match the result.s shape .3,."):
         A.sum(axis=0, out=np.zeros(2))
     f = A.todense(order="F")
     assert f.flags.f_contiguous

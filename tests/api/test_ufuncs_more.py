@@ -588,3 +588,25 @@ def test_operators_and_divmod(fmt):
         np.testing.assert_array_equal((A << 2).todense(), a << 2)
         np.testing.assert_array_equal((A >> 1).todense(), a >> 1)
         np.testing.assert_array_equal((1 << (A % 5 + 1)).todense(), 1 << (a % 5 + 1))
+
+
+@pytest.mark.parametrize("fmt", ["csr", "coo", "dense"])
+def test_a_numpy_out_gets_the_result(fmt):
+    """``x += A @ y`` and ``D += A`` on NumPy arrays write the result into them (NEP 13's
+    ``out=``), as NumPy and scipy do; a cast NumPy refuses is refused, naming the ufunc."""
+    S = sp.random_array((6, 5), density=0.4, rng=1, format="csr")
+    A = ls.asarray(S, format=fmt)
+    y = np.arange(5.0)
+    x = np.ones(6)
+    keep = x
+    x += A @ y
+    assert x is keep
+    np.testing.assert_allclose(x, 1.0 + S.toarray() @ y)
+    D = np.full((6, 5), 2.0)
+    np.subtract(D, A, out=D)
+    np.testing.assert_allclose(D, 2.0 - S.toarray())
+    with pytest.raises(TypeError, match="add: cannot cast the result from float64 to out's int64"):
+        i = np.zeros(6, dtype=np.int64)
+        i += A @ y
+    with pytest.raises(ValueError, match="output parameter"):
+        np.add(A @ y, 1.0, out=np.zeros(7))

@@ -227,6 +227,9 @@ def infer_format(stmt: Statement, specs, densities, ext, out_ndim, decisions=Non
         return resolve_format("dense", out_ndim)
     red = stmt.reduce_indices
     if red:
+        size = math.prod(max(ext[i], 1) for i in stmt.out_indices)
+        if _sum_of_single_factors(stmt, [[specs[accs[q].operand].dense for q in t] for t in pat], size):
+            return resolve_format("dense", out_ndim)
         n = 1.0
         for r in red:
             n *= max(ext[r], 1)
@@ -258,6 +261,21 @@ def mirror_format(stmt, accs, specs, pat):
 
 
 NEARLY_FULL = 0.9  # a product of sparse operands is stored dense only when expected this full
+
+
+def _sum_of_single_factors(stmt, dense_flags, size=0):
+    """Whether a sum to a vector has at most one sparse factor in every term (``A.sum(axis=1)``,
+    ``A @ x``, a count of nonzeros): it is stored dense, as scipy's is (an ndarray), whatever the
+    estimate. A sum over products of two sparse operands (``A @ B``), a max or min over an axis
+    (scipy gives a sparse array) and a sum to a matrix or tensor (a tensor-times-vector, sparse
+    in pydata/sparse, and possibly too big to store dense) are left to the estimate, and so is
+    a vector of ``size`` elements that the memory guard would refuse dense."""
+    if stmt.reduce != "sum" or len(stmt.out_indices) > 1 or \
+            not all(sum(not d for d in t) <= 1 for t in dense_flags):
+        return False
+    from lazysparse.runtime.memory import limit
+    lim = limit()
+    return lim is None or 16 * size <= lim  # (16: the widest value, complex128)
 
 
 def _stored_dense(pat, density, n):
@@ -297,6 +315,9 @@ def density_rule(pat, stmt: Statement, out_ndim):
             n *= storages[k].shape[m]
         if out_ndim == 0 or terms is None or (n == 0 and empty_prod):
             return dense  # a scalar, a full iteration space, or an empty product (1 everywhere)
+        if _sum_of_single_factors(stmt, [[storages[k].format._dense for k in t] for t in terms],
+                                  math.prod(out_shape)):
+            return dense
         def density(q):
             st = storages[accs[q].operand]
             return 1.0 if st.format._dense else st.vals.shape[0] / max(1, math.prod(st.shape))
