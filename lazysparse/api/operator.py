@@ -20,9 +20,12 @@ def apply(A, v, adjoint: bool, opname: str) -> np.ndarray:
     x = v if isinstance(v, ArrayBase) else asarray(np.asarray(v))
     if x.ndim not in (1, 2):
         raise ValueError(f"{opname}: expected a vector or a matrix, got shape {x.shape}")
-    op = A
+    # a lazy operator is computed once (its node keeps the value), as scipy's operand was: a
+    # solver applies it tens to thousands of times, and the fused expression (``I - L``) would
+    # be recomputed in every product
+    op = A.materialize() if A.is_lazy else A
     if adjoint:
-        op = A.T.conj() if A.dtype.kind == "c" else A.T
+        op = op.T.conj() if op.dtype.kind == "c" else op.T
     if x.shape[0] != op.shape[1]:
         raise ValueError(f"{opname}: dimension mismatch: operator of shape {op.shape} applied to "
                          f"shape {x.shape}")

@@ -141,3 +141,19 @@ def test_issparse():
     assert lsp.issparse(sp.eye(3, format="csr"))
     assert not lsp.issparse(ls.asarray(np.ones(3)))
     assert not lsp.issparse(np.ones(3))
+
+
+def test_a_lazy_operator_is_computed_once():
+    """A solver applies its operator many times: a lazy one (``I + B @ B.T``) is computed at the
+    first product, and every later product is one SpMV on that value, not the whole expression."""
+    B = sp.random_array((40, 40), density=0.1, rng=4, format="csr")
+    S = (sp.eye_array(40) * 40 + B @ B.T).tocsr()
+    lazy = ls.asarray(sp.eye_array(40, format="csr")) * 40 + ls.asarray(B) @ ls.asarray(B).T
+    b = np.arange(40.0)
+    lazy.matvec(b)
+    with kernel_log() as log:
+        x, info = sla.cg(lazy, b, rtol=1e-10)
+    assert info == 0 and len(log) > 3
+    np.testing.assert_allclose(x, sla.spsolve(S.tocsc(), b), rtol=1e-7)
+    first = {r.source for _, r in log}
+    assert len(first) == 1  # every product ran the same kernel: an SpMV on the computed value
