@@ -273,9 +273,14 @@ def _sum_of_single_factors(stmt, dense_flags, size=0):
     if stmt.reduce != "sum" or len(stmt.out_indices) > 1 or \
             not all(sum(not d for d in t) <= 1 for t in dense_flags):
         return False
+    if 16 * size <= _SMALL:  # (16: the widest value, complex128)
+        return True  # (the guard's own check still applies to it; reading the limit costs µs)
     from lazysparse.runtime.memory import limit
     lim = limit()
-    return lim is None or 16 * size <= lim  # (16: the widest value, complex128)
+    return lim is None or 16 * size <= lim
+
+
+_SMALL = 1 << 26  # bytes of a vector stored dense without asking the memory guard first
 
 
 def _stored_dense(pat, density, n):
@@ -308,6 +313,7 @@ def density_rule(pat, stmt: Statement, out_ndim):
     accs = stmt.accesses
     terms = None if pat == P.TRUE else tuple(tuple(accs[q].operand for q in t) for t in pat)
     empty_prod = stmt.reduce == "prod"
+    sum_to_vector = stmt.reduce == "sum" and len(stmt.out_indices) <= 1
 
     def rule(storages, out_shape):
         n = 1.0
@@ -315,8 +321,8 @@ def density_rule(pat, stmt: Statement, out_ndim):
             n *= storages[k].shape[m]
         if out_ndim == 0 or terms is None or (n == 0 and empty_prod):
             return dense  # a scalar, a full iteration space, or an empty product (1 everywhere)
-        if _sum_of_single_factors(stmt, [[storages[k].format._dense for k in t] for t in terms],
-                                  math.prod(out_shape)):
+        if sum_to_vector and _sum_of_single_factors(
+                stmt, [[storages[k].format._dense for k in t] for t in terms], math.prod(out_shape)):
             return dense
         def density(q):
             st = storages[accs[q].operand]
