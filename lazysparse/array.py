@@ -264,8 +264,14 @@ class Array(ArrayBase, SparrayMethods, user_facing=True):
         return apply(self, X, True, "rmatmat")
 
     def asformat(self, format, copy=False) -> "Array":
-        """This array in ``format`` (itself when it has it already, unless ``copy``, as scipy's)."""
+        """This array in ``format`` (itself when it has it already, unless ``copy``, as scipy's).
+        scipy's names of formats lazysparse does not store (bsr, dia, dok, lil) give scipy's
+        object, as ``tobsr()`` does, and ``"array"`` a NumPy array, as scipy's ``asformat``."""
         from lazysparse.api.conversion import convert
+        if isinstance(format, str) and format in ("bsr", "dia", "dok", "lil"):
+            return self.to_scipy().asformat(format, copy=copy)
+        if format == "array":
+            return self.toarray()
         out = convert(self, format)
         return out.copy() if copy and (out is self or not out.is_lazy and out.storage is self._storage) else out
 

@@ -179,3 +179,13 @@ def test_numpys_and_scipys_reduction_keywords():
         A.astype(np.int64, casting="safe")
     for conv in ("todok", "tolil", "tobsr", "todia"):
         np.testing.assert_array_equal(getattr(A, conv)().toarray(), D)
+
+
+@pytest.mark.parametrize("fmt", ["bsr", "dia", "dok", "lil"])
+def test_asformat_to_scipys_own_formats(fmt):
+    """scipy's formats lazysparse does not store give scipy's object, with the same values."""
+    D = np.array([[1.0, 0.0, 2.0], [0.0, 0.0, 3.0]])
+    S = lsp.csr_array(D).asformat(fmt)
+    assert S.format == fmt and not isinstance(S, ls.Array)
+    np.testing.assert_array_equal(S.toarray(), D)
+    np.testing.assert_array_equal(lsp.csr_array(D).asformat("array"), D)
