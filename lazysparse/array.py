@@ -210,17 +210,19 @@ class Array(ArrayBase, SparrayMethods, user_facing=True):
 
     # -- conversions -------------------------------------------------------------------------
     def todense(self, order=None, out=None) -> np.ndarray:
-        """The values as a dense NumPy array: a read-only view (arrays are immutable; a dense
-        array's buffer is shared, not copied). ``np.array(x)`` or ``.todense().copy()`` gives
+        """The values as a dense NumPy array: a read-only view (no buffer of an array is ever
+        written; a dense array's buffer is shared, not copied). ``np.array(x)`` or ``.todense().copy()`` gives
         a writable copy. ``order`` ('C' or 'F', as scipy's) asks for a layout (a copy where the
         buffer has another); ``out``: a NumPy array to write the values into, returned."""
         from lazysparse.api.conversion import to_numpy
+        if out is not None:
+            return _into(self, out, "todense")
         arr = to_numpy(self)
         if order is not None:
             if order not in ("C", "F"):
                 raise ValueError(f"todense: order must be 'C' or 'F', got {order!r}")
             arr = np.asarray(arr, order=order)
-        return arr if out is None else _into(Array._from_storage(self.storage), out, "todense")
+        return arr
 
     def toarray(self, order=None, out=None) -> np.ndarray:
         return self.todense(order, out)
@@ -677,13 +679,8 @@ def _into(x, out, name, casting="same_kind"):
         return x
     if not isinstance(out, np.ndarray):
         raise TypeError(f"{name}: out must be a NumPy array, got {type(out).__name__}")
-    value = np.asarray(x.todense())
-    if out.shape != value.shape:
-        dims = "" if out.ndim == value.ndim else " (wrong number of dimensions)"
-        raise ValueError(f"{name}: the output parameter out has shape {out.shape}, which does "
-                         f"not match the result's shape {value.shape}{dims}")
-    np.copyto(out, value, casting=casting)
-    return out
+    from lazysparse.api.conversion import write_out
+    return write_out(x, out, name, casting)
 
 
 def _implicit(explicit, name):

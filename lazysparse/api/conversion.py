@@ -121,3 +121,19 @@ def scipy_buffer(x: Array, name: str):
         return readonly(st.crd[1] if name == "indices" else st.pos[1])
     coords = tuple(readonly(st.crd[x.storage.format.order.index(m)]) for m in range(x.ndim))
     return coords if name == "coords" else coords[0 if name == "row" else 1]
+
+
+def write_out(x: Array, out: np.ndarray, name: str, casting: str = "same_kind") -> np.ndarray:
+    """NumPy's ``out=``: the values of ``x`` computed and copied into the NumPy array ``out``,
+    which is returned. Its shape must be the result's; the cast follows ``casting`` (NumPy's
+    rule for the caller: ``same_kind`` for ufuncs and ``sum``, ``unsafe`` for ``mean``)."""
+    value = np.asarray(x.todense())
+    if out.shape != value.shape:
+        dims = "" if out.ndim == value.ndim else " (wrong number of dimensions)"
+        raise ValueError(f"{name}: the output parameter out has shape {out.shape}, which does "
+                         f"not match the result's shape {value.shape}{dims}")
+    if not np.can_cast(value.dtype, out.dtype, casting):
+        raise TypeError(f"{name}: cannot cast the result from {value.dtype} to out's {out.dtype} "
+                        f"with casting rule {casting!r}")
+    np.copyto(out, value, casting="unsafe")
+    return out

@@ -194,12 +194,5 @@ def _into_out(ufunc, inputs, out):
     result = array_ufunc(ufunc, "__call__", inputs, {})
     if result is NotImplemented or isinstance(result, tuple):
         return NotImplemented
-    value = np.asarray(result.todense())
-    if value.shape != out.shape:
-        raise ValueError(f"{ufunc.__name__}: the output parameter out has shape {out.shape}, "
-                         f"which does not match the result's shape {value.shape}")
-    if not np.can_cast(value.dtype, out.dtype, "same_kind"):
-        raise TypeError(f"{ufunc.__name__}: cannot cast the result from {value.dtype} to out's "
-                        f"{out.dtype} with casting rule 'same_kind'")
-    np.copyto(out, value)
-    return out
+    from lazysparse.api.conversion import write_out
+    return write_out(result, out, ufunc.__name__)
